@@ -1,0 +1,189 @@
+// models/scenario.hpp — a scenario as plain structs (no JSON).
+//
+// This is the resolved form of a scenario file (SCENARIO_FORMAT.md, version
+// 1): defaults filled in, durations parsed to sim::Duration, `count` clients
+// expanded to `name-0`, `name-1`, …, group names in node lists expanded to
+// node names. The loader (cli/loader.hpp) produces it from JSON; tests and the
+// C++ API may build it directly. `validate_semantics` re-checks the rules that
+// do not depend on JSON, so a hand-built scenario gets the same errors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/clock.hpp"
+#include "sim/time.hpp"
+
+namespace fencesim {
+
+using sim::Duration;
+using namespace std::chrono_literals;
+
+enum class ServiceKind { kRedis, kEtcd, kNone };
+enum class RedisToken { kIncr, kNone };
+enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
+enum class ResourceKind { kUnfenced, kFenced, kCas };
+enum class FenceCheck { kStrict, kMonotonic };
+enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter };
+enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
+/// Which clock a clock_jump moves.
+enum class ClockSelect { kWall, kMonotonic, kBoth };
+enum class Property { kMutualExclusion, kNoStaleWrite, kNoLostUpdate, kTokenMonotonic, kProgress, kRaftSafety };
+enum class Expectation { kHolds, kViolated };
+
+const char* to_string(ServiceKind);
+const char* to_string(ResourceKind);
+const char* to_string(WorkloadKind);
+const char* to_string(FaultKind);
+const char* to_string(Property);
+const char* to_string(Expectation);
+std::optional<Property> property_from_string(const std::string&);
+std::optional<FaultKind> fault_kind_from_string(const std::string&);
+/// All properties in report order.
+const std::vector<Property>& all_properties();
+
+struct NetworkSpec {
+  Duration latency_min = 1ms;  ///< uniform in [min, max]; equal = fixed
+  Duration latency_max = 1ms;
+  std::uint64_t loss_ppb = 0;  ///< loss probability in parts per billion
+};
+
+struct RedisSpec {
+  int replicas = 1;
+  Duration replication_delay = 5ms;
+  int sentinels = 3;
+  Duration down_after = 5s;
+  sim::ClockKind expiry_clock = sim::ClockKind::kWall;
+  RedisToken token = RedisToken::kIncr;
+  int redlock = 0;  ///< >0: Redlock over that many independent primaries
+};
+
+struct EtcdSpec {
+  int nodes = 3;
+  Duration election_timeout = 1s;
+  Duration heartbeat = 100ms;
+  EtcdToken token = EtcdToken::kCreateRevision;
+  bool pre_vote = true;
+  bool keepalive_checks_leadership = false;
+};
+
+struct LockSpec {
+  ServiceKind service = ServiceKind::kRedis;
+  /// The lease TTL in effect. For etcd, already raised to the minimum etcd
+  /// applies (see `requested_ttl` and Scenario::notes).
+  Duration ttl = 10s;
+  Duration requested_ttl = 10s;
+  std::string key = "lock";
+  RedisSpec redis;
+  EtcdSpec etcd;
+};
+
+struct ResourceSpec {
+  ResourceKind kind = ResourceKind::kFenced;
+  FenceCheck check = FenceCheck::kStrict;
+  bool fence_reads = false;
+  std::int64_t initial = 0;
+  int replicas = 0;  ///< further copies resource-replica-0 …
+  Duration replication_delay = 50ms;
+};
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::kSequenceAllocator;
+  std::int64_t block = 100;  ///< sequence_allocator only
+  Duration work = 100ms;     ///< between read and write
+  int iterations = 1;
+  Duration think = 1s;  ///< between iterations
+};
+
+struct ClientSpec {
+  std::string name;  ///< node name (expanded: "worker-0" for count > 1)
+  Duration start = 0s;
+  bool fencing = true;
+  bool renew = true;
+  /// Resolved: ttl/3 when the file leaves it out.
+  Duration renew_interval = 0s;
+  sim::ClockKind renew_clock = sim::ClockKind::kMonotonic;
+  Duration retry_interval = 100ms;
+  Duration command_timeout = 1s;
+  std::string resource = "resource";  ///< copy this client talks to
+  WorkloadSpec workload;
+};
+
+struct FaultSpec {
+  Duration at = 0s;
+  FaultKind kind = FaultKind::kPause;
+  std::string target;               ///< node name or role alias (pause, crash, clock_*, slow, failover, counter_reset)
+  std::optional<Duration> duration;  ///< pause, clock_drift, partition, slow
+  Duration by = 0s;                 ///< clock_jump
+  ClockSelect clock = ClockSelect::kWall;
+  std::int64_t ppm = 0;                          ///< clock_drift
+  std::vector<std::vector<std::string>> groups;  ///< partition
+  std::vector<std::string> isolate;              ///< partition
+  bool one_way = false;
+  std::optional<Duration> restart_after;  ///< crash
+  std::int64_t value = 0;                 ///< counter_reset
+  Duration delay = 0s;                    ///< slow
+  std::string origin;                     ///< "faults[2]" or "nemesis#5", for reports
+};
+
+struct NemesisSpec {
+  std::vector<FaultKind> kinds;
+  std::vector<std::string> targets;  ///< expanded to single nodes
+  Duration interval_min = 10s;
+  Duration interval_max = 10s;
+  Duration max_duration = 15s;
+};
+
+struct Scenario {
+  int version = 1;
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 1;
+  Duration duration = 60s;
+  Duration settle = 30s;
+  NetworkSpec network;
+  LockSpec lock;
+  ResourceSpec resource;
+  std::vector<ClientSpec> clients;
+  std::vector<FaultSpec> faults;
+  std::optional<NemesisSpec> nemesis;
+  std::map<Property, Expectation> expect;
+  /// Remarks the loader made that the report repeats (e.g. a raised TTL).
+  std::vector<std::string> notes;
+};
+
+/// Node names of a scenario in declaration order, and its group names.
+struct NodeDirectory {
+  std::vector<std::string> clients;
+  std::vector<std::string> redis;      ///< redis-0 …
+  std::vector<std::string> sentinels;  ///< sentinel-0 …
+  std::vector<std::string> etcd;       ///< etcd-0 …
+  std::vector<std::string> resources;  ///< resource, resource-replica-0 …
+  /// Every node, in the order above.
+  std::vector<std::string> all() const;
+  /// Expands a group name to its nodes; nullopt if `name` is not a group.
+  std::optional<std::vector<std::string>> group(const std::string& name) const;
+  bool is_node(const std::string& name) const;
+  /// Role aliases valid for this scenario ("redis-primary", "etcd-leader").
+  std::vector<std::string> roles() const;
+};
+NodeDirectory directory(const Scenario& s);
+
+/// Does `p` apply to this design (SCENARIO_FORMAT.md "Which properties apply")?
+bool property_applies(const Scenario& s, Property p);
+
+/// Hard limits that keep a run bounded (checked by the loader).
+struct Limits {
+  static constexpr int kMaxClients = 200;
+  static constexpr int kMaxServiceNodes = 25;
+  static constexpr int kMaxResourceCopies = 25;
+  static constexpr int kMaxIterations = 100'000;
+  static constexpr int kMaxFaults = 10'000;
+  static constexpr Duration kMaxDuration = 24h;
+  static constexpr std::uint64_t kEventBudget = 200'000'000;
+};
+
+}  // namespace fencesim

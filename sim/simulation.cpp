@@ -1,0 +1,653 @@
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <boost/context/fixedsize_stack.hpp>
+#include <boost/context/stack_context.hpp>
+
+#if defined(FENCESIM_ASAN_FIBERS)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace sim {
+
+namespace ctx = boost::context;
+
+// Stacks are pooled and reused: a short run costs microseconds to set up and
+// tear down, and a process that finishes hands its stack to the next spawn.
+class detail::StackPool {
+ public:
+  explicit StackPool(std::size_t bytes) : fixed_(bytes) {}
+  ~StackPool() {
+    for (ctx::stack_context& sc : free_) fixed_.deallocate(sc);
+  }
+  ctx::stack_context allocate() {
+    if (!free_.empty()) {
+      last_ = free_.back();
+      free_.pop_back();
+      return last_;
+    }
+    last_ = fixed_.allocate();
+    return last_;
+  }
+  void deallocate(ctx::stack_context& sc) noexcept { free_.push_back(sc); }
+  const ctx::stack_context& last() const { return last_; }
+
+ private:
+  ctx::fixedsize_stack fixed_;
+  std::vector<ctx::stack_context> free_;
+  ctx::stack_context last_{};
+};
+
+namespace {
+struct PooledStack {
+  detail::StackPool* pool;
+  ctx::stack_context allocate() { return pool->allocate(); }
+  void deallocate(ctx::stack_context& sc) noexcept { pool->deallocate(sc); }
+};
+
+#if defined(FENCESIM_ASAN_FIBERS)
+constexpr std::size_t kDefaultStack = 512 * 1024;
+#else
+constexpr std::size_t kDefaultStack = 128 * 1024;
+#endif
+}  // namespace
+
+// ---------------------------------------------------------------- Node ----
+
+Time Node::clock(ClockKind k) const { return clock_.read(k, sim_->now()); }
+
+void Node::spawn(std::string name, std::function<void(Process&)> body) {
+  Simulation& s = *sim_;
+  if (!up_) throw ModelBug("spawn on a down node " + name_);
+  std::uint32_t slot;
+  if (!s.free_procs_.empty()) {
+    slot = s.free_procs_.back();
+    s.free_procs_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(s.procs_.size());
+    s.procs_.emplace_back();
+  }
+  auto p = std::make_unique<Process>();
+  p->node_ = this;
+  p->name_ = std::move(name);
+  p->slot_ = slot;
+  p->body_ = std::move(body);
+  Process* raw = p.get();
+  Simulation* sp = &s;
+  p->fiber_ = ctx::fiber(std::allocator_arg, PooledStack{s.stacks_.get()}, [sp, raw](ctx::fiber&& caller) {
+    raw->caller_ = std::move(caller);
+#if defined(FENCESIM_ASAN_FIBERS)
+    __sanitizer_finish_switch_fiber(nullptr, &raw->caller_bottom_, &raw->caller_size_);
+#endif
+    try {
+      raw->body_(*raw);
+    } catch (const Cancelled&) {
+      // The node crashed: the process ends here.
+    } catch (const ctx::detail::forced_unwind&) {
+      throw;
+    } catch (const std::exception& e) {
+      sp->bug_ = "process " + raw->name_ + " on " + raw->node_->name() + " threw: " + e.what();
+    } catch (...) {
+      sp->bug_ = "process " + raw->name_ + " on " + raw->node_->name() + " threw a non-standard exception";
+    }
+    raw->finished_ = true;
+    raw->body_ = nullptr;
+#if defined(FENCESIM_ASAN_FIBERS)
+    __sanitizer_start_switch_fiber(nullptr, raw->caller_bottom_, raw->caller_size_);
+#endif
+    return std::move(raw->caller_);
+  });
+  const ctx::stack_context& sc = s.stacks_->last();
+  p->stack_size_ = sc.size;
+  p->stack_bottom_ = static_cast<char*>(sc.sp) - sc.size;
+  p->wait_ = s.next_wait_++;
+  p->resume_pending_ = true;
+  s.procs_[slot] = std::move(p);
+  processes_.push_back(slot);
+  s.queue_.push(s.now_, EventClass::kNormal, EventType::kResume, slot, raw->wait_);
+}
+
+TimerId Node::at_clock(ClockKind k, Time reading, std::function<void()> fn) {
+  if (!up_) return TimerId{};
+  return sim_->add_timer(id_, k, reading, false, UINT32_MAX, 0, std::move(fn));
+}
+
+void Node::cancel(TimerId t) { sim_->cancel(t); }
+
+std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
+  return sim_->send(id_, to, std::move(body), reply_to);
+}
+
+// ------------------------------------------------------------- Process ----
+
+void Process::switch_to_scheduler() {
+#if defined(FENCESIM_ASAN_FIBERS)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, caller_bottom_, caller_size_);
+#endif
+  caller_ = std::move(caller_).resume();
+#if defined(FENCESIM_ASAN_FIBERS)
+  __sanitizer_finish_switch_fiber(fake, &caller_bottom_, &caller_size_);
+#endif
+}
+
+WaitHandle Process::prepare_wait() {
+  Simulation& s = sim();
+  if (s.current_ != this) throw ModelBug("prepare_wait outside the running process " + name_);
+  wait_ = s.next_wait_++;
+  waiting_ = true;
+  notified_ = false;
+  return WaitHandle{slot_, wait_};
+}
+
+bool Process::block(ClockKind k, Time deadline) {
+  if (cancelled_) throw Cancelled{};
+  Simulation& s = sim();
+  if (!waiting_ && !resume_pending_) prepare_wait();
+  if (waiting_) timer_ = s.add_timer(node_->id(), k, deadline, false, slot_, wait_, {});
+  switch_to_scheduler();
+  if (cancelled_) throw Cancelled{};
+  if (timer_.valid()) {
+    s.cancel(timer_);
+    timer_ = TimerId{};
+  }
+  return notified_;
+}
+
+bool Process::block_forever() {
+  if (cancelled_) throw Cancelled{};
+  if (!waiting_ && !resume_pending_) prepare_wait();
+  switch_to_scheduler();
+  if (cancelled_) throw Cancelled{};
+  return notified_;
+}
+
+void Process::yield() {
+  sim().notify(prepare_wait());
+  block_forever();
+}
+
+std::uint64_t Process::send_request(NodeId to, PayloadPtr body) {
+  const std::uint64_t id = node_->send(to, std::move(body));
+  node_->calls_[id] = Node::PendingCall{};
+  return id;
+}
+
+std::optional<Message> Process::await_reply(std::uint64_t call, Time monotonic_deadline) {
+  auto it = node_->calls_.find(call);
+  if (it == node_->calls_.end()) return std::nullopt;
+  if (!it->second.reply) {
+    it->second.waiter = prepare_wait();
+    block(ClockKind::kMonotonic, monotonic_deadline);
+    it = node_->calls_.find(call);
+    if (it == node_->calls_.end()) return std::nullopt;
+  }
+  if (!it->second.reply.has_value()) {
+    node_->calls_.erase(it);
+    return std::nullopt;
+  }
+  Message out = std::move(*it->second.reply);
+  node_->calls_.erase(it);
+  return std::optional<Message>(std::move(out));
+}
+
+// ---------------------------------------------------------- Simulation ----
+
+Simulation::Simulation(std::uint64_t seed, std::size_t stack_bytes)
+    : seed_(seed),
+      net_rng_(Rng::stream(seed, "network")),
+      stacks_(std::make_unique<detail::StackPool>(stack_bytes ? stack_bytes : kDefaultStack)) {}
+
+Simulation::~Simulation() {
+  // Unwind every live process cleanly so that its stack returns to the pool
+  // and its locals are destroyed, before the pool goes.
+  for (std::uint32_t slot = 0; slot < procs_.size(); ++slot) {
+    Process* p = procs_[slot].get();
+    if (p == nullptr) continue;
+    if (p->started_ && !p->finished_) {
+      p->cancelled_ = true;
+      p->waiting_ = false;
+      try {
+        resume(*p);
+      } catch (...) {
+      }
+    }
+    procs_[slot].reset();
+  }
+}
+
+Node& Simulation::add_node(std::string name) {
+  auto n = std::make_unique<Node>();
+  n->sim_ = this;
+  n->id_ = static_cast<NodeId>(nodes_.size());
+  n->name_ = std::move(name);
+  nodes_.push_back(std::move(n));
+  const std::size_t count = nodes_.size();
+  std::vector<Time> grown(count * count, Time{0});
+  for (std::size_t f = 0; f + 1 < count; ++f) {
+    for (std::size_t t = 0; t + 1 < count; ++t) grown[f * count + t] = channel_last_[f * channel_stride_ + t];
+  }
+  channel_last_ = std::move(grown);
+  channel_stride_ = count;
+  return *nodes_.back();
+}
+
+std::optional<NodeId> Simulation::find_node(std::string_view name) const {
+  for (const auto& n : nodes_) {
+    if (n->name_ == name) return n->id_;
+  }
+  return std::nullopt;
+}
+
+void Simulation::at(Time t, std::function<void()> fn, EventClass c) {
+  if (t < now_) t = now_;
+  std::uint32_t slot;
+  if (!free_callbacks_.empty()) {
+    slot = free_callbacks_.back();
+    free_callbacks_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(callbacks_.size());
+    callbacks_.emplace_back();
+  }
+  Callback& cb = callbacks_[slot];
+  cb.fn = std::move(fn);
+  cb.used = true;
+  ++cb.gen;
+  queue_.push(t, c, EventType::kCallback, slot, cb.gen);
+}
+
+TimerId Simulation::observe_clock(NodeId n, ClockKind k, Time reading, std::function<void()> fn) {
+  return add_timer(n, k, reading, true, UINT32_MAX, 0, std::move(fn));
+}
+
+TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::uint32_t proc,
+                              std::uint64_t wait, std::function<void()> fn) {
+  std::uint32_t slot;
+  if (!free_timers_.empty()) {
+    slot = free_timers_.back();
+    free_timers_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(timers_.size());
+    timers_.emplace_back();
+  }
+  Timer& t = timers_[slot];
+  t.node = n;
+  t.clock = k;
+  t.deadline = reading;
+  t.active = true;
+  t.observer = observer;
+  t.proc = proc;
+  t.wait = wait;
+  t.fn = std::move(fn);
+  ++t.gen;
+  t.resched = 0;
+  // Link at the head of the node's list.
+  Node& node = *nodes_[n];
+  t.prev = UINT32_MAX;
+  t.next = node.timer_head_;
+  if (node.timer_head_ != UINT32_MAX) timers_[node.timer_head_].prev = slot;
+  node.timer_head_ = slot;
+  schedule_timer(slot);
+  return TimerId{slot, t.gen};
+}
+
+void Simulation::schedule_timer(std::uint32_t slot) {
+  Timer& t = timers_[slot];
+  const Node& node = *nodes_[t.node];
+  const Time when = node.clock_.true_time_when(t.clock, t.deadline, now_);
+  // The event's b carries the reschedule count and the generation, so stale
+  // events (after a clock step moved the timer) are recognised.
+  queue_.push(when, EventClass::kNormal, EventType::kTimer, slot, (static_cast<std::uint64_t>(t.resched) << 32) | t.gen);
+}
+
+void Simulation::unlink_timer(std::uint32_t slot) {
+  Timer& t = timers_[slot];
+  Node& node = *nodes_[t.node];
+  if (t.prev != UINT32_MAX) {
+    timers_[t.prev].next = t.next;
+  } else {
+    node.timer_head_ = t.next;
+  }
+  if (t.next != UINT32_MAX) timers_[t.next].prev = t.prev;
+  t.prev = t.next = UINT32_MAX;
+}
+
+void Simulation::free_timer(std::uint32_t slot) {
+  Timer& t = timers_[slot];
+  if (!t.active) return;
+  unlink_timer(slot);
+  t.active = false;
+  ++t.gen;  // invalidates queued events and outstanding TimerIds
+  t.fn = nullptr;
+  free_timers_.push_back(slot);
+}
+
+void Simulation::cancel(TimerId id) {
+  if (!id.valid() || id.slot >= timers_.size()) return;
+  Timer& t = timers_[id.slot];
+  if (!t.active || t.gen != id.gen) return;
+  free_timer(id.slot);
+}
+
+void Simulation::reschedule_clock_timers(NodeId n) {
+  // A clock step or drift change moves every timer set on that node's
+  // clocks: a new event is queued at the new true time and the old one goes
+  // stale. The TimerId a model holds stays valid (identity is the slot and
+  // the generation at creation; rescheduling bumps a separate counter).
+  for (std::uint32_t s = nodes_[n]->timer_head_; s != UINT32_MAX; s = timers_[s].next) {
+    Timer& t = timers_[s];
+    const Time when = nodes_[n]->clock_.true_time_when(t.clock, t.deadline, now_);
+    t.resched = t.resched + 1;
+    queue_.push(when, EventClass::kNormal, EventType::kTimer, s,
+                (static_cast<std::uint64_t>(t.resched) << 32) | t.gen);
+  }
+}
+
+void Simulation::notify(WaitHandle h) {
+  if (!h.valid() || h.slot >= procs_.size()) return;
+  Process* p = procs_[h.slot].get();
+  if (p == nullptr || !p->waiting_ || p->wait_ != h.wait) return;
+  p->waiting_ = false;
+  p->notified_ = true;
+  p->resume_pending_ = true;
+  if (p->timer_.valid()) {
+    cancel(p->timer_);
+    p->timer_ = TimerId{};
+  }
+  queue_.push(now_, EventClass::kNormal, EventType::kResume, h.slot, h.wait);
+}
+
+RunStatus Simulation::run_until(Time end, std::uint64_t max_events) {
+  std::uint64_t budget = 0;
+  while (!queue_.empty() && queue_.top().time <= end) {
+    if (budget >= max_events) return RunStatus::kEventBudgetExceeded;
+    const Event e = queue_.pop();
+    now_ = e.time;
+    ++budget;
+    ++events_processed_;
+    dispatch(e);
+  }
+  if (end != kTimeMax && now_ < end) now_ = end;
+  return RunStatus::kDone;
+}
+
+void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
+  deferred = n.paused_;
+  if (deferred) n.deferred_.push_back(e);
+}
+
+void Simulation::dispatch(const Event& e) {
+  switch (e.type) {
+    case EventType::kResume: {
+      Process* p = e.a < procs_.size() ? procs_[e.a].get() : nullptr;
+      if (p == nullptr || !p->resume_pending_ || p->wait_ != e.b) return;
+      Node& n = *p->node_;
+      if (!n.up_) return;
+      bool deferred;
+      defer_or(n, e, deferred);
+      if (deferred) return;
+      p->resume_pending_ = false;
+      resume(*p);
+      return;
+    }
+    case EventType::kTimer: {
+      if (e.a >= timers_.size()) return;
+      Timer& t = timers_[e.a];
+      const std::uint64_t expect = (static_cast<std::uint64_t>(t.resched) << 32) | t.gen;
+      if (!t.active || e.b != expect) return;
+      if (!t.observer) {
+        Node& n = *nodes_[t.node];
+        if (!n.up_) return;
+        bool deferred;
+        defer_or(n, e, deferred);
+        if (deferred) return;
+      }
+      const std::uint32_t proc = t.proc;
+      const std::uint64_t wait = t.wait;
+      std::function<void()> fn = std::move(t.fn);
+      free_timer(e.a);
+      if (proc != UINT32_MAX) {
+        Process* p = proc < procs_.size() ? procs_[proc].get() : nullptr;
+        if (p != nullptr && p->waiting_ && p->wait_ == wait) {
+          p->waiting_ = false;
+          p->notified_ = false;
+          p->timer_ = TimerId{};
+          resume(*p);
+        }
+      } else if (fn) {
+        fn();
+      }
+      return;
+    }
+    case EventType::kDeliver:
+      deliver(e.a);
+      return;
+    case EventType::kCallback: {
+      if (e.a >= callbacks_.size()) return;
+      Callback& cb = callbacks_[e.a];
+      if (!cb.used || cb.gen != e.b) return;
+      std::function<void()> fn = std::move(cb.fn);
+      cb.fn = nullptr;
+      cb.used = false;
+      free_callbacks_.push_back(e.a);
+      fn();
+      return;
+    }
+    case EventType::kUser:
+      return;
+  }
+}
+
+void Simulation::deliver(std::uint32_t slot) {
+  InFlight& f = inflight_[slot];
+  if (!f.used) return;
+  Node& to = *nodes_[f.msg.to];
+  if (!f.arrived) {
+    // "A message is lost if any active partition blocks it at the moment it
+    // is sent or at the moment it would be delivered."
+    if (blocked(f.msg.from, f.msg.to) || !to.up_) {
+      f.used = false;
+      f.msg = Message{};
+      free_inflight_.push_back(slot);
+      return;
+    }
+    f.arrived = true;
+  }
+  if (!to.up_) {
+    f.used = false;
+    f.msg = Message{};
+    free_inflight_.push_back(slot);
+    return;
+  }
+  if (to.paused_) {
+    to.deferred_.push_back(Event{now_, 0, EventType::kDeliver, slot, f.msg.id});
+    return;
+  }
+  Message msg = std::move(f.msg);
+  f.used = false;
+  f.msg = Message{};
+  free_inflight_.push_back(slot);
+  if (msg.reply_to != 0) {
+    auto it = to.calls_.find(msg.reply_to);
+    if (it != to.calls_.end() && !it->second.reply) {
+      const WaitHandle waiter = it->second.waiter;
+      it->second.reply = std::move(msg);
+      notify(waiter);
+    }
+    // Otherwise the call timed out and was forgotten: a late reply is dropped.
+    return;
+  }
+  if (to.behaviour_ != nullptr) to.behaviour_->on_message(msg);
+}
+
+void Simulation::resume(Process& p) {
+  Process* previous = current_;
+  current_ = &p;
+  p.started_ = true;
+#if defined(FENCESIM_ASAN_FIBERS)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, p.stack_bottom_, p.stack_size_);
+#endif
+  p.fiber_ = std::move(p.fiber_).resume();
+#if defined(FENCESIM_ASAN_FIBERS)
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+  current_ = previous;
+  if (p.finished_) finish_process(p.slot_);
+  if (!bug_.empty()) {
+    std::string msg = std::move(bug_);
+    bug_.clear();
+    throw ModelBug(msg);
+  }
+}
+
+void Simulation::finish_process(std::uint32_t slot) {
+  Process* p = procs_[slot].get();
+  if (p == nullptr) return;
+  if (p->timer_.valid()) cancel(p->timer_);
+  auto& list = p->node_->processes_;
+  list.erase(std::remove(list.begin(), list.end(), slot), list.end());
+  procs_[slot].reset();
+  free_procs_.push_back(slot);
+}
+
+std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uint64_t reply_to) {
+  const std::uint64_t id = next_msg_++;
+  Node& src = *nodes_[from];
+  if (!src.up_) return id;
+  if (blocked(from, to)) return id;
+  if (net_.loss_ppb != 0 && net_rng_.chance(net_.loss_ppb, 1'000'000'000ULL)) return id;
+  Duration latency = net_.latency_min == net_.latency_max ? net_.latency_min
+                                                         : net_rng_.uniform(net_.latency_min, net_.latency_max);
+  latency += src.slow_ + nodes_[to]->slow_;
+  Time at = now_ + latency;
+  Time& last = channel_last_[from * channel_stride_ + to];
+  if (at < last) at = last;  // FIFO per channel, like a TCP connection
+  last = at;
+  std::uint32_t slot;
+  if (!free_inflight_.empty()) {
+    slot = free_inflight_.back();
+    free_inflight_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(inflight_.size());
+    inflight_.emplace_back();
+  }
+  InFlight& f = inflight_[slot];
+  f.msg = Message{from, to, id, reply_to, now_, std::move(body)};
+  f.used = true;
+  f.arrived = false;
+  queue_.push(at, EventClass::kNormal, EventType::kDeliver, slot, id);
+  return id;
+}
+
+namespace {
+bool contains(const std::vector<NodeId>& v, NodeId n) { return std::find(v.begin(), v.end(), n) != v.end(); }
+int group_of(const Partition& p, NodeId n) {
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    if (contains(p.groups[g], n)) return static_cast<int>(g);
+  }
+  return -1;
+}
+}  // namespace
+
+bool Simulation::blocked(NodeId from, NodeId to) const {
+  if (from == to) return false;
+  for (const auto& [id, p] : partitions_) {
+    if (!p.isolate.empty()) {
+      const bool fi = contains(p.isolate, from);
+      const bool ti = contains(p.isolate, to);
+      if (p.one_way ? (fi && !ti) : (fi != ti)) return true;
+    } else {
+      const int gf = group_of(p, from);
+      const int gt = group_of(p, to);
+      if (gf < 0 || gt < 0 || gf == gt) continue;
+      if (!p.one_way || gf == 0) return true;
+    }
+  }
+  return false;
+}
+
+std::uint64_t Simulation::add_partition(Partition p) {
+  const std::uint64_t id = next_partition_++;
+  partitions_.emplace(id, std::move(p));
+  return id;
+}
+
+void Simulation::remove_partition(std::uint64_t id) { partitions_.erase(id); }
+
+void Simulation::heal() { partitions_.clear(); }
+
+void Simulation::pause(NodeId n, Duration d) {
+  Node& node = *nodes_[n];
+  if (!node.up_) return;
+  const Time until = now_ + d;
+  if (node.paused_) {
+    node.pause_until = std::max(node.pause_until, until);
+  } else {
+    node.paused_ = true;
+    node.pause_until = until;
+  }
+  at(until, [this, n] { end_pause(n); }, EventClass::kFault);
+}
+
+void Simulation::end_pause(NodeId n) {
+  Node& node = *nodes_[n];
+  if (!node.paused_ || now_ < node.pause_until) return;
+  node.paused_ = false;
+  // What fell due during the pause runs now, in the order it fell due, before
+  // anything else scheduled for this instant.
+  std::vector<Event> due = std::move(node.deferred_);
+  node.deferred_.clear();
+  for (const Event& e : due) queue_.push(now_, EventClass::kReplay, e.type, e.a, e.b);
+}
+
+void Simulation::crash(NodeId n) {
+  if (current_ != nullptr) throw ModelBug("crash called from inside a process");
+  Node& node = *nodes_[n];
+  if (!node.up_) return;
+  node.up_ = false;
+  node.paused_ = false;
+  node.deferred_.clear();
+  ++node.incarnation_;
+  // Drop node-code timers; observer timers survive.
+  for (std::uint32_t s = node.timer_head_; s != UINT32_MAX;) {
+    const std::uint32_t next = timers_[s].next;
+    if (!timers_[s].observer) free_timer(s);
+    s = next;
+  }
+  // Cancel processes by unwinding them.
+  const std::vector<std::uint32_t> live = node.processes_;
+  for (std::uint32_t slot : live) {
+    Process* p = procs_[slot].get();
+    if (p == nullptr) continue;
+    if (!p->started_) {
+      finish_process(slot);
+      continue;
+    }
+    p->cancelled_ = true;
+    p->waiting_ = false;
+    p->resume_pending_ = false;
+    resume(*p);
+  }
+  node.calls_.clear();
+  if (node.behaviour_ != nullptr) node.behaviour_->on_crash();
+}
+
+void Simulation::restart(NodeId n) {
+  Node& node = *nodes_[n];
+  if (node.up_) return;
+  node.up_ = true;
+  if (node.behaviour_ != nullptr) node.behaviour_->on_restart();
+}
+
+void Simulation::clock_jump(NodeId n, ClockKind k, Duration by) {
+  nodes_[n]->clock_.jump(k, by, now_);
+  reschedule_clock_timers(n);
+}
+
+void Simulation::set_drift(NodeId n, std::int64_t ppm) {
+  nodes_[n]->clock_.set_drift(ppm, now_);
+  reschedule_clock_timers(n);
+}
+
+}  // namespace sim
