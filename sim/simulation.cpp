@@ -114,6 +114,14 @@ TimerId Node::at_clock(ClockKind k, Time reading, std::function<void()> fn) {
 
 void Node::cancel(TimerId t) { sim_->cancel(t); }
 
+void Node::abandon_call(std::uint64_t call) {
+  auto it = calls_.find(call);
+  if (it == calls_.end() || it->second.reply) return;
+  const WaitHandle waiter = it->second.waiter;
+  calls_.erase(it);
+  sim_->notify(waiter);
+}
+
 std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
   return sim_->send(id_, to, std::move(body), reply_to);
 }

@@ -171,6 +171,11 @@ class Node {
 
   /// Sends a message from this node; returns its id. See Simulation::send.
   std::uint64_t send(NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
+  /// Gives up on a pending call of one of this node's processes: its
+  /// `await_reply` returns nothing at once (before its deadline), and a
+  /// reply that arrives later is dropped. Used when a client learns that the
+  /// server it asked is no longer the one to ask (a failover announcement).
+  void abandon_call(std::uint64_t call);
   /// Answers `request` (a message this node received).
   void reply(const Message& request, PayloadPtr body) { send(request.from, std::move(body), request.id); }
 
