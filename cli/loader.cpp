@@ -1,0 +1,1244 @@
+// cli/loader.cpp — the scenario loader (see loader.hpp and docs/FORMAT.md).
+//
+// Structure: a guarded SAX pass builds the JSON document (bounding nesting
+// depth and refusing duplicate keys), then `Loader` walks the document in a
+// fixed order — top level, network, lock, resource, clients, faults, nemesis,
+// expect — and stops at the first problem by throwing `Failure`, which never
+// leaves this file.
+#include "cli/loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fencesim {
+
+std::string LoadError::to_string() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+  } else if (!path.empty()) {
+    out += ": at " + path + ": " + message;
+  } else {
+    out += ": " + message;
+  }
+  if (!suggestion.empty()) out += " (" + suggestion + ")";
+  return out;
+}
+
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Small text helpers.
+
+/// A user-supplied string made safe for a one-line message: control
+/// characters escaped, cut after `max` bytes.
+std::string quote(std::string_view s, std::size_t max = 48) {
+  std::string out = "\"";
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if (n++ >= max) {
+      out += "…";
+      break;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char* kHex = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent
+/// transpositions, so "puase" is one edit from "pause"), case-insensitive.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  auto low = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = low(a[i - 1]) == low(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && low(a[i - 1]) == low(b[j - 2]) && low(a[i - 2]) == low(b[j - 1])) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+/// `did you mean "x"?` for the nearest candidate within a few edits, or "".
+template <typename Range>
+std::string suggest(std::string_view got, const Range& candidates) {
+  if (got.empty() || got.size() > 64) return "";
+  const std::size_t limit = got.size() <= 3 ? 1 : got.size() <= 6 ? 2 : 3;
+  std::string best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    const std::string_view cv(c);
+    if (cv.size() > 64) continue;
+    const std::size_t dist = edit_distance(got, cv);
+    if (dist < best_d) {
+      best_d = dist;
+      best = std::string(cv);
+    }
+  }
+  return best.empty() ? "" : "did you mean " + quote(best) + "?";
+}
+
+template <typename Range>
+std::string join_list(const Range& items, std::size_t max_items = 12) {
+  std::string out;
+  std::size_t n = 0;
+  for (const auto& it : items) {
+    if (n == max_items) {
+      out += ", …";
+      break;
+    }
+    if (n++ > 0) out += ", ";
+    out += std::string_view(it);
+  }
+  return out;
+}
+
+template <typename Range>
+std::string join_quoted(const Range& items) {
+  std::string out;
+  std::size_t n = 0;
+  for (const auto& it : items) {
+    if (n++ > 0) out += ", ";
+    out += quote(std::string_view(it));
+  }
+  return out;
+}
+
+/// "a string (\"x\")", "an array", … for "got …" in type errors.
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::string: return "the string " + quote(v.get_ref<const std::string&>());
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "the number " + v.dump();
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "an unsupported value";
+  }
+}
+
+std::string key_path(const std::string& parent, std::string_view key) {
+  bool plain = !key.empty();
+  for (char c : key) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+      plain = false;
+    }
+  }
+  if (!plain) return parent + "[" + quote(key) + "]";
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string index_path(const std::string& parent, std::size_t i) { return parent + "[" + std::to_string(i) + "]"; }
+
+// ---------------------------------------------------------------------------
+// Guarded parse: the DOM parser of nlohmann-json behind a SAX filter that
+// bounds the depth, refuses duplicate keys (which the DOM parser would
+// silently collapse to the last one) and records where a syntax error is.
+
+struct ParseProblem {
+  bool syntax = false;  ///< true: byte/message from the lexer
+  std::size_t byte = 0;
+  std::string message;
+  std::string path;
+};
+
+class GuardedSax {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  explicit GuardedSax(json& root) : dom_(root, /*allow_exceptions=*/false) {}
+
+  bool null() { return value() && dom_.null(); }
+  bool boolean(bool v) { return value() && dom_.boolean(v); }
+  bool number_integer(number_integer_t v) { return value() && dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) { return value() && dom_.number_float(v, s); }
+  bool string(string_t& v) { return value() && dom_.string(v); }
+  bool binary(binary_t& v) { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    if (!value() || !push(false)) return false;
+    return dom_.start_object(n);
+  }
+  bool key(string_t& k) {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      problem_.message = "duplicate key " + quote(k) + ": each key may appear only once in an object";
+      problem_.path = path_to_key(k);
+      return false;
+    }
+    f.key = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (!value() || !push(true)) return false;
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& /*last_token*/, const nlohmann::detail::exception& ex) {
+    problem_.syntax = true;
+    problem_.byte = position;
+    std::string what = ex.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error …"
+    if (auto col = what.find(", column "); col != std::string::npos) {
+      if (auto colon = what.find(": ", col); colon != std::string::npos) what = what.substr(colon + 2);
+    } else if (auto br = what.find("] "); br != std::string::npos) {
+      what = what.substr(br + 2);
+    }
+    problem_.message = what;
+    return false;
+  }
+
+  const ParseProblem& problem() const { return problem_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::size_t next_index = 0;  // arrays: index of the next element
+    std::string key;             // objects: the current key
+    std::set<std::string> keys;
+  };
+
+  // Called before every value: advances the index of an enclosing array.
+  bool value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().next_index;
+    return true;
+  }
+  bool push(bool array) {
+    if (static_cast<int>(frames_.size()) >= LoaderLimits::kMaxDepth) {
+      problem_.message = "nesting deeper than " + std::to_string(LoaderLimits::kMaxDepth) +
+                         " levels; a scenario needs at most 5";
+      return false;
+    }
+    frames_.push_back(Frame{array, 0, "", {}});
+    return true;
+  }
+  std::string path_to_key(std::string_view last) const {
+    std::string p;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      p = f.array ? index_path(p, f.next_index - 1) : key_path(p, f.key);
+    }
+    if (!last.empty()) p = key_path(p, last);
+    return p;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::vector<Frame> frames_;
+  ParseProblem problem_;
+};
+
+// ---------------------------------------------------------------------------
+// The loader proper.
+
+struct Failure {
+  std::string path;
+  std::string message;
+  std::string suggestion;
+};
+
+[[noreturn]] void fail(std::string path, std::string message, std::string suggestion = "") {
+  throw Failure{std::move(path), std::move(message), std::move(suggestion)};
+}
+
+using Keys = std::vector<std::string_view>;
+
+const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration", "settle", "network",
+                       "lock",    "resource", "clients",     "faults", "nemesis",  "expect"};
+const Keys kNetworkKeys = {"latency", "loss"};
+const Keys kRangeKeys = {"min", "max"};
+const Keys kLockCommonKeys = {"service", "ttl", "key"};
+const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token", "redlock"};
+const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
+const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas", "replication_delay"};
+const Keys kClientKeys = {"name",           "count",           "start",    "fencing",  "renew",         "renew_interval",
+                          "renew_clock",    "retry_interval",  "command_timeout", "resource", "workload"};
+const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
+const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
+const Keys kGroupNames = {"clients", "redis", "sentinels", "etcd", "resources"};
+const Keys kRoleNames = {"redis-primary", "etcd-leader"};
+
+/// Keys each fault kind takes besides `at` and `kind`.
+const Keys& fault_keys(FaultKind k) {
+  static const Keys kPause = {"target", "duration"};
+  static const Keys kJump = {"target", "by", "clock"};
+  static const Keys kDrift = {"target", "ppm", "duration"};
+  static const Keys kPartition = {"groups", "isolate", "one_way", "duration"};
+  static const Keys kHeal = {};
+  static const Keys kCrash = {"target", "restart_after"};
+  static const Keys kFailover = {"target"};
+  static const Keys kReset = {"target", "value"};
+  static const Keys kSlow = {"target", "delay", "duration"};
+  switch (k) {
+    case FaultKind::kPause: return kPause;
+    case FaultKind::kClockJump: return kJump;
+    case FaultKind::kClockDrift: return kDrift;
+    case FaultKind::kPartition: return kPartition;
+    case FaultKind::kHeal: return kHeal;
+    case FaultKind::kCrash: return kCrash;
+    case FaultKind::kFailover: return kFailover;
+    case FaultKind::kCounterReset: return kReset;
+    case FaultKind::kSlow: return kSlow;
+  }
+  return kHeal;
+}
+
+const std::vector<FaultKind>& all_fault_kinds() {
+  static const std::vector<FaultKind> kAll = {FaultKind::kPause,    FaultKind::kClockJump,    FaultKind::kClockDrift,
+                                              FaultKind::kPartition, FaultKind::kHeal,        FaultKind::kCrash,
+                                              FaultKind::kFailover, FaultKind::kCounterReset, FaultKind::kSlow};
+  return kAll;
+}
+const std::vector<FaultKind>& nemesis_kinds() {
+  static const std::vector<FaultKind> kNemesis = {FaultKind::kPause, FaultKind::kPartition,  FaultKind::kCrash,
+                                                  FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
+  return kNemesis;
+}
+
+bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
+
+/// Rules for a duration value.
+struct DurationRule {
+  bool allow_negative = false;
+  bool positive = false;            ///< must be > 0
+  Duration min = Duration::zero();  ///< when positive: at least this (default 1 ns)
+};
+constexpr DurationRule kNonNegative{};
+constexpr DurationRule kPositive{false, true, Duration{1}};
+
+class Loader {
+ public:
+  explicit Loader(const json& root) : root_(root) {}
+
+  Scenario run() {
+    if (!root_.is_object()) fail("", "expected a JSON object at the top level, got " + describe(root_));
+    check_keys(root_, "", kTopKeys, "the top level");
+    load_top();
+    load_network();
+    load_lock();
+    load_resource();
+    load_clients();
+    dir_ = directory(s_);
+    for (const auto& n : dir_.all()) nodes_.insert(n);
+    check_client_names_and_resources();
+    load_faults();
+    load_nemesis();
+    load_expect();
+    return std::move(s_);
+  }
+
+ private:
+  // -- generic accessors ---------------------------------------------------
+
+  static const json* find(const json& obj, std::string_view key) {
+    auto it = obj.find(std::string(key));
+    return it == obj.end() ? nullptr : &*it;
+  }
+
+  const json& require(const json& obj, const std::string& path, std::string_view key, const std::string& what) {
+    const json* v = find(obj, key);
+    if (v == nullptr) fail(key_path(path, key), "missing required key " + quote(key) + ": " + what);
+    return *v;
+  }
+
+  static void expect_object(const json& v, const std::string& path, const std::string& what) {
+    if (!v.is_object()) fail(path, "expected " + what + " (a JSON object), got " + describe(v));
+  }
+
+  /// Every key of `obj` must be in `allowed`; `where` names the block.
+  static void check_keys(const json& obj, const std::string& path, const Keys& allowed, const std::string& where,
+                         const std::string& more = "") {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (contains(allowed, it.key())) continue;
+      fail(key_path(path, it.key()),
+           "unknown key " + quote(it.key()) + " in " + where + more + "; expected one of " + join_list(allowed, 20),
+           suggest(it.key(), allowed));
+    }
+  }
+
+  static std::int64_t get_int(const json& v, const std::string& path, std::int64_t lo, std::int64_t hi,
+                              const std::string& extra = "") {
+    const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + extra;
+    std::int64_t out = 0;
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(hi)) fail(path, "expected " + range + ", got " + v.dump());
+      out = static_cast<std::int64_t>(u);
+    } else if (v.is_number_integer()) {
+      out = v.get<std::int64_t>();
+    } else if (v.is_number_float()) {
+      const double x = v.get<double>();
+      // A whole-valued float (3.0) is an integer, as in JSON Schema.
+      if (!std::isfinite(x) || std::floor(x) != x || x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
+        fail(path, "expected " + range + ", got " + v.dump());
+      }
+      out = static_cast<std::int64_t>(x);
+    } else {
+      fail(path, "expected " + range + ", got " + describe(v));
+    }
+    if (out < lo || out > hi) fail(path, "expected " + range + ", got " + std::to_string(out));
+    return out;
+  }
+
+  static std::uint64_t get_u64(const json& v, const std::string& path) {
+    const std::string what = "an integer from 0 to 18446744073709551615";
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer()) fail(path, "expected " + what + ", got " + v.dump());
+    if (v.is_number_float()) {
+      const double x = v.get<double>();
+      if (std::isfinite(x) && std::floor(x) == x && x >= 0 && x < 18446744073709551616.0) {
+        return static_cast<std::uint64_t>(x);
+      }
+      fail(path, "expected " + what + ", got " + v.dump());
+    }
+    fail(path, "expected " + what + ", got " + describe(v));
+  }
+
+  static bool get_bool(const json& v, const std::string& path) {
+    if (!v.is_boolean()) {
+      std::string hint;
+      if (v.is_string()) {
+        const auto& s = v.get_ref<const std::string&>();
+        if (s == "true" || s == "false") hint = "write " + s + " without quotes";
+      }
+      fail(path, "expected true or false, got " + describe(v), hint);
+    }
+    return v.get<bool>();
+  }
+
+  static std::string get_string(const json& v, const std::string& path, std::size_t max_len = LoaderLimits::kMaxTextLength) {
+    if (!v.is_string()) fail(path, "expected a string, got " + describe(v));
+    const auto& s = v.get_ref<const std::string&>();
+    if (s.size() > max_len) fail(path, "too long: at most " + std::to_string(max_len) + " bytes");
+    return s;
+  }
+
+  /// One of `options`; returns its index.
+  static std::size_t get_enum(const json& v, const std::string& path, const Keys& options) {
+    if (!v.is_string()) fail(path, "expected one of " + join_quoted(options) + ", got " + describe(v));
+    const auto& s = v.get_ref<const std::string&>();
+    for (std::size_t i = 0; i < options.size(); ++i) {
+      if (s == options[i]) return i;
+    }
+    fail(path, "unknown value " + quote(s) + "; expected one of " + join_quoted(options), suggest(s, options));
+  }
+
+  static Duration get_duration(const json& v, const std::string& path, DurationRule rule = kNonNegative) {
+    if (v.is_number()) {
+      std::string hint;
+      if (v.is_number_integer()) hint = "did you mean \"" + v.dump() + "s\" or \"" + v.dump() + "ms\"?";
+      fail(path, "durations need a unit, e.g. \"10s\"; got the bare number " + v.dump(), hint);
+    }
+    if (!v.is_string()) fail(path, "expected a duration string such as \"10s\" or \"250ms\", got " + describe(v));
+    const auto& text = v.get_ref<const std::string&>();
+    const sim::DurationParse p = sim::parse_duration(text, rule.allow_negative);
+    if (!p.value) {
+      std::string msg = "invalid duration " + quote(text) + ": " + p.error;
+      if (!rule.allow_negative && !text.empty() && text[0] == '-') msg += " (a negative value is allowed only for a clock_jump's \"by\")";
+      fail(path, msg);
+    }
+    const Duration d = *p.value;
+    const Duration abs = d < Duration::zero() ? -d : d;
+    if (abs > Limits::kMaxDuration) {
+      fail(path, "duration " + quote(text) + " is too long: at most " + sim::format_duration(Limits::kMaxDuration));
+    }
+    if (rule.positive && d < rule.min) {
+      fail(path, rule.min > Duration{1} ? "must be at least " + sim::format_duration(rule.min) + ", got " + quote(text)
+                                        : "must be greater than zero, got " + quote(text));
+    }
+    return d;
+  }
+
+  /// A duration or {"min": d, "max": d}.
+  static std::pair<Duration, Duration> get_range(const json& v, const std::string& path, DurationRule rule) {
+    if (v.is_object()) {
+      check_keys(v, path, kRangeKeys, "a range");
+      const json* lo = find(v, "min");
+      const json* hi = find(v, "max");
+      if (lo == nullptr) fail(key_path(path, "min"), "missing required key \"min\": a range needs both min and max");
+      if (hi == nullptr) fail(key_path(path, "max"), "missing required key \"max\": a range needs both min and max");
+      const Duration a = get_duration(*lo, key_path(path, "min"), rule);
+      const Duration b = get_duration(*hi, key_path(path, "max"), rule);
+      if (b < a) fail(key_path(path, "max"), "max (" + sim::format_duration(b) + ") is below min (" + sim::format_duration(a) + ")");
+      return {a, b};
+    }
+    if (v.is_number()) get_duration(v, path, rule);  // the bare-number message
+    if (!v.is_string()) {
+      fail(path, "expected a duration such as \"10s\" or a range {\"min\": \"1s\", \"max\": \"5s\"}, got " + describe(v));
+    }
+    const Duration d = get_duration(v, path, rule);
+    return {d, d};
+  }
+
+  // -- top level -------------------------------------------------------------
+
+  void load_top() {
+    if (const json* v = find(root_, "version")) {
+      const std::int64_t ver = get_int(*v, "version", INT32_MIN, INT32_MAX);
+      if (ver != 1) fail("version", "unsupported format version " + std::to_string(ver) + "; this fencesim reads version 1");
+    }
+    {
+      const json& v = require(root_, "", "scenario", "the scenario's name, e.g. \"worked-example\"");
+      std::string name = get_string(v, "scenario", LoaderLimits::kMaxTextLength);
+      bool good = !name.empty() && name.size() <= LoaderLimits::kMaxScenarioNameLength;
+      for (char c : name) {
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) good = false;
+      }
+      if (!good) {
+        std::string fixed;
+        for (char c : name.substr(0, LoaderLimits::kMaxScenarioNameLength)) {
+          if (c >= 'A' && c <= 'Z') fixed += static_cast<char>(c - 'A' + 'a');
+          else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-') fixed += c;
+          else if (c == ' ' || c == '.') fixed += '-';
+        }
+        fail("scenario",
+             "invalid scenario name " + quote(name) + ": use 1 to " +
+                 std::to_string(LoaderLimits::kMaxScenarioNameLength) +
+                 " characters from a-z, 0-9, '_' and '-' (it names the report folder)",
+             fixed.empty() || fixed == name ? "" : "did you mean " + quote(fixed) + "?");
+      }
+      s_.name = std::move(name);
+    }
+    if (const json* v = find(root_, "description")) s_.description = get_string(*v, "description");
+    if (const json* v = find(root_, "seed")) s_.seed = get_u64(*v, "seed");
+    s_.duration = get_duration(require(root_, "", "duration", "how long to run, e.g. \"60s\""), "duration", kPositive);
+    if (const json* v = find(root_, "settle")) s_.settle = get_duration(*v, "settle");
+  }
+
+  void load_network() {
+    const json* v = find(root_, "network");
+    if (v == nullptr) return;
+    expect_object(*v, "network", "the network settings");
+    check_keys(*v, "network", kNetworkKeys, "network");
+    if (const json* l = find(*v, "latency")) {
+      auto [lo, hi] = get_range(*l, "network.latency", kNonNegative);
+      s_.network.latency_min = lo;
+      s_.network.latency_max = hi;
+    }
+    if (const json* l = find(*v, "loss")) {
+      if (!l->is_number()) fail("network.loss", "expected a number in [0, 1), got " + describe(*l));
+      const double x = l->get<double>();
+      if (!(x >= 0.0 && x < 1.0)) fail("network.loss", "expected a number in [0, 1) (a probability), got " + l->dump());
+      // Parts per billion, rounded to nearest, and never certain loss.
+      const double ppb = std::round(x * 1e9);
+      s_.network.loss_ppb = std::min<std::uint64_t>(static_cast<std::uint64_t>(ppb), 999'999'999);
+    }
+  }
+
+  // -- lock --------------------------------------------------------------------
+
+  void load_lock() {
+    const json& v = require(root_, "", "lock", "the lock service, e.g. {\"service\": \"redis\", \"ttl\": \"10s\"}");
+    expect_object(v, "lock", "the lock service");
+    static const Keys kServices = {"redis", "etcd", "none"};
+    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\" or \"none\"");
+    const std::size_t service = get_enum(svc, "lock.service", kServices);
+    s_.lock.service = service == 0 ? ServiceKind::kRedis : service == 1 ? ServiceKind::kEtcd : ServiceKind::kNone;
+
+    // Keys allowed for this service; keys of the other service get a pointed message.
+    Keys allowed;
+    if (s_.lock.service == ServiceKind::kNone) {
+      allowed = {"service"};
+    } else {
+      allowed = kLockCommonKeys;
+      const Keys& own = s_.lock.service == ServiceKind::kRedis ? kRedisKeys : kEtcdKeys;
+      allowed.insert(allowed.end(), own.begin(), own.end());
+    }
+    const std::string svc_name = to_string(s_.lock.service);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (contains(allowed, it.key())) continue;
+      const std::string p = key_path("lock", it.key());
+      if (s_.lock.service == ServiceKind::kNone && (contains(kLockCommonKeys, it.key()) || contains(kRedisKeys, it.key()) ||
+                                                   contains(kEtcdKeys, it.key()))) {
+        fail(p, quote(it.key()) + " does not apply to \"service\": \"none\" (no lock is taken); remove it");
+      }
+      if (s_.lock.service == ServiceKind::kRedis && contains(kEtcdKeys, it.key())) {
+        fail(p, quote(it.key()) + " is an etcd setting; it does not apply to \"service\": \"redis\"");
+      }
+      if (s_.lock.service == ServiceKind::kEtcd && contains(kRedisKeys, it.key())) {
+        fail(p, quote(it.key()) + " is a Redis setting; it does not apply to \"service\": \"etcd\"");
+      }
+      fail(p, "unknown key " + quote(it.key()) + " in lock (service " + svc_name + "); expected one of " + join_list(allowed, 20),
+           suggest(it.key(), allowed));
+    }
+    if (s_.lock.service == ServiceKind::kNone) return;
+
+    const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
+    s_.lock.ttl = s_.lock.requested_ttl = get_duration(ttl, "lock.ttl", kPositive);
+    if (const json* k = find(v, "key")) {
+      s_.lock.key = get_string(*k, "lock.key", 1024);
+      if (s_.lock.key.empty()) fail("lock.key", "the lock key must not be empty");
+    }
+    if (s_.lock.service == ServiceKind::kRedis) {
+      load_redis(v);
+    } else {
+      load_etcd(v);
+    }
+  }
+
+  void load_redis(const json& v) {
+    RedisSpec& r = s_.lock.redis;
+    if (const json* x = find(v, "redlock")) r.redlock = static_cast<int>(get_int(*x, "lock.redlock", 0, Limits::kMaxServiceNodes));
+    if (r.redlock > 0) {
+      // Redlock: independent primaries, no replicas, no Sentinel, no token.
+      r.replicas = 0;
+      r.sentinels = 0;
+      r.token = RedisToken::kNone;
+      const std::string why = " when redlock > 0: Redlock runs over independent primaries";
+      if (const json* x = find(v, "replicas")) {
+        if (get_int(*x, "lock.replicas", 0, Limits::kMaxServiceNodes) != 0) {
+          fail("lock.replicas", "must be 0 (or left out)" + why + " and has no replicas");
+        }
+      }
+      if (const json* x = find(v, "sentinels")) {
+        if (get_int(*x, "lock.sentinels", 0, Limits::kMaxServiceNodes) != 0) {
+          fail("lock.sentinels", "must be 0 (or left out)" + why + " and has no Sentinel");
+        }
+      }
+      if (const json* x = find(v, "token")) {
+        if (get_enum(*x, "lock.token", Keys{"incr", "none"}) != 1) {
+          fail("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
+        }
+      }
+    } else {
+      if (const json* x = find(v, "replicas")) {
+        r.replicas = static_cast<int>(get_int(*x, "lock.replicas", 0, Limits::kMaxServiceNodes - 1,
+                                              " (the primary and its replicas are at most " +
+                                                  std::to_string(Limits::kMaxServiceNodes) + " nodes)"));
+      }
+      if (const json* x = find(v, "sentinels")) {
+        r.sentinels = static_cast<int>(get_int(*x, "lock.sentinels", 0, Limits::kMaxServiceNodes));
+      }
+      if (const json* x = find(v, "token")) {
+        r.token = get_enum(*x, "lock.token", Keys{"incr", "none"}) == 0 ? RedisToken::kIncr : RedisToken::kNone;
+      }
+    }
+    if (const json* x = find(v, "replication_delay")) r.replication_delay = get_duration(*x, "lock.replication_delay");
+    if (const json* x = find(v, "down_after")) r.down_after = get_duration(*x, "lock.down_after", kPositive);
+    if (const json* x = find(v, "expiry_clock")) {
+      r.expiry_clock = get_enum(*x, "lock.expiry_clock", Keys{"wall", "monotonic"}) == 0 ? sim::ClockKind::kWall
+                                                                                          : sim::ClockKind::kMonotonic;
+    }
+  }
+
+  void load_etcd(const json& v) {
+    EtcdSpec& e = s_.lock.etcd;
+    if (const json* x = find(v, "nodes")) {
+      const std::int64_t n = get_int(*x, "lock.nodes", 1, Limits::kMaxServiceNodes);
+      if (n % 2 == 0) {
+        fail("lock.nodes", "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(n),
+             "did you mean " + std::to_string(n + 1) + "?");
+      }
+      e.nodes = static_cast<int>(n);
+    }
+    if (const json* x = find(v, "heartbeat")) e.heartbeat = get_duration(*x, "lock.heartbeat", kPositive);
+    if (const json* x = find(v, "election_timeout")) {
+      e.election_timeout = get_duration(*x, "lock.election_timeout", kPositive);
+    }
+    if (e.election_timeout % e.heartbeat != Duration::zero()) {
+      fail(find(v, "election_timeout") ? "lock.election_timeout" : "lock.heartbeat",
+           "election_timeout (" + sim::format_duration(e.election_timeout) + ") must be a whole multiple of heartbeat (" +
+               sim::format_duration(e.heartbeat) + "): Raft counts the election timeout in heartbeat ticks");
+    }
+    if (const json* x = find(v, "token")) {
+      const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
+      e.token = t == 0 ? EtcdToken::kCreateRevision : t == 1 ? EtcdToken::kHeaderRevision : EtcdToken::kNone;
+    }
+    if (const json* x = find(v, "pre_vote")) e.pre_vote = get_bool(*x, "lock.pre_vote");
+    if (const json* x = find(v, "keepalive_checks_leadership")) {
+      e.keepalive_checks_leadership = get_bool(*x, "lock.keepalive_checks_leadership");
+    }
+    // etcd leases have a TTL in whole seconds, and etcd raises a TTL below
+    // its minimum, ceil(1.5 × election timeout) (lessor.go minLeaseTTL).
+    if (s_.lock.ttl % std::chrono::seconds(1) != Duration::zero()) {
+      const auto up = std::chrono::ceil<std::chrono::seconds>(s_.lock.ttl);
+      fail("lock.ttl", "an etcd lease TTL must be a whole number of seconds, got " + sim::format_duration(s_.lock.ttl),
+           "did you mean \"" + std::to_string(up.count()) + "s\"?");
+    }
+    const std::int64_t et_ns = e.election_timeout.count();
+    const std::int64_t min_s = (3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000;  // ceil(1.5 × et / 1 s)
+    const Duration min_ttl = std::chrono::seconds(min_s);
+    if (s_.lock.ttl < min_ttl) {
+      s_.notes.push_back("lock.ttl raised from " + sim::format_duration(s_.lock.ttl) + " to " +
+                         sim::format_duration(min_ttl) +
+                         ": etcd grants a lease at least ceil(1.5 × election_timeout) = " + std::to_string(min_s) +
+                         " seconds");
+      s_.lock.ttl = min_ttl;
+    }
+  }
+
+  // -- resource ----------------------------------------------------------------
+
+  void load_resource() {
+    const json& v = require(root_, "", "resource", "the protected resource, e.g. {\"kind\": \"fenced\"}");
+    expect_object(v, "resource", "the resource");
+    static const Keys kKinds = {"unfenced", "fenced", "cas"};
+    check_keys(v, "resource", kResourceKeys, "resource");
+    const std::size_t kind = get_enum(require(v, "resource", "kind", "\"unfenced\", \"fenced\" or \"cas\""), "resource.kind", kKinds);
+    ResourceSpec& r = s_.resource;
+    r.kind = kind == 0 ? ResourceKind::kUnfenced : kind == 1 ? ResourceKind::kFenced : ResourceKind::kCas;
+    for (std::string_view k : {"check", "fence_reads"}) {
+      if (r.kind != ResourceKind::kFenced && find(v, k)) {
+        fail(key_path("resource", k), quote(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
+                                          quote(to_string(r.kind)));
+      }
+    }
+    if (const json* x = find(v, "check")) {
+      r.check = get_enum(*x, "resource.check", Keys{"strict", "monotonic"}) == 0 ? FenceCheck::kStrict : FenceCheck::kMonotonic;
+    }
+    if (const json* x = find(v, "fence_reads")) r.fence_reads = get_bool(*x, "resource.fence_reads");
+    if (const json* x = find(v, "initial")) {
+      r.initial = get_int(*x, "resource.initial", -LoaderLimits::kMaxInteger, LoaderLimits::kMaxInteger);
+    }
+    if (const json* x = find(v, "replicas")) {
+      r.replicas = static_cast<int>(get_int(*x, "resource.replicas", 0, Limits::kMaxResourceCopies - 1,
+                                            " (at most " + std::to_string(Limits::kMaxResourceCopies) + " copies)"));
+    }
+    if (const json* x = find(v, "replication_delay")) r.replication_delay = get_duration(*x, "resource.replication_delay");
+  }
+
+  // -- clients -----------------------------------------------------------------
+
+  void load_clients() {
+    const json& v = require(root_, "", "clients", "an array of at least one client");
+    if (!v.is_array()) fail("clients", "expected an array of clients, got " + describe(v));
+    if (v.empty()) fail("clients", "at least one client is required");
+    const std::string too_many = "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion";
+    if (v.size() > static_cast<std::size_t>(Limits::kMaxClients)) fail("clients", too_many);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string path = index_path("clients", i);
+      const json& c = v[i];
+      expect_object(c, path, "a client");
+      check_keys(c, path, kClientKeys, "a client");
+      ClientSpec spec;
+      const std::string name = get_string(require(c, path, "name", "the client's name, e.g. \"A\""), key_path(path, "name"),
+                                          LoaderLimits::kMaxTextLength);
+      check_client_name(name, key_path(path, "name"));
+      int count = 1;
+      if (const json* x = find(c, "count")) {
+        count = static_cast<int>(get_int(*x, key_path(path, "count"), 1, Limits::kMaxClients));
+      }
+      total += static_cast<std::size_t>(count);
+      if (total > static_cast<std::size_t>(Limits::kMaxClients)) fail(key_path(path, "count"), too_many);
+      if (const json* x = find(c, "start")) spec.start = get_duration(*x, key_path(path, "start"));
+      if (const json* x = find(c, "fencing")) spec.fencing = get_bool(*x, key_path(path, "fencing"));
+      if (const json* x = find(c, "renew")) spec.renew = get_bool(*x, key_path(path, "renew"));
+      // ttl/3 of the TTL in effect (for etcd: the granted, possibly raised TTL).
+      spec.renew_interval = std::max(s_.lock.ttl / 3, Duration{1});
+      if (const json* x = find(c, "renew_interval")) spec.renew_interval = get_duration(*x, key_path(path, "renew_interval"), kPositive);
+      if (const json* x = find(c, "renew_clock")) {
+        spec.renew_clock = get_enum(*x, key_path(path, "renew_clock"), Keys{"monotonic", "wall"}) == 0
+                               ? sim::ClockKind::kMonotonic
+                               : sim::ClockKind::kWall;
+      }
+      if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, key_path(path, "retry_interval"), kPositive);
+      if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, key_path(path, "command_timeout"), kPositive);
+      if (const json* x = find(c, "resource")) spec.resource = get_string(*x, key_path(path, "resource"), 256);
+      spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
+                                    key_path(path, "workload"));
+      for (int k = 0; k < count; ++k) {
+        ClientSpec copy = spec;
+        copy.name = count == 1 ? name : name + "-" + std::to_string(k);
+        s_.clients.push_back(std::move(copy));
+        client_origin_.push_back(i);
+      }
+    }
+  }
+
+  static void check_client_name(const std::string& name, const std::string& path) {
+    if (name.empty()) fail(path, "a client name must not be empty");
+    bool good = name.size() <= LoaderLimits::kMaxNameLength;
+    for (char c : name) {
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.')) {
+        good = false;
+      }
+    }
+    if (!good) {
+      fail(path, "invalid client name " + quote(name) + ": use 1 to " + std::to_string(LoaderLimits::kMaxNameLength) +
+                     " characters from A-Z, a-z, 0-9, '_', '-' and '.'");
+    }
+    if (contains(kGroupNames, name) || contains(kRoleNames, name)) {
+      fail(path, "the client name " + quote(name) + " is reserved: it is a " +
+                     (contains(kGroupNames, name) ? "group name" : "role name") + " in node lists");
+    }
+  }
+
+  WorkloadSpec load_workload(const json& v, const std::string& path) {
+    expect_object(v, path, "a workload");
+    static const Keys kKinds = {"sequence_allocator", "counter", "writer"};
+    WorkloadSpec w;
+    const json& kind = require(v, path, "kind", "\"sequence_allocator\", \"counter\" or \"writer\"");
+    const std::size_t k = get_enum(kind, key_path(path, "kind"), kKinds);
+    w.kind = k == 0 ? WorkloadKind::kSequenceAllocator : k == 1 ? WorkloadKind::kCounter : WorkloadKind::kWriter;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() == "block" && w.kind != WorkloadKind::kSequenceAllocator) {
+        fail(key_path(path, "block"), "\"block\" applies only to the sequence_allocator workload, not to " + quote(kKinds[k]));
+      }
+    }
+    check_keys(v, path, kWorkloadKeys, "a workload");
+    if (const json* x = find(v, "block")) w.block = get_int(*x, key_path(path, "block"), 1, LoaderLimits::kMaxBlock);
+    if (const json* x = find(v, "work")) w.work = get_duration(*x, key_path(path, "work"));
+    if (const json* x = find(v, "iterations")) {
+      w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), 1, Limits::kMaxIterations));
+    }
+    if (const json* x = find(v, "think")) w.think = get_duration(*x, key_path(path, "think"));
+    return w;
+  }
+
+  void check_client_names_and_resources() {
+    // Names: unique, and distinct from the service's node names.
+    std::set<std::string> service_nodes;
+    for (const auto* group : {&dir_.redis, &dir_.sentinels, &dir_.etcd, &dir_.resources}) {
+      service_nodes.insert(group->begin(), group->end());
+    }
+    std::map<std::string, std::size_t> seen;
+    const json& arr = root_.at("clients");
+    for (std::size_t i = 0; i < s_.clients.size(); ++i) {
+      const std::string& n = s_.clients[i].name;
+      const std::size_t from = client_origin_[i];
+      const std::string path = key_path(index_path("clients", from), "name");
+      const bool expanded = find(arr[from], "count") != nullptr && n != arr[from].at("name").get<std::string>();
+      const std::string what = expanded ? "the expanded client name " + quote(n) : "the client name " + quote(n);
+      if (service_nodes.count(n) != 0) {
+        fail(path, what + " is already the name of a service node (" + join_list(service_nodes) + "); choose another");
+      }
+      auto [it, fresh] = seen.emplace(n, from);
+      if (!fresh) {
+        fail(path, "duplicate client name: " + what + " is also used by clients[" + std::to_string(it->second) + "]" +
+                       (it->second == from ? "" : "; client names must be unique after count expansion"));
+      }
+    }
+    for (std::size_t i = 0; i < s_.clients.size(); ++i) {
+      const std::string& r = s_.clients[i].resource;
+      if (std::find(dir_.resources.begin(), dir_.resources.end(), r) == dir_.resources.end()) {
+        fail(key_path(index_path("clients", client_origin_[i]), "resource"),
+             "no resource copy named " + quote(r) + "; copies are " + join_list(dir_.resources), suggest(r, dir_.resources));
+      }
+    }
+  }
+
+  // -- node names ----------------------------------------------------------------
+
+  std::string service_word() const { return to_string(s_.lock.service); }
+
+  /// Why a role alias is not valid here, or "" if it is.
+  std::string role_problem(const std::string& name) const {
+    if (name == "redis-primary" && dir_.redis.empty()) {
+      return "the role \"redis-primary\" needs the Redis service; this scenario's lock service is " + service_word();
+    }
+    if (name == "etcd-leader" && dir_.etcd.empty()) {
+      return "the role \"etcd-leader\" needs the etcd service; this scenario's lock service is " + service_word();
+    }
+    return "";
+  }
+
+  std::vector<std::string> known_names() const {
+    std::vector<std::string> out = dir_.all();
+    for (const auto& r : dir_.roles()) out.push_back(r);
+    return out;
+  }
+
+  [[noreturn]] void unknown_node(const std::string& name, const std::string& path, bool groups_ok) const {
+    std::vector<std::string> cands = known_names();
+    if (groups_ok) {
+      for (auto g : kGroupNames) cands.emplace_back(g);
+    }
+    fail(path, "unknown node " + quote(name) + "; nodes in this scenario are " + join_list(dir_.all(), 16) +
+                   (dir_.roles().empty() ? "" : ", roles " + join_list(dir_.roles())) +
+                   (groups_ok ? ", groups " + join_list(kGroupNames) : ""),
+         suggest(name, cands));
+  }
+
+  /// A single node or a role alias.
+  std::string get_target(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, "expected a node name (a string), got " + describe(v));
+    const auto& name = v.get_ref<const std::string&>();
+    if (nodes_.count(name) != 0) return name;
+    if (contains(kRoleNames, name)) {
+      if (auto why = role_problem(name); !why.empty()) fail(path, why);
+      return name;
+    }
+    if (contains(kGroupNames, name)) {
+      fail(path, quote(name) + " is a group; a target is a single node or a role (redis-primary, etcd-leader)",
+           "write one fault per node, or use the node list of a partition");
+    }
+    unknown_node(name, path, false);
+  }
+
+  /// A node list: node names, role aliases and group names, expanded in
+  /// declaration order, duplicates dropped.
+  std::vector<std::string> get_node_list(const json& v, const std::string& path) const {
+    if (!v.is_array()) fail(path, "expected a list of node names, e.g. [\"A\", \"redis\"], got " + describe(v));
+    if (v.empty()) fail(path, "the node list is empty; name at least one node or group");
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    auto add = [&](const std::string& n) {
+      if (seen.insert(n).second) out.push_back(n);
+    };
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string p = index_path(path, i);
+      if (!v[i].is_string()) fail(p, "expected a node or group name (a string), got " + describe(v[i]));
+      const auto& name = v[i].get_ref<const std::string&>();
+      if (nodes_.count(name) != 0) {
+        add(name);
+      } else if (auto g = dir_.group(name)) {
+        if (g->empty()) fail(p, "the group " + quote(name) + " has no nodes in this scenario (lock service " + service_word() + ")");
+        for (const auto& n : *g) add(n);
+      } else if (contains(kRoleNames, name)) {
+        if (auto why = role_problem(name); !why.empty()) fail(p, why);
+        add(name);
+      } else {
+        unknown_node(name, p, true);
+      }
+    }
+    return out;
+  }
+
+  // -- faults ------------------------------------------------------------------
+
+  void load_faults() {
+    const json* v = find(root_, "faults");
+    if (v == nullptr) return;
+    if (!v->is_array()) fail("faults", "expected an array of faults, got " + describe(*v));
+    if (v->size() > static_cast<std::size_t>(Limits::kMaxFaults)) {
+      fail("faults", "too many faults: at most " + std::to_string(Limits::kMaxFaults));
+    }
+    for (std::size_t i = 0; i < v->size(); ++i) s_.faults.push_back(load_fault((*v)[i], index_path("faults", i)));
+  }
+
+  static Keys fault_kind_names() {
+    Keys out;
+    for (FaultKind k : all_fault_kinds()) out.push_back(to_string(k));
+    return out;
+  }
+
+  FaultSpec load_fault(const json& v, const std::string& path) {
+    expect_object(v, path, "a fault");
+    const Keys kinds = fault_kind_names();
+    const json& kind_v = require(v, path, "kind", "one of " + join_list(kinds));
+    const FaultKind kind = all_fault_kinds()[get_enum(kind_v, key_path(path, "kind"), kinds)];
+    const std::string kname = to_string(kind);
+    Keys allowed = {"at", "kind"};
+    const Keys& own = fault_keys(kind);
+    allowed.insert(allowed.end(), own.begin(), own.end());
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (contains(allowed, it.key())) continue;
+      // A key of another kind: say whose it is.
+      std::vector<std::string> owners;
+      for (FaultKind other : all_fault_kinds()) {
+        if (contains(fault_keys(other), it.key())) owners.push_back(to_string(other));
+      }
+      const std::string p = key_path(path, it.key());
+      const std::string takes = "a " + kname + " fault takes " + join_list(allowed);
+      if (!owners.empty()) {
+        fail(p, quote(it.key()) + " does not apply to a " + kname + " fault (it belongs to " + join_list(owners) + "); " + takes);
+      }
+      fail(p, "unknown key " + quote(it.key()) + " in a " + kname + " fault; " + takes, suggest(it.key(), allowed));
+    }
+    FaultSpec f;
+    f.kind = kind;
+    f.origin = path;
+    f.at = get_duration(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"));
+    auto req = [&](std::string_view key, const std::string& what) -> const json& { return require(v, path, key, what); };
+    auto kp = [&](std::string_view key) { return key_path(path, key); };
+    switch (kind) {
+      case FaultKind::kPause:
+        f.target = get_target(req("target", "the node to pause"), kp("target"));
+        f.duration = get_duration(req("duration", "how long the pause lasts, e.g. \"12s\""), kp("duration"), kPositive);
+        break;
+      case FaultKind::kClockJump: {
+        f.target = get_target(req("target", "the node whose clock jumps"), kp("target"));
+        if (const json* x = find(v, "clock")) {
+          const std::size_t c = get_enum(*x, kp("clock"), Keys{"wall", "monotonic", "both"});
+          f.clock = c == 0 ? ClockSelect::kWall : c == 1 ? ClockSelect::kMonotonic : ClockSelect::kBoth;
+        }
+        f.by = get_duration(req("by", "the signed jump, e.g. \"25s\" or \"-5s\""), kp("by"), DurationRule{true, false, {}});
+        if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
+          fail(kp("by"), "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
+                             std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
+        }
+        break;
+      }
+      case FaultKind::kClockDrift:
+        f.target = get_target(req("target", "the node whose clocks drift"), kp("target"));
+        f.ppm = get_int(req("ppm", "the drift in parts per million, e.g. 500 or -200"), kp("ppm"), -999'999, 1'000'000,
+                        " (a clock must keep moving forward)");
+        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, kp("duration"), kPositive);
+        break;
+      case FaultKind::kPartition: {
+        const json* groups = find(v, "groups");
+        const json* isolate = find(v, "isolate");
+        if ((groups == nullptr) == (isolate == nullptr)) {
+          fail(groups ? kp("isolate") : path,
+               groups ? "a partition takes either \"groups\" or \"isolate\", not both"
+                      : "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)");
+        }
+        if (groups != nullptr) {
+          if (!groups->is_array()) fail(kp("groups"), "expected a list of node lists, e.g. [[\"A\"], [\"redis\"]], got " + describe(*groups));
+          if (groups->size() < 2) fail(kp("groups"), "a partition needs at least two groups");
+          std::map<std::string, std::size_t> where;
+          for (std::size_t g = 0; g < groups->size(); ++g) {
+            const std::string gp = index_path(kp("groups"), g);
+            std::vector<std::string> nodes = get_node_list((*groups)[g], gp);
+            for (const auto& n : nodes) {
+              auto [it, fresh] = where.emplace(n, g);
+              if (!fresh) {
+                fail(gp, "node " + quote(n) + " is in groups " + std::to_string(it->second) + " and " + std::to_string(g) +
+                             "; each node may be in one group only");
+              }
+            }
+            f.groups.push_back(std::move(nodes));
+          }
+        } else {
+          f.isolate = get_node_list(*isolate, kp("isolate"));
+        }
+        if (const json* x = find(v, "one_way")) f.one_way = get_bool(*x, kp("one_way"));
+        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, kp("duration"), kPositive);
+        break;
+      }
+      case FaultKind::kHeal:
+        break;
+      case FaultKind::kCrash:
+        f.target = get_target(req("target", "the node to crash"), kp("target"));
+        if (const json* x = find(v, "restart_after")) f.restart_after = get_duration(*x, kp("restart_after"), kPositive);
+        break;
+      case FaultKind::kFailover: {
+        const json& t = req("target", "\"redis\"");
+        get_enum(t, kp("target"), Keys{"redis"});
+        f.target = "redis";
+        if (s_.lock.service != ServiceKind::kRedis) {
+          fail(kp("kind"), "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " + service_word());
+        }
+        if (s_.lock.redis.redlock > 0) fail(kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
+        if (s_.lock.redis.replicas == 0) {
+          fail(kp("kind"), "failover needs a replica to promote: set lock.replicas to 1 or more");
+        }
+        break;
+      }
+      case FaultKind::kCounterReset: {
+        const std::size_t t = get_enum(req("target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"),
+                                       kp("target"), Keys{"redis", "resource"});
+        f.target = t == 0 ? "redis" : "resource";
+        if (const json* x = find(v, "value")) f.value = get_int(*x, kp("value"), 0, LoaderLimits::kMaxInteger);
+        if (t == 0) {
+          if (s_.lock.service != ServiceKind::kRedis) {
+            fail(kp("target"), "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " + service_word());
+          }
+          if (s_.lock.redis.token != RedisToken::kIncr) {
+            fail(kp("target"), "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
+                                   std::string(s_.lock.redis.redlock > 0 ? " (Redlock hands out no token)" : ""));
+          }
+        }
+        break;
+      }
+      case FaultKind::kSlow:
+        f.target = get_target(req("target", "the node to slow down"), kp("target"));
+        f.delay = get_duration(req("delay", "the extra delay per message, e.g. \"4s\""), kp("delay"), kPositive);
+        f.duration = get_duration(req("duration", "how long the node stays slow, e.g. \"10s\""), kp("duration"), kPositive);
+        break;
+    }
+    return f;
+  }
+
+  // -- nemesis -----------------------------------------------------------------
+
+  void load_nemesis() {
+    const json* v = find(root_, "nemesis");
+    if (v == nullptr) return;
+    expect_object(*v, "nemesis", "the nemesis settings");
+    check_keys(*v, "nemesis", kNemesisKeys, "nemesis");
+    NemesisSpec n;
+    Keys names;
+    for (FaultKind k : nemesis_kinds()) names.push_back(to_string(k));
+    const json& kinds = require(*v, "nemesis", "kinds", "the fault kinds to draw, e.g. [\"pause\"]");
+    if (!kinds.is_array()) fail("nemesis.kinds", "expected a list of fault kinds, e.g. [\"pause\", \"crash\"], got " + describe(kinds));
+    if (kinds.empty()) fail("nemesis.kinds", "name at least one fault kind: one of " + join_list(names));
+    if (kinds.size() > 100) fail("nemesis.kinds", "too many entries: at most 100");
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      const std::string p = index_path("nemesis.kinds", i);
+      if (kinds[i].is_string()) {
+        const auto& s = kinds[i].get_ref<const std::string&>();
+        if (!contains(names, s) && fault_kind_from_string(s)) {
+          fail(p, quote(s) + " cannot be drawn by the nemesis; nemesis kinds are " + join_list(names));
+        }
+      }
+      n.kinds.push_back(nemesis_kinds()[get_enum(kinds[i], p, names)]);
+    }
+    if (const json* x = find(*v, "targets")) {
+      n.targets = get_node_list(*x, "nemesis.targets");
+    } else {
+      n.targets = dir_.clients;
+    }
+    if (const json* x = find(*v, "interval")) {
+      auto [lo, hi] = get_range(*x, "nemesis.interval", kPositive);
+      n.interval_min = lo;
+      n.interval_max = hi;
+    }
+    if (const json* x = find(*v, "max_duration")) {
+      n.max_duration = get_duration(*x, "nemesis.max_duration", DurationRule{false, true, std::chrono::milliseconds(1)});
+    }
+    // Bound the number of draws before anything is drawn.
+    const Duration last = s_.duration - s_.settle - n.max_duration;
+    std::int64_t most = 0;
+    if (last >= n.interval_min) most = last / n.interval_min;
+    if (most + static_cast<std::int64_t>(s_.faults.size()) > Limits::kMaxFaults) {
+      fail(find(*v, "interval") ? "nemesis.interval" : "nemesis",
+           "the nemesis could draw up to " + std::to_string(most) + " faults, and a scenario may have at most " +
+               std::to_string(Limits::kMaxFaults) + " in all; use a longer interval");
+    }
+    s_.nemesis = std::move(n);
+  }
+
+  // -- expect ------------------------------------------------------------------
+
+  std::string why_not_applicable(Property p) const {
+    switch (p) {
+      case Property::kMutualExclusion:
+      case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
+      case Property::kTokenMonotonic:
+        if (s_.lock.service == ServiceKind::kNone) return "the design takes no lock, so it hands out no token";
+        if (s_.lock.service == ServiceKind::kRedis && s_.lock.redis.redlock > 0) {
+          return "Redlock hands out no fencing token (lock.token is \"none\")";
+        }
+        return "the lock service hands out no token (lock.token is \"none\")";
+      case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word();
+      default: return "it does not apply to this design";
+    }
+  }
+
+  void load_expect() {
+    const json* v = find(root_, "expect");
+    if (v == nullptr) return;
+    expect_object(*v, "expect", "a map of property to \"holds\" or \"violated\"");
+    Keys props;
+    for (Property p : all_properties()) props.push_back(to_string(p));
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      const std::string p = key_path("expect", it.key());
+      auto prop = property_from_string(it.key());
+      if (!prop) fail(p, "unknown property " + quote(it.key()) + "; properties are " + join_list(props), suggest(it.key(), props));
+      const std::size_t e = get_enum(it.value(), p, Keys{"holds", "violated"});
+      if (!property_applies(s_, *prop)) {
+        fail(p, "cannot expect " + it.key() + ": it does not apply to this design, because " + why_not_applicable(*prop) +
+                    " (it would be reported not_applicable)");
+      }
+      s_.expect[*prop] = e == 0 ? Expectation::kHolds : Expectation::kViolated;
+    }
+  }
+
+  const json& root_;
+  Scenario s_;
+  NodeDirectory dir_;
+  std::set<std::string> nodes_;
+  std::vector<std::size_t> client_origin_;  ///< expanded client -> index in the file's clients[]
+};
+
+LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion = "",
+                        int line = 0, int column = 0) {
+  LoadResult r;
+  r.error = LoadError{file, std::move(path), std::move(message), std::move(suggestion), line, column};
+  return r;
+}
+
+}  // namespace
+
+LoadResult load_scenario_text(std::string_view text, const std::string& file_label) {
+  if (text.size() > LoaderLimits::kMaxFileBytes) {
+    return error_result(file_label, "", "the file is too large (" + std::to_string(text.size()) + " bytes; at most " +
+                                            std::to_string(LoaderLimits::kMaxFileBytes) + ")");
+  }
+  try {
+    json root;
+    GuardedSax sax(root);
+    const bool ok = json::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json,
+                                    /*strict=*/true, /*ignore_comments=*/true);
+    if (!ok) {
+      const ParseProblem& p = sax.problem();
+      if (p.syntax) {
+        // Line and column of the last byte the lexer read (1-based, bytes).
+        const std::size_t end = std::min(p.byte, text.size());
+        int line = 1;
+        std::size_t line_start = 0;
+        for (std::size_t i = 0; i < end; ++i) {
+          if (text[i] == '\n') {
+            ++line;
+            line_start = i + 1;
+          }
+        }
+        const int column = static_cast<int>(std::max<std::size_t>(1, end - line_start));
+        return error_result(file_label, "", "malformed JSON: " + p.message, "", line, column);
+      }
+      return error_result(file_label, p.path, p.message.empty() ? "malformed JSON" : p.message);
+    }
+    Loader loader(root);
+    LoadResult r;
+    r.scenario = loader.run();
+    return r;
+  } catch (const Failure& f) {
+    return error_result(file_label, f.path, f.message, f.suggestion);
+  } catch (const std::bad_alloc&) {
+    return error_result(file_label, "", "out of memory while reading the file");
+  } catch (const std::exception& e) {
+    // Not expected: every rule above fails with Failure. Report, never crash.
+    return error_result(file_label, "", std::string("internal error while loading: ") + e.what());
+  }
+}
+
+LoadResult load_scenario_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return error_result(path, "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) return error_result(path, "", "is a directory, not a scenario file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error_result(path, "", "cannot open the file for reading");
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > LoaderLimits::kMaxFileBytes) {
+      return error_result(path, "", "the file is too large (more than " + std::to_string(LoaderLimits::kMaxFileBytes) + " bytes)");
+    }
+  }
+  if (in.bad()) return error_result(path, "", "read error");
+  return load_scenario_text(text, path);
+}
+
+}  // namespace fencesim

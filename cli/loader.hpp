@@ -1,0 +1,66 @@
+// cli/loader.hpp — reads a scenario file (SCENARIO_FORMAT.md, version 1)
+// into the plain structs of models/scenario.hpp.
+//
+//   fencesim::LoadResult r = fencesim::load_scenario_file("scenarios/c01.json");
+//   if (r.error) { std::cerr << r.error->to_string() << "\n"; return 2; }
+//   const fencesim::Scenario& s = *r.scenario;
+//
+// The loader is the only place that knows JSON. It fills in every default,
+// parses durations, expands `count` clients and group names, checks every
+// rule of the format that a file can break, and refuses the file at the first
+// problem with a LoadError that names the file, the JSON path, what was
+// expected and, for a misspelt key or value, the nearest valid spelling.
+// It never throws, never crashes and never hangs, whatever the input: the
+// nesting depth, the file size and every count are bounded before anything
+// is expanded (see Limits in models/scenario.hpp and docs/FORMAT.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "models/scenario.hpp"
+
+namespace fencesim {
+
+/// A scenario file that cannot be loaded: a user error, reported cleanly.
+struct LoadError {
+  std::string file;        ///< the file name (or label) as given
+  std::string path;        ///< JSON path of the offending value, e.g. "faults[0].duraton"; "" for the whole file
+  std::string message;     ///< what is wrong and what was expected
+  std::string suggestion;  ///< e.g. `did you mean "duration"?`, or ""
+  int line = 0;            ///< 1-based, for malformed JSON only (0 otherwise)
+  int column = 0;          ///< 1-based byte column, for malformed JSON only
+
+  /// One line, no newline:
+  ///   "FILE:LINE:COL: message"                    (malformed JSON)
+  ///   "FILE: at PATH: message (suggestion)"       (everything else)
+  ///   "FILE: message"                             (no path: the file itself)
+  std::string to_string() const;
+};
+
+/// Either a resolved scenario or the first error found.
+struct LoadResult {
+  std::optional<Scenario> scenario;
+  std::optional<LoadError> error;
+  bool ok() const { return scenario.has_value(); }
+};
+
+/// Reads and loads `path`. A missing, unreadable or oversized file is an error.
+LoadResult load_scenario_file(const std::string& path);
+
+/// Loads scenario text; `file_label` is used only in error messages.
+LoadResult load_scenario_text(std::string_view json, const std::string& file_label);
+
+/// Limits of the loader itself (the model's limits are fencesim::Limits).
+struct LoaderLimits {
+  static constexpr std::size_t kMaxFileBytes = 16u << 20;  ///< 16 MiB
+  static constexpr int kMaxDepth = 64;                     ///< JSON nesting depth
+  static constexpr std::size_t kMaxNameLength = 64;        ///< client names
+  static constexpr std::size_t kMaxScenarioNameLength = 100;
+  static constexpr std::size_t kMaxTextLength = 100'000;  ///< description, lock key
+  static constexpr std::int64_t kMaxInteger = 1'000'000'000'000'000;  ///< |initial|, value: 1e15
+  static constexpr std::int64_t kMaxBlock = 1'000'000'000;
+};
+
+}  // namespace fencesim
