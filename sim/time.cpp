@@ -31,12 +31,15 @@ DurationParse parse_duration(std::string_view text, bool allow_negative) {
     }
     s.remove_prefix(1);
   }
+  // A negative value may reach INT64_MIN, one more than INT64_MAX, so that
+  // every value format_duration prints parses back.
+  const __int128 limit = static_cast<__int128>(INT64_MAX) + (negative ? 1 : 0);
   std::size_t i = 0;
   __int128 whole = 0;
   std::size_t whole_digits = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
     whole = whole * 10 + (s[i] - '0');
-    if (whole > static_cast<__int128>(INT64_MAX)) {
+    if (whole > limit) {
       out.error = "the number is too large";
       return out;
     }
@@ -85,12 +88,11 @@ DurationParse parse_duration(std::string_view text, bool allow_negative) {
     return out;
   }
   total += frac_ns / frac_scale;
-  if (total > static_cast<__int128>(INT64_MAX)) {
+  if (total > limit) {
     out.error = "too large (the limit is about 292 years)";
     return out;
   }
-  auto v = static_cast<std::int64_t>(total);
-  out.value = Duration{negative ? -v : v};
+  out.value = Duration{static_cast<std::int64_t>(negative ? -total : total)};
   return out;
 }
 
