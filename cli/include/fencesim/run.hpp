@@ -1,0 +1,65 @@
+// fencesim/run.hpp — the public C++ API: load or build a scenario, run it,
+// inspect verdicts and metrics, render or write the reports.
+//
+//   #include <fencesim/run.hpp>
+//
+//   auto loaded = fencesim::load_scenario_file("scenarios/worked-example-fenced.json");
+//   if (!loaded.ok()) { std::cerr << loaded.error->to_string(); return 2; }
+//   fencesim::RunResult r = fencesim::run_scenario(*loaded.scenario);
+//   EXPECT_TRUE(r.all_met);
+//   EXPECT_EQ(fencesim::verdict(r, fencesim::Property::kNoStaleWrite).status, fencesim::Status::kHolds);
+//
+// A Scenario can also be built in code (models/scenario.hpp); call
+// `validate_scenario` to get the same checks a file gets.
+// Errors: load errors come back as LoadError (never thrown);
+// run_scenario throws UnsupportedScenario for a design this version cannot
+// run (etcd) and sim::ModelBug for a bug in a model.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/loader.hpp"
+#include "models/checkers/checkers.hpp"
+#include "models/scenario.hpp"
+#include "models/world.hpp"
+
+namespace fencesim {
+
+/// The fencesim version these reports were made with.
+const char* version();
+
+/// The verdict of one property in a run.
+const Verdict& verdict(const RunResult& r, Property p);
+
+/// Where a run came from, for the report (never an absolute path).
+struct ReportMeta {
+  std::string source;  ///< the scenario file as the user named it (relative), or "" for a built scenario
+  bool seed_overridden = false;
+};
+
+/// The exact command that reproduces the run.
+std::string reproduce_command(const Scenario& s, const RunResult& r, const ReportMeta& m);
+
+/// report.json: the documented, stable schema of docs/REPORTS.md.
+/// Byte-identical for the same scenario, seed and version.
+std::string render_report_json(const Scenario& s, const RunResult& r, const ReportMeta& m);
+/// report.md: the same for people.
+std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m);
+/// trace.jsonl: every event of the run.
+std::string render_trace_jsonl(const RunResult& r);
+/// The terminal summary `fencesim run` prints.
+std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m);
+
+/// The folder a run writes: `<out>/<scenario>` or, with the seed overridden,
+/// `<out>/<scenario>-seed<N>`.
+std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m);
+
+/// Writes report.json, report.md and trace.jsonl into `dir` (created if
+/// needed). Each file is written to a temporary name and renamed into place
+/// only after all of them were written, so a failure leaves no partial
+/// report. Returns false with `error` set on failure.
+bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
+                   std::string& error);
+
+}  // namespace fencesim

@@ -1,0 +1,170 @@
+// fencesim — the command.
+//
+//   fencesim run FILE... [--seed N] [--out DIR] [--quiet]
+//   fencesim validate FILE...
+//
+// Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
+// input or usage, or a run that exceeded its event budget; 3 an internal
+// error (a bug in fencesim: please report it with the scenario and seed).
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fencesim/run.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitExpectation = 1;
+constexpr int kExitInput = 2;
+constexpr int kExitInternal = 3;
+
+/// The file name as the user gave it when it is relative; otherwise just its
+/// base name, so reports never contain absolute paths.
+std::string report_source(const std::string& path) {
+  if (!path.empty() && path.front() == '/') {
+    const auto slash = path.find_last_of('/');
+    return path.substr(slash + 1);
+  }
+  return path;
+}
+
+int cmd_validate(const std::vector<std::string>& files) {
+  int code = kExitOk;
+  for (const std::string& f : files) {
+    const fencesim::LoadResult r = fencesim::load_scenario_file(f);
+    if (!r.ok()) {
+      std::cerr << "fencesim: " << r.error->to_string() << "\n";
+      code = kExitInput;
+    } else {
+      std::cout << "ok " << f << " (" << r.scenario->name << ")\n";
+    }
+  }
+  return code;
+}
+
+int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
+            bool quiet) {
+  int code = kExitOk;
+  struct Job {
+    std::string file;
+    fencesim::Scenario scenario;
+    std::string dir;
+  };
+  std::vector<Job> jobs;
+  for (const std::string& f : files) {
+    fencesim::LoadResult r = fencesim::load_scenario_file(f);
+    if (!r.ok()) {
+      std::cerr << "fencesim: " << r.error->to_string() << "\n";
+      code = kExitInput;
+      continue;
+    }
+    const std::uint64_t s = seed.value_or(r.scenario->seed);
+    const std::string dir = out.empty() ? "reports" : out;
+    const std::string name = seed ? r.scenario->name + "-seed" + std::to_string(s) : r.scenario->name;
+    jobs.push_back(Job{f, std::move(*r.scenario), dir + "/" + name});
+  }
+  // Two files that would write the same folder are refused before anything runs.
+  std::map<std::string, std::string> seen;
+  for (const Job& j : jobs) {
+    auto [it, fresh] = seen.emplace(j.dir, j.file);
+    if (!fresh) {
+      std::cerr << "fencesim: " << j.file << " and " << it->second << " would both write " << j.dir
+                << " (same scenario name" << (seed ? " and seed" : "")
+                << "); give them different \"scenario\" names or run them separately\n";
+      return kExitInput;
+    }
+  }
+  for (const Job& j : jobs) {
+    fencesim::RunOptions opt;
+    opt.seed = seed;
+    fencesim::ReportMeta meta{report_source(j.file), seed.has_value()};
+    fencesim::RunResult result;
+    try {
+      result = fencesim::run_scenario(j.scenario, opt);
+    } catch (const fencesim::UnsupportedScenario& e) {
+      std::cerr << "fencesim: " << j.file << ": not yet supported: " << e.what() << "\n";
+      code = std::max(code, kExitInput);
+      continue;
+    } catch (const std::exception& e) {
+      std::cerr << "fencesim: internal error while running " << j.file << " (seed "
+                << seed.value_or(j.scenario.seed) << "): " << e.what()
+                << "\nThis is a bug in fencesim; please report it with the scenario file and seed.\n";
+      code = std::max(code, kExitInternal);
+      continue;
+    }
+    if (result.budget_exceeded) {
+      std::cerr << "fencesim: " << j.file << ": the run exceeded its event budget of "
+                << fencesim::Limits::kEventBudget << " events at " << result.events
+                << " events; shorten `duration` or reduce clients/iterations. No report was written.\n";
+      code = std::max(code, kExitInput);
+      continue;
+    }
+    const std::string dir = fencesim::report_dir(out, j.scenario, result, meta);
+    std::string error;
+    if (!fencesim::write_reports(dir, j.scenario, result, meta, error)) {
+      std::cerr << "fencesim: " << error << "\n";
+      code = std::max(code, kExitInput);
+      continue;
+    }
+    if (!quiet) {
+      std::cout << fencesim::render_summary(j.scenario, result, meta);
+      std::cout << "\n  report: " << dir << "/report.md (also report.json, trace.jsonl)\n";
+    }
+    if (!result.all_met) {
+      std::cout << (quiet ? j.scenario.name + ": " : std::string("  "))
+                << "an expectation was not met; reproduce with: " << fencesim::reproduce_command(j.scenario, result, meta)
+                << "\n";
+      code = std::max(code, kExitExpectation);
+    }
+    if (!quiet && jobs.size() > 1) std::cout << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
+  app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
+  app.require_subcommand(1);
+
+  std::vector<std::string> run_files;
+  std::optional<std::uint64_t> seed;
+  std::string out;
+  bool quiet = false;
+  CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
+  run->add_option("files", run_files, "Scenario files (JSON)")->required();
+  run->add_option("--seed", seed, "Override the scenario's seed (reports go to DIR/<scenario>-seed<N>)");
+  run->add_option("--out", out, "Folder for the reports (default: reports)");
+  run->add_flag("--quiet,-q", quiet, "Print only failures");
+
+  std::vector<std::string> validate_files;
+  CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
+  validate->add_option("files", validate_files, "Scenario files (JSON)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "fencesim: " << e.what() << "\nRun 'fencesim --help' (or 'fencesim run --help') for usage.\n";
+    return kExitInput;
+  }
+  try {
+    if (run->parsed()) return cmd_run(run_files, seed, out, quiet);
+    if (validate->parsed()) return cmd_validate(validate_files);
+  } catch (const std::exception& e) {
+    std::cerr << "fencesim: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return kExitInput;
+}

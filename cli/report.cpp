@@ -1,0 +1,352 @@
+// Report renderers: report.json, report.md, trace.jsonl and the terminal
+// summary. They read only the scenario and the RunResult (History, verdicts,
+// metrics); nothing here changes the world.
+//
+// Stability rules: integers only (no floating point), keys in a fixed order
+// (nlohmann::ordered_json), no absolute paths, no timestamps, no host names.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fencesim/run.hpp"
+
+namespace fencesim {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+std::string dur(sim::Duration d) { return sim::format_duration(d); }
+
+ojson duration_json(sim::Duration d) { return ojson{{"ns", d.count()}, {"text", dur(d)}}; }
+
+const char* clock_text(sim::ClockKind k) { return k == sim::ClockKind::kWall ? "wall" : "monotonic"; }
+
+ojson settings_json(const Scenario& s) {
+  ojson lock{{"service", to_string(s.lock.service)}};
+  if (s.lock.service != ServiceKind::kNone) {
+    lock["ttl"] = duration_json(s.lock.ttl);
+    lock["key"] = s.lock.key;
+  }
+  if (s.lock.service == ServiceKind::kRedis) {
+    const RedisSpec& r = s.lock.redis;
+    lock["replicas"] = r.replicas;
+    lock["replication_delay"] = duration_json(r.replication_delay);
+    lock["sentinels"] = r.sentinels;
+    lock["down_after"] = duration_json(r.down_after);
+    lock["expiry_clock"] = clock_text(r.expiry_clock);
+    lock["token"] = r.token == RedisToken::kIncr ? "incr" : "none";
+    lock["redlock"] = r.redlock;
+  } else if (s.lock.service == ServiceKind::kEtcd) {
+    const EtcdSpec& e = s.lock.etcd;
+    lock["requested_ttl"] = duration_json(s.lock.requested_ttl);
+    lock["nodes"] = e.nodes;
+    lock["election_timeout"] = duration_json(e.election_timeout);
+    lock["heartbeat"] = duration_json(e.heartbeat);
+    lock["token"] = e.token == EtcdToken::kCreateRevision   ? "create_revision"
+                    : e.token == EtcdToken::kHeaderRevision ? "header_revision"
+                                                            : "none";
+    lock["pre_vote"] = e.pre_vote;
+    lock["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+  }
+  ojson resource{{"kind", to_string(s.resource.kind)}};
+  if (s.resource.kind == ResourceKind::kFenced) {
+    resource["check"] = s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic";
+    resource["fence_reads"] = s.resource.fence_reads;
+  }
+  resource["initial"] = s.resource.initial;
+  resource["replicas"] = s.resource.replicas;
+  resource["replication_delay"] = duration_json(s.resource.replication_delay);
+  ojson clients = ojson::array();
+  for (const ClientSpec& c : s.clients) {
+    ojson w{{"kind", to_string(c.workload.kind)},
+            {"work", duration_json(c.workload.work)},
+            {"iterations", c.workload.iterations},
+            {"think", duration_json(c.workload.think)}};
+    if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
+    clients.push_back(ojson{{"name", c.name},
+                            {"start", duration_json(c.start)},
+                            {"fencing", c.fencing},
+                            {"renew", c.renew},
+                            {"renew_interval", duration_json(c.renew_interval)},
+                            {"renew_clock", clock_text(c.renew_clock)},
+                            {"retry_interval", duration_json(c.retry_interval)},
+                            {"command_timeout", duration_json(c.command_timeout)},
+                            {"resource", c.resource},
+                            {"workload", w}});
+  }
+  return ojson{{"duration", duration_json(s.duration)},
+               {"settle", duration_json(s.settle)},
+               {"network",
+                ojson{{"latency_min", duration_json(s.network.latency_min)},
+                      {"latency_max", duration_json(s.network.latency_max)},
+                      {"loss_ppb", s.network.loss_ppb}}},
+               {"lock", lock},
+               {"resource", resource},
+               {"clients", clients}};
+}
+
+ojson fault_spec_json(const FaultSpec& f) {
+  ojson j{{"at", duration_json(f.at)}, {"kind", to_string(f.kind)}, {"origin", f.origin}};
+  if (!f.target.empty()) j["target"] = f.target;
+  if (f.duration) j["duration"] = duration_json(*f.duration);
+  switch (f.kind) {
+    case FaultKind::kClockJump:
+      j["by"] = duration_json(f.by);
+      j["clock"] = f.clock == ClockSelect::kWall ? "wall" : f.clock == ClockSelect::kMonotonic ? "monotonic" : "both";
+      break;
+    case FaultKind::kClockDrift: j["ppm"] = f.ppm; break;
+    case FaultKind::kPartition:
+      if (!f.isolate.empty()) j["isolate"] = f.isolate;
+      if (!f.groups.empty()) j["groups"] = f.groups;
+      j["one_way"] = f.one_way;
+      break;
+    case FaultKind::kCrash:
+      if (f.restart_after) j["restart_after"] = duration_json(*f.restart_after);
+      break;
+    case FaultKind::kCounterReset: j["value"] = f.value; break;
+    case FaultKind::kSlow: j["delay"] = duration_json(f.delay); break;
+    default: break;
+  }
+  return j;
+}
+
+std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }
+
+std::string expected_text(const Verdict& v) { return v.expected ? to_string(*v.expected) : "-"; }
+
+}  // namespace
+
+const char* version() { return FENCESIM_VERSION; }
+
+const Verdict& verdict(const RunResult& r, Property p) {
+  for (const Verdict& v : r.verdicts) {
+    if (v.property == p) return v;
+  }
+  throw std::out_of_range("no verdict for that property");
+}
+
+std::string reproduce_command(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  const std::string file = m.source.empty() ? s.name + ".json" : m.source;
+  return fmt::format("fencesim run {} --seed {}", file, r.seed);
+}
+
+std::string render_report_json(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  ojson j;
+  j["report_version"] = 1;
+  j["fencesim_version"] = version();
+  j["scenario"] = ojson{{"name", s.name}, {"description", s.description}, {"source", m.source}};
+  j["seed"] = r.seed;
+  j["seed_overridden"] = m.seed_overridden;
+  j["settings"] = settings_json(s);
+  j["notes"] = s.notes;
+  ojson faults = ojson::array();
+  for (const FaultRecord& f : r.history.faults) {
+    ojson fj{{"start", duration_json(f.start)},
+             {"end", f.end ? duration_json(*f.end) : ojson(nullptr)},
+             {"kind", f.kind},
+             {"target", f.target},
+             {"detail", f.detail},
+             {"origin", f.origin},
+             {"skipped", f.skipped}};
+    if (f.skipped) fj["skip_reason"] = f.skip_reason;
+    faults.push_back(fj);
+  }
+  j["faults"] = faults;
+  ojson drawn = ojson::array();
+  for (const FaultSpec& f : r.drawn) drawn.push_back(fault_spec_json(f));
+  j["nemesis_draws"] = drawn;
+  ojson verdicts = ojson::array();
+  for (const Verdict& v : r.verdicts) {
+    verdicts.push_back(ojson{{"property", to_string(v.property)},
+                             {"status", to_string(v.status)},
+                             {"expected", v.expected ? ojson(to_string(*v.expected)) : ojson(nullptr)},
+                             {"met", v.met},
+                             {"summary", v.summary},
+                             {"first_violation", v.at ? duration_json(*v.at) : ojson(nullptr)},
+                             {"checked", v.checked},
+                             {"counterexample", v.story}});
+  }
+  j["verdicts"] = verdicts;
+  const Metrics& mt = r.metrics;
+  ojson metrics{{"writes_accepted", mt.writes_accepted},
+                {"writes_rejected", mt.writes_rejected},
+                {"reads_accepted", mt.reads_accepted},
+                {"reads_rejected", mt.reads_rejected},
+                {"grants", mt.grants},
+                {"acquisitions", mt.acquisitions},
+                {"lease_losses", mt.lease_losses},
+                {"renewal_latency",
+                 ojson{{"count", mt.renewal_latency.count},
+                       {"p50", duration_json(mt.renewal_latency.p50)},
+                       {"p99", duration_json(mt.renewal_latency.p99)},
+                       {"max", duration_json(mt.renewal_latency.max)},
+                       {"ttl", duration_json(mt.ttl)},
+                       {"max_percent_of_ttl",
+                        mt.ttl.count() > 0 ? mt.renewal_latency.max.count() * 100 / mt.ttl.count() : 0}}},
+                {"longest_two_holder_overlap", duration_json(mt.longest_overlap)},
+                {"holder_audit_findings", mt.audit_findings},
+                {"iterations", mt.iterations},
+                {"iterations_succeeded", mt.iterations_ok}};
+  if (mt.first_audit) {
+    const AuditFinding& a = *mt.first_audit;
+    metrics["first_holder_audit_finding"] = ojson{{"at", duration_json(a.at)},
+                                                  {"copy", a.copy},
+                                                  {"holder", a.holder},
+                                                  {"holder_token", a.holder_token},
+                                                  {"last_seen", a.last_seen}};
+  }
+  j["metrics"] = metrics;
+  j["run"] = ojson{{"events", r.events}, {"trace_fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
+  j["outcome"] = ojson{{"all_expectations_met", r.all_met},
+                       {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
+                       {"reproduce", reproduce_command(s, r, m)}};
+  return j.dump(2) + "\n";
+}
+
+std::string render_trace_jsonl(const RunResult& r) {
+  std::ostringstream out;
+  r.trace.write_jsonl(out);
+  return out.str();
+}
+
+namespace {
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  std::string o;
+  o += fmt::format("# {}\n\n", s.name);
+  if (!s.description.empty()) o += s.description + "\n\n";
+  o += fmt::format("- seed: {}{}\n", r.seed, m.seed_overridden ? " (from the command line)" : "");
+  o += fmt::format("- simulated: {} (settle {})\n", dur(s.duration), dur(s.settle));
+  o += fmt::format("- lock service: {}", to_string(s.lock.service));
+  if (s.lock.service == ServiceKind::kRedis) {
+    const RedisSpec& rs = s.lock.redis;
+    if (rs.redlock > 0) {
+      o += fmt::format(" (Redlock over {} primaries)", rs.redlock);
+    } else {
+      o += fmt::format(" ({} replicas, {} sentinels, expiry on the {} clock, token {})", rs.replicas, rs.sentinels,
+                       clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "INCR" : "none");
+    }
+  }
+  if (s.lock.service != ServiceKind::kNone) o += fmt::format(", TTL {}", dur(s.lock.ttl));
+  o += "\n";
+  o += fmt::format("- resource: {}", to_string(s.resource.kind));
+  if (s.resource.kind == ResourceKind::kFenced) {
+    o += fmt::format(" ({} check{})", s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic",
+                     s.resource.fence_reads ? ", fenced reads" : "");
+  }
+  if (s.resource.replicas > 0) o += fmt::format(", {} further copies", s.resource.replicas);
+  o += "\n";
+  o += fmt::format("- clients: {}\n", s.clients.size());
+  for (const std::string& n : s.notes) o += "- note: " + n + "\n";
+  o += fmt::format("- reproduce: `{}`\n\n", reproduce_command(s, r, m));
+
+  o += fmt::format("## Verdicts: {}\n\n", r.all_met ? "every expectation met" : "an expectation was NOT met");
+  o += "| property | expected | got | met | summary |\n|---|---|---|---|---|\n";
+  for (const Verdict& v : r.verdicts) {
+    o += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(v.property), expected_text(v), to_string(v.status),
+                     v.expected ? (v.met ? "yes" : "**NO**") : "-", md_escape(v.summary));
+  }
+  o += "\n";
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated) continue;
+    o += fmt::format("### How `{}` broke\n\n", to_string(v.property));
+    for (const std::string& line : v.story) o += line + "\n";
+    o += "\n";
+  }
+  const Metrics& mt = r.metrics;
+  o += "## Metrics\n\n| metric | value |\n|---|---|\n";
+  o += fmt::format("| writes accepted / rejected | {} / {} |\n", mt.writes_accepted, mt.writes_rejected);
+  o += fmt::format("| reads accepted / rejected | {} / {} |\n", mt.reads_accepted, mt.reads_rejected);
+  o += fmt::format("| grants at the service | {} |\n", mt.grants);
+  o += fmt::format("| acquisitions (grants received) | {} |\n", mt.acquisitions);
+  o += fmt::format("| lease losses (refused renewals) | {} |\n", mt.lease_losses);
+  o += fmt::format("| renewal latency p50 / p99 / max ({} renewals) | {} / {} / {} (TTL {}) |\n",
+                   mt.renewal_latency.count, dur(mt.renewal_latency.p50), dur(mt.renewal_latency.p99),
+                   dur(mt.renewal_latency.max), dur(mt.ttl));
+  o += fmt::format("| longest two-holder overlap | {} |\n", dur(mt.longest_overlap));
+  o += fmt::format("| holder audit findings | {} |\n", mt.audit_findings);
+  o += fmt::format("| iterations succeeded / run | {} / {} |\n\n", mt.iterations_ok, mt.iterations);
+  if (mt.first_audit) {
+    const AuditFinding& a = *mt.first_audit;
+    o += fmt::format("First holder audit finding: at {} on {}, {} still believed it held the lock with token {} "
+                     "while the copy had already seen token {}.\n\n",
+                     format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
+  }
+  o += "## Faults\n\n";
+  if (r.history.faults.empty()) {
+    o += "None.\n\n";
+  } else {
+    o += "| start | end | kind | target | detail | origin |\n|---|---|---|---|---|---|\n";
+    for (const FaultRecord& f : r.history.faults) {
+      o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", format_time(f.start),
+                       f.end ? format_time(*f.end) : "never", f.kind, md_escape(f.target),
+                       md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail), f.origin);
+    }
+    o += "\n";
+  }
+  o += "## Iterations\n\n| client | # | start | acquired | outcome |\n|---|---|---|---|---|\n";
+  for (const IterationRecord& it : r.history.iterations) {
+    o += fmt::format("| {} | {} | {} | {} | {} |\n", it.client, it.index, format_time(it.start),
+                     it.acquired ? format_time(*it.acquired) : "-", md_escape(it.outcome));
+  }
+  o += fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
+  return o;
+}
+
+std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  std::string o;
+  o += fmt::format("scenario {}  seed {}{}\n", s.name, r.seed, m.seed_overridden ? " (from --seed)" : "");
+  o += fmt::format("  duration {}  settle {}  service {}", dur(s.duration), dur(s.settle), to_string(s.lock.service));
+  if (s.lock.service != ServiceKind::kNone) o += fmt::format(" ttl {}", dur(s.lock.ttl));
+  if (s.lock.service == ServiceKind::kRedis) {
+    const RedisSpec& rs = s.lock.redis;
+    o += rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
+                        : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
+                                      clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "incr" : "none");
+  }
+  o += fmt::format("  resource {}", to_string(s.resource.kind));
+  if (s.resource.kind == ResourceKind::kFenced) {
+    o += s.resource.check == FenceCheck::kStrict ? " strict" : " monotonic";
+    if (s.resource.fence_reads) o += " fence_reads";
+  }
+  o += fmt::format("  clients {}  faults {} ({} drawn)\n", s.clients.size(), r.faults.size(), r.drawn.size());
+  for (const std::string& n : s.notes) o += "  note: " + n + "\n";
+  o += fmt::format("\n  {:<18} {:<10} {:<15} {}\n", "property", "expected", "got", "");
+  for (const Verdict& v : r.verdicts) {
+    o += fmt::format("  {:<18} {:<10} {:<15} {}\n", to_string(v.property), expected_text(v), to_string(v.status),
+                     v.expected ? (v.met ? "ok" : "MISMATCH") : "");
+  }
+  const Metrics& mt = r.metrics;
+  o += fmt::format(
+      "\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  renewal p99 {} (max {}, ttl {})  "
+      "longest overlap {}  audit findings {}\n",
+      mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, dur(mt.renewal_latency.p99),
+      dur(mt.renewal_latency.max), dur(mt.ttl), dur(mt.longest_overlap), mt.audit_findings);
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated) continue;
+    o += fmt::format("\n  {} violated: {}\n", to_string(v.property), v.summary);
+    for (const std::string& line : v.story) o += "    " + line + "\n";
+  }
+  if (r.budget_exceeded) o += "\n  the run exceeded its event budget and was stopped\n";
+  return o;
+}
+
+std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  std::string base = out.empty() ? "reports" : out;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + "/" + (m.seed_overridden ? fmt::format("{}-seed{}", s.name, r.seed) : s.name);
+}
+
+}  // namespace fencesim

@@ -1,0 +1,76 @@
+// models/checkers/checkers.hpp — properties and metrics over a History.
+//
+// A checker never changes the world: it reads the History (and the scenario
+// for applicability) and returns a Verdict with the first counterexample,
+// told as a short numbered story with true times, nodes, tokens and values.
+// Definitions are SCENARIO_FORMAT.md's ("expect" and "Which properties
+// apply"); metrics are DESIGN.md's (the seed article's health metrics).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+
+namespace fencesim {
+
+enum class Status { kHolds, kViolated, kNotApplicable };
+const char* to_string(Status s);
+
+struct Verdict {
+  Property property = Property::kMutualExclusion;
+  Status status = Status::kHolds;
+  std::optional<Expectation> expected;
+  /// True when there is no expectation or it is met.
+  bool met = true;
+  std::string summary;             ///< one line
+  std::vector<std::string> story;  ///< the first counterexample, step by step
+  std::optional<Time> at;          ///< true time of the first violation
+  std::int64_t checked = 0;        ///< items examined (iterations for progress, ...)
+};
+
+/// What the checkers need besides the history.
+struct CheckContext {
+  Time run_end{0};
+  /// When the last fault ended; nullopt when some fault never ends.
+  std::optional<Time> last_fault_end;
+  bool any_fault = false;
+};
+
+std::vector<Verdict> check_all(const Scenario& s, const History& h, const CheckContext& ctx);
+
+Verdict check_mutual_exclusion(const History& h, const CheckContext& ctx);
+Verdict check_no_stale_write(const History& h);
+Verdict check_token_monotonic(const History& h);
+Verdict check_no_lost_update(const History& h, std::int64_t initial);
+Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration settle);
+
+struct LatencySummary {
+  std::int64_t count = 0;
+  sim::Duration p50{0}, p99{0}, max{0};
+};
+/// Nearest-rank percentile (p in 1..100) of integer nanoseconds.
+sim::Duration nearest_rank(std::vector<sim::Duration> sorted, int p);
+
+struct Metrics {
+  std::int64_t writes_accepted = 0, writes_rejected = 0, reads_accepted = 0, reads_rejected = 0;
+  std::int64_t grants = 0;        ///< at the service
+  std::int64_t acquisitions = 0;  ///< grants a client received (beliefs)
+  std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
+  LatencySummary renewal_latency;
+  sim::Duration ttl{0};
+  sim::Duration longest_overlap{0};  ///< longest two-holder overlap in true time
+  std::int64_t audit_findings = 0;
+  std::optional<AuditFinding> first_audit;
+  std::int64_t iterations = 0, iterations_ok = 0;
+};
+
+Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx);
+
+/// "12.345s" style time for stories.
+std::string format_time(Time t);
+
+}  // namespace fencesim

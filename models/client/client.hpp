@@ -1,0 +1,107 @@
+// models/client/client.hpp — lock clients and the workloads that use them.
+//
+// Shape: one `ClientNode` behaviour per client node. It runs the workload as
+// a process and owns a `LockClient` (nullptr for `service: none`, the
+// lock-free CAS loop). The workload never consults the renewal state before
+// writing (SCENARIO_FORMAT.md), exactly like most client libraries.
+//
+// Belief (what the properties rely on): a client believes it holds the lock
+// from the moment its process handles the grant until it sends the release,
+// learns that a renewal was refused (for etcd: that its session ended), or
+// crashes. A pause or a timeout does not end a belief.
+//
+// Timeouts: every command waits at most `command_timeout` on the client's
+// monotonic clock; a reply after that is dropped. Acquire attempts, renewals
+// and releases are retried; resource reads and writes are not.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim::client {
+
+/// What a successful acquire hands the workload.
+struct Lease {
+  std::string value;                  ///< unique per attempt (Redis value, etcd key)
+  std::optional<std::int64_t> token;  ///< fencing token, if the design has one
+};
+
+/// The interface a lock service's client implements (Redis single primary
+/// with Sentinel, Redlock, and etcd's concurrency.Mutex).
+class LockClient {
+ public:
+  virtual ~LockClient() = default;
+  /// Called once per process start (and after a restart), before acquiring.
+  virtual void init(sim::Process& p) { (void)p; }
+  /// Blocks until the lock is granted, retrying as the design does.
+  virtual Lease acquire(sim::Process& p) = 0;
+  /// Releases; the belief ends when the release is sent.
+  virtual void release(sim::Process& p) = 0;
+  /// Messages that are not replies (e.g. Sentinel +switch-master).
+  virtual void on_message(const sim::Message& m) { (void)m; }
+  /// The node crashed: the belief ends; volatile state goes.
+  virtual void on_crash() = 0;
+};
+
+/// Shared bookkeeping for implementations: belief records in the History.
+class LockClientBase : public LockClient {
+ public:
+  LockClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock);
+  void on_crash() override;
+
+ protected:
+  void begin_belief(const Lease& l);
+  void end_belief(const std::string& reason);
+  /// A fresh random value for an acquire attempt (hex, 16 digits).
+  std::string fresh_value();
+  sim::Time clock_now() const { return node_.clock(spec_.renew_clock); }
+
+  sim::Node& node_;
+  History& history_;
+  ClientSpec spec_;
+  LockSpec lock_;
+  sim::Rng rng_;
+  std::optional<std::size_t> belief_;
+  std::uint64_t renew_gen_ = 0;  ///< bumps on release/crash to stop the renewal process
+};
+
+/// Builds the lock client for a scenario's service (nullptr for `none`).
+/// `service_nodes` are redis-0 … (or etcd-0 …), `sentinels` sentinel-0 ….
+std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                              const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                              std::vector<sim::NodeId> sentinels);
+
+/// The node of one client: workload process plus lock client.
+class ClientNode final : public sim::NodeBehaviour {
+ public:
+  ClientNode(sim::Node& node, History& h, const Scenario& sc, const ClientSpec& spec, sim::NodeId resource_copy,
+             std::unique_ptr<LockClient> lock);
+  /// Schedules the first start at `spec.start`.
+  void start();
+  void on_message(const sim::Message& m) override;
+  void on_crash() override;
+  void on_restart() override;
+  LockClient* lock() const { return lock_.get(); }
+
+ private:
+  void workload(sim::Process& p);
+
+  sim::Node& node_;
+  History& history_;
+  ClientSpec spec_;
+  ResourceSpec resource_;
+  ServiceKind service_;
+  sim::NodeId resource_copy_;
+  std::unique_ptr<LockClient> lock_;
+  int next_iteration_ = 0;
+  std::optional<std::size_t> current_iteration_;  ///< index into history.iterations
+};
+
+}  // namespace fencesim::client

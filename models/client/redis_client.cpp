@@ -1,0 +1,321 @@
+// Lock clients for the Redis-like service.
+//
+// Single primary (with Sentinel): the seed article's acquire-and-INCR script
+// or plain SET NX PX, renewal by compare-and-PEXPIRE, release by
+// compare-and-delete (redis.io "Distributed Locks with Redis", the
+// single-instance pattern). Clients ask the sentinels for the primary at
+// start and after a command times out (SENTINEL get-master-addr-by-name),
+// and follow +switch-master announcements, retrying pending commands on the
+// new primary.
+//
+// Redlock (redsync, github.com/go-redsync/redsync mutex.go): the value is
+// sent to every primary at once; each reply is awaited up to a per-primary
+// timeout of 5% of the TTL; the lock is held when a majority accepted and
+// the validity ttl − elapsed − drift (drift = 1% of the TTL + 2 ms) is
+// positive; otherwise the client deletes its value everywhere and retries.
+// Extension runs on every primary and needs a majority.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/client/client.hpp"
+#include "models/redis/protocol.hpp"
+
+namespace fencesim::client {
+
+using redis::Command;
+using redis::Op;
+using redis::Reply;
+using namespace std::chrono_literals;
+
+namespace {
+
+enum class CallStatus { kReply, kTimeout, kSwitched };
+
+struct CallResult {
+  CallStatus status = CallStatus::kTimeout;
+  Reply reply;
+};
+
+std::shared_ptr<Command> make_command(Op op, const LockSpec& lock, const std::string& value, bool with_token) {
+  auto c = std::make_shared<Command>();
+  c->op = op;
+  c->key = lock.key;
+  c->value = value;
+  c->ttl = lock.ttl;
+  c->with_token = with_token;
+  c->counter_key = lock.key + ":token";
+  return c;
+}
+
+// --------------------------------------------------------- single primary --
+
+class RedisLockClient final : public LockClientBase {
+ public:
+  RedisLockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                  std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels)
+      : LockClientBase(node, h, spec, lock),
+        servers_(std::move(servers)),
+        sentinels_(std::move(sentinels)),
+        primary_(servers_.front()) {}
+
+  void init(sim::Process& p) override {
+    primary_ = servers_.front();
+    ask_sentinels(p);
+  }
+
+  Lease acquire(sim::Process& p) override {
+    const bool with_token = lock_.redis.token == RedisToken::kIncr;
+    for (;;) {
+      const std::string value = fresh_value();
+      const sim::NodeId target = primary_;
+      CallResult r = call(p, make_command(Op::kAcquire, lock_, value, with_token));
+      if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
+        Lease lease{value, with_token ? r.reply.integer : std::nullopt};
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      if (r.status != CallStatus::kReply || !r.reply.error.empty()) {
+        // A timed-out attempt may have succeeded: delete it if it did (as
+        // redsync does), without waiting for the answer.
+        if (r.status != CallStatus::kReply) node_.send(target, make_command(Op::kRelease, lock_, value, false));
+        if (r.status == CallStatus::kSwitched) continue;  // retry on the new primary now
+      }
+      p.sleep(spec_.retry_interval);
+    }
+  }
+
+  void release(sim::Process& p) override {
+    ++renew_gen_;
+    const std::string value = lease_value_;
+    end_belief("release");
+    for (;;) {
+      CallResult r = call(p, make_command(Op::kRelease, lock_, value, false));
+      if (r.status == CallStatus::kReply && r.reply.error.empty()) return;
+      if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);  // e.g. READONLY: primary moved
+    }
+  }
+
+  void on_message(const sim::Message& m) override {
+    if (const auto* sw = m.as<redis::SwitchPrimary>()) {
+      if (sw->epoch < primary_epoch_) return;
+      primary_epoch_ = sw->epoch;
+      if (sw->primary == primary_) return;
+      primary_ = sw->primary;
+      // Retry what was pending on the new primary.
+      const std::set<std::uint64_t> pending = inflight_;
+      for (std::uint64_t c : pending) node_.abandon_call(c);
+    }
+  }
+
+  void on_crash() override {
+    LockClientBase::on_crash();
+    inflight_.clear();
+    primary_ = servers_.front();
+    primary_epoch_ = 0;
+  }
+
+ private:
+  CallResult call(sim::Process& p, std::shared_ptr<Command> cmd) {
+    const sim::Time deadline = node_.monotonic() + spec_.command_timeout;
+    const std::uint64_t id = p.send_request(primary_, cmd);
+    inflight_.insert(id);
+    auto reply = p.await_reply(id, deadline);
+    inflight_.erase(id);
+    CallResult out;
+    if (reply) {
+      if (const auto* r = reply->as<Reply>()) {
+        out.status = CallStatus::kReply;
+        out.reply = *r;
+        if (r->error.rfind("READONLY", 0) == 0) ask_sentinels(p);
+        return out;
+      }
+    }
+    if (node_.monotonic() < deadline) {
+      out.status = CallStatus::kSwitched;
+      return out;
+    }
+    out.status = CallStatus::kTimeout;
+    ask_sentinels(p);
+    return out;
+  }
+
+  void ask_sentinels(sim::Process& p) {
+    for (sim::NodeId s : sentinels_) {
+      auto r = p.call(s, std::make_shared<redis::GetPrimary>(), spec_.command_timeout);
+      if (!r) continue;
+      if (const auto* pi = r->as<redis::PrimaryIs>()) {
+        if (pi->epoch >= primary_epoch_) {
+          primary_epoch_ = pi->epoch;
+          primary_ = pi->primary;
+        }
+        return;
+      }
+    }
+  }
+
+  void start_renewal(const Lease& lease) {
+    lease_value_ = lease.value;
+    const std::uint64_t gen = ++renew_gen_;
+    if (!spec_.renew) return;
+    const sim::Time granted = clock_now();
+    node_.spawn("renewal", [this, gen, lease, granted](sim::Process& p) { renew_loop(p, gen, lease, granted); });
+  }
+
+  void renew_loop(sim::Process& p, std::uint64_t gen, Lease lease, sim::Time last) {
+    for (;;) {
+      // "A timer on a clock is a deadline on that clock": a step of the
+      // renew clock moves the renewal.
+      p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+      if (gen != renew_gen_) return;
+      const sim::Time first_sent = node_.sim().now();
+      for (;;) {
+        CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false));
+        if (gen != renew_gen_) return;
+        if (r.status == CallStatus::kReply && r.reply.integer) {
+          if (*r.reply.integer == 1) {
+            history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+            last = clock_now();
+            break;
+          }
+          // Refused: the key is gone or holds another value.
+          history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
+          ++history_.lease_losses;
+          end_belief("renewal refused");
+          return;
+        }
+        if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);  // READONLY and the like
+      }
+    }
+  }
+
+  std::vector<sim::NodeId> servers_;
+  std::vector<sim::NodeId> sentinels_;
+  sim::NodeId primary_;
+  std::uint64_t primary_epoch_ = 0;
+  std::set<std::uint64_t> inflight_;
+  std::string lease_value_;
+};
+
+// ---------------------------------------------------------------- Redlock --
+
+class RedlockClient final : public LockClientBase {
+ public:
+  RedlockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                std::vector<sim::NodeId> primaries)
+      : LockClientBase(node, h, spec, lock), primaries_(std::move(primaries)) {}
+
+  Lease acquire(sim::Process& p) override {
+    const int majority = static_cast<int>(primaries_.size()) / 2 + 1;
+    const sim::Duration per_primary = lock_.ttl * 5 / 100;
+    const sim::Duration drift = lock_.ttl / 100 + 2ms;
+    for (;;) {
+      const std::string value = fresh_value();
+      const sim::Time start = node_.monotonic();
+      const auto replies = broadcast(p, Op::kAcquire, value, start + per_primary);
+      int ok = 0;
+      for (const auto& r : replies) {
+        if (r && r->error.empty() && !r->nil) ++ok;
+      }
+      const sim::Duration elapsed = node_.monotonic() - start;
+      const sim::Duration validity = lock_.ttl - elapsed - drift;
+      if (ok >= majority && validity > sim::Duration{0}) {
+        Lease lease{value, std::nullopt};
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      for (sim::NodeId n : primaries_) node_.send(n, make_command(Op::kRelease, lock_, value, false));
+      p.sleep(spec_.retry_interval);
+    }
+  }
+
+  void release(sim::Process& p) override {
+    ++renew_gen_;
+    const std::string value = lease_value_;
+    end_belief("release");
+    // Released on every primary; a primary that does not answer within the
+    // command timeout is asked again, up to three rounds (redsync Unlock does
+    // one round; the format asks for retries on timeout).
+    std::vector<sim::NodeId> pending = primaries_;
+    for (int round = 0; round < 3 && !pending.empty(); ++round) {
+      std::vector<std::uint64_t> calls;
+      for (sim::NodeId n : pending) calls.push_back(p.send_request(n, make_command(Op::kRelease, lock_, value, false)));
+      const sim::Time deadline = node_.monotonic() + spec_.command_timeout;
+      std::vector<sim::NodeId> again;
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (!p.await_reply(calls[i], deadline)) again.push_back(pending[i]);
+      }
+      pending = std::move(again);
+    }
+  }
+
+ private:
+  std::vector<std::optional<Reply>> broadcast(sim::Process& p, Op op, const std::string& value,
+                                              sim::Time deadline) {
+    std::vector<std::uint64_t> calls;
+    for (sim::NodeId n : primaries_) calls.push_back(p.send_request(n, make_command(op, lock_, value, false)));
+    std::vector<std::optional<Reply>> out;
+    for (std::uint64_t c : calls) {
+      auto r = p.await_reply(c, deadline);
+      const auto* reply = r ? r->as<Reply>() : nullptr;
+      out.push_back(reply ? std::optional<Reply>(*reply) : std::nullopt);
+    }
+    return out;
+  }
+
+  void start_renewal(const Lease& lease) {
+    lease_value_ = lease.value;
+    const std::uint64_t gen = ++renew_gen_;
+    if (!spec_.renew) return;
+    const sim::Time granted = clock_now();
+    node_.spawn("renewal", [this, gen, lease, granted](sim::Process& p) {
+      const int n = static_cast<int>(primaries_.size());
+      const int majority = n / 2 + 1;
+      const sim::Duration per_primary = lock_.ttl * 5 / 100;
+      sim::Time last = granted;
+      for (;;) {
+        p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+        if (gen != renew_gen_) return;
+        const sim::Time first_sent = node_.sim().now();
+        for (;;) {
+          const auto replies = broadcast(p, Op::kRenew, lease.value, node_.monotonic() + per_primary);
+          if (gen != renew_gen_) return;
+          int ok = 0, refused = 0;
+          for (const auto& r : replies) {
+            if (r && r->integer && *r->integer == 1) ++ok;
+            if (r && r->integer && *r->integer == 0) ++refused;
+          }
+          if (ok >= majority) {
+            history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+            last = clock_now();
+            break;
+          }
+          if (refused > n - majority) {
+            // A majority can no longer accept: the extension is refused.
+            history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
+            ++history_.lease_losses;
+            end_belief("renewal refused");
+            return;
+          }
+          p.sleep(spec_.retry_interval);
+        }
+      }
+    });
+  }
+
+  std::vector<sim::NodeId> primaries_;
+  std::string lease_value_;
+};
+
+}  // namespace
+
+std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                              const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                              std::vector<sim::NodeId> sentinels) {
+  if (lock.redis.redlock > 0) return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(servers));
+  return std::make_unique<RedisLockClient>(node, h, spec, lock, std::move(servers), std::move(sentinels));
+}
+
+}  // namespace fencesim::client

@@ -1,0 +1,165 @@
+// models/history.hpp — what happened in a run, as the checkers need it.
+//
+// Models append to a History while the run goes on; checkers and report
+// renderers only read it (DESIGN.md: "checkers read only the History").
+// Every time is true simulated time (sim::Time, ns since the start).
+//
+// Records and who writes them:
+//   GrantRecord      the lock service, when it grants (SCENARIO_FORMAT.md:
+//                    a Redis grant is the true time the primary applied the
+//                    SET NX; Redlock: the primary that completed the majority)
+//   BeliefRecord     the lock client: from handling the grant until it sends
+//                    the release, learns that a renewal was refused, or
+//                    crashes (a pause or a timeout does not end it)
+//   LeaseEndRecord   the service observer: the first true time at which the
+//                    authoritative lock state no longer holds the lease
+//   ResourceOpRecord the resource copy, at the moment it accepts or rejects
+//   IterationRecord  the workload: start, acquisition, accepted write
+//   FaultRecord      the fault script and nemesis
+//   RenewalRecord    the lock client: first send to successful reply
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace fencesim {
+
+using sim::Time;
+
+struct GrantRecord {
+  Time at{0};
+  std::string client;
+  std::string value;  ///< the lease's unique value (Redis) or key (etcd)
+  std::optional<std::int64_t> token;
+  std::string server;  ///< node that granted
+  std::uint64_t seq = 0;  ///< order of recording, breaks ties in `at`
+};
+
+struct BeliefRecord {
+  std::string client;
+  std::string value;
+  std::optional<std::int64_t> token;
+  Time start{0};
+  std::optional<Time> end;  ///< empty: still believed when the run ended
+  std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended"
+};
+
+struct LeaseEndRecord {
+  std::string value;
+  Time at{0};
+  std::string reason;  ///< e.g. "expired on redis-0 wall clock", "deleted", "primary crashed"
+};
+
+struct ResourceOpRecord {
+  Time at{0};
+  std::string client;
+  std::string copy;  ///< resource node that answered
+  bool write = false;
+  std::optional<std::int64_t> token;
+  std::int64_t read_value = 0;  ///< writes: the value the client had read
+  std::int64_t value = 0;       ///< writes: the value written; reads: the value returned
+  std::int64_t version = 0;     ///< CAS version after the op (or read)
+  bool accepted = false;
+  std::string reason;       ///< why rejected
+  std::string lease_value;  ///< the client's lease value at the time (annotation)
+  int iteration = 0;
+  std::int64_t last_written = 0;  ///< the copy's marks after the op
+  std::int64_t last_seen = 0;
+};
+
+struct IterationRecord {
+  std::string client;
+  int index = 0;
+  Time start{0};
+  std::optional<Time> acquired;
+  std::optional<Time> done;  ///< write accepted
+  bool success = false;
+  std::string outcome;  ///< "ok", "write rejected", "read timed out", ...
+};
+
+struct FaultRecord {
+  Time start{0};
+  std::optional<Time> end;  ///< empty: never ends
+  std::string kind;
+  std::string target;
+  std::string detail;  ///< duration, by, ppm, groups...
+  std::string origin;  ///< "faults[0]" or "nemesis#3"
+  bool skipped = false;
+  std::string skip_reason;
+};
+
+struct RenewalRecord {
+  std::string client;
+  Time first_sent{0};
+  Time replied{0};
+  bool success = false;
+};
+
+struct AuditFinding {
+  Time at{0};
+  std::string copy;
+  std::string holder;
+  std::int64_t holder_token = 0;
+  std::int64_t last_seen = 0;
+};
+
+/// A timeline event for reports (grants, expiries, failovers...), free text.
+struct NoteRecord {
+  Time at{0};
+  std::string node;
+  std::string kind;
+  std::string text;
+};
+
+class History {
+ public:
+  std::vector<GrantRecord> grants;
+  std::vector<BeliefRecord> beliefs;
+  std::map<std::string, LeaseEndRecord> lease_ends;  ///< by lease value
+  std::vector<ResourceOpRecord> resource_ops;
+  std::vector<IterationRecord> iterations;
+  std::vector<FaultRecord> faults;
+  std::vector<RenewalRecord> renewals;
+  std::vector<AuditFinding> audit;
+  std::vector<NoteRecord> notes;
+  std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
+
+  void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token,
+             std::string server) {
+    grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size()});
+  }
+  /// Starts a belief; returns its index for `end_belief`.
+  std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token) {
+    beliefs.push_back(BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, ""});
+    return beliefs.size() - 1;
+  }
+  void end_belief(std::size_t index, Time at, std::string reason) {
+    BeliefRecord& b = beliefs.at(index);
+    if (b.end) return;
+    b.end = at;
+    b.end_reason = std::move(reason);
+  }
+  /// Records the end of a lease at the service (first end wins).
+  void lease_end(Time at, const std::string& value, std::string reason) {
+    lease_ends.emplace(value, LeaseEndRecord{value, at, std::move(reason)});
+  }
+  /// Holder audit (DESIGN.md metrics): at every acceptance at a copy, a
+  /// believed holder whose token is below the copy's last_seen is broken.
+  void audit_holders(Time at, const std::string& copy, std::int64_t last_seen) {
+    for (const BeliefRecord& b : beliefs) {
+      if (!b.end && b.token && *b.token < last_seen) {
+        audit.push_back(AuditFinding{at, copy, b.client, *b.token, last_seen});
+      }
+    }
+  }
+  void note(Time at, std::string node, std::string kind, std::string text) {
+    notes.push_back(NoteRecord{at, std::move(node), std::move(kind), std::move(text)});
+  }
+};
+
+}  // namespace fencesim

@@ -1,0 +1,808 @@
+#include "models/redis/redis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fencesim::redis {
+
+using namespace std::chrono_literals;
+
+std::string Command::describe() const {
+  switch (op) {
+    case Op::kAcquire: return fmt::format("SET {} {} NX PX {}{}", key, value, ttl.count() / 1'000'000, with_token ? " +INCR" : "");
+    case Op::kRenew: return fmt::format("RENEW {} {} {}", key, value, ttl.count() / 1'000'000);
+    case Op::kRelease: return fmt::format("RELEASE {} {}", key, value);
+    case Op::kGet: return "GET " + key;
+    case Op::kDel: return "DEL " + key;
+    case Op::kIncr: return "INCR " + key;
+    case Op::kSet: return "SET " + key + " " + value;
+  }
+  return "?";
+}
+
+std::string Reply::describe() const {
+  if (!error.empty()) return "-" + error;
+  if (nil) return "(nil)";
+  if (integer) return ":" + std::to_string(*integer);
+  return "+" + text;
+}
+
+namespace {
+constexpr Duration kActiveExpiryPeriod = 100ms;  // server.hz = 10
+constexpr Duration kReplHeartbeatPeriod = 1s;    // repl-ping-replica-period is 10 s; 1 s keeps gaps short
+constexpr Duration kSentinelPingPeriod = 1s;     // sentinel.c SENTINEL_PING_PERIOD
+constexpr Duration kSentinelTick = 100ms;        // sentinelTimer runs at server.hz
+
+std::shared_ptr<Reply> reply_int(std::int64_t v) {
+  auto r = std::make_shared<Reply>();
+  r->integer = v;
+  return r;
+}
+std::shared_ptr<Reply> reply_nil() {
+  auto r = std::make_shared<Reply>();
+  r->nil = true;
+  return r;
+}
+}  // namespace
+
+// ============================================================ RedisServer ==
+
+RedisServer::RedisServer(RedisService& svc, sim::Node& node, int index, bool primary, NodeId primary_of)
+    : svc_(svc),
+      node_(node),
+      index_(index),
+      configured_primary_(primary),
+      configured_following_(primary_of),
+      primary_(primary),
+      following_(primary_of) {
+  node_.set_behaviour(this);
+}
+
+void RedisServer::start() {
+  ++role_epoch_;
+  if (!primary_) return;
+  const std::uint64_t epoch = role_epoch_;
+  // Active expiry and the replication heartbeat run as node timers: a pause
+  // of the primary stalls them exactly as a stalled event loop would.
+  auto tick = std::make_shared<std::function<void()>>();
+  *tick = [this, epoch, tick] {
+    if (!primary_ || role_epoch_ != epoch) return;
+    active_expire_cycle();
+    node_.after(kActiveExpiryPeriod, *tick);
+  };
+  node_.after(kActiveExpiryPeriod, *tick);
+  auto hb = std::make_shared<std::function<void()>>();
+  *hb = [this, epoch, hb] {
+    if (!primary_ || role_epoch_ != epoch) return;
+    heartbeat();
+    node_.after(kReplHeartbeatPeriod, *hb);
+  };
+  node_.after(kReplHeartbeatPeriod, *hb);
+}
+
+bool RedisServer::expired(const Entry& e) const {
+  return e.has_expiry && node_.clock(svc_.expiry_clock()) >= e.expire_at;
+}
+
+bool RedisServer::holds(const std::string& key, const std::string& value) const {
+  if (!node_.up()) return false;
+  auto it = data_.find(key);
+  return it != data_.end() && !it->second.is_int && it->second.value == value && !expired(it->second);
+}
+
+Entry RedisServer::make_entry_expiry(Entry e, Duration ttl) const {
+  e.has_expiry = true;
+  e.expire_at = node_.clock(svc_.expiry_clock()) + ttl;
+  return e;
+}
+
+void RedisServer::apply(const Effect& eff) {
+  switch (eff.kind) {
+    case Effect::kSet: {
+      Entry e;
+      e.value = eff.value;
+      if (eff.has_expiry) {
+        e.has_expiry = true;
+        // Wall mode: the absolute deadline travels as is (PXAT). Monotonic
+        // mode: each node adds the TTL to its own monotonic clock.
+        e.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at
+                                                                    : node_.monotonic() + eff.ttl;
+        svc_.watch_expiry(node_.id(), e.expire_at);
+      }
+      data_[eff.key] = e;
+      break;
+    }
+    case Effect::kDel:
+      data_.erase(eff.key);
+      break;
+    case Effect::kExpire: {
+      auto it = data_.find(eff.key);
+      if (it == data_.end()) break;
+      it->second.has_expiry = true;
+      it->second.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at
+                                                                           : node_.monotonic() + eff.ttl;
+      svc_.watch_expiry(node_.id(), it->second.expire_at);
+      break;
+    }
+    case Effect::kIncr: {
+      // INCR on a missing key starts from 0; on an existing key it keeps the
+      // key's TTL (t_string.c incrDecrCommand overwrites the value only).
+      auto it = data_.find(eff.key);
+      if (it == data_.end()) {
+        Entry e;
+        e.is_int = true;
+        e.integer = 1;
+        data_[eff.key] = e;
+      } else if (it->second.is_int) {
+        ++it->second.integer;
+      }
+      break;
+    }
+    case Effect::kSetInt: {
+      Entry e;
+      e.is_int = true;
+      e.integer = eff.integer;
+      data_[eff.key] = e;
+      break;
+    }
+  }
+}
+
+void RedisServer::write(std::vector<Effect> effects) {
+  for (const Effect& e : effects) apply(e);
+  ++offset_;
+  const std::uint64_t off = offset_;
+  // Asynchronous replication: answer first, send `replication_delay` later.
+  // A crash before then drops this timer, and the write with it.
+  auto stream = std::make_shared<ReplStream>();
+  stream->offset = off;
+  stream->effects = std::move(effects);
+  const std::uint64_t epoch = role_epoch_;
+  node_.after(svc_.spec().replication_delay, [this, stream, epoch] {
+    if (!primary_ || role_epoch_ != epoch) return;
+    sent_offset_ = std::max(sent_offset_, stream->offset);
+    for (NodeId r : replicas_) node_.send(r, stream);
+  });
+}
+
+void RedisServer::expire_if_needed(const std::string& key) {
+  auto it = data_.find(key);
+  if (it == data_.end() || !expired(it->second)) return;
+  if (!primary_) return;  // replicas hide, never delete
+  write({Effect{Effect::kDel, key, "", 0, false, Time{0}, Duration{0}}});
+}
+
+void RedisServer::active_expire_cycle() {
+  std::vector<Effect> dels;
+  for (const auto& [k, e] : data_) {
+    if (expired(e)) dels.push_back(Effect{Effect::kDel, k, "", 0, false, Time{0}, Duration{0}});
+  }
+  if (dels.empty()) return;
+  for (Effect& d : dels) write({d});
+  svc_.reevaluate();
+}
+
+void RedisServer::heartbeat() {
+  auto hb = std::make_shared<ReplHeartbeat>();
+  hb->offset = sent_offset_;
+  for (NodeId r : replicas_) node_.send(r, hb);
+}
+
+void RedisServer::request_sync() {
+  const Time now = node_.monotonic();
+  if (last_sync_request_ >= Time{0} && now - last_sync_request_ < 1s) return;
+  last_sync_request_ = now;
+  node_.send(following_, std::make_shared<SyncRequest>());
+}
+
+void RedisServer::handle_command(const sim::Message& m, const Command& c) {
+  const bool is_write = c.op != Op::kGet;
+  if (is_write && !primary_) {
+    auto r = std::make_shared<Reply>();
+    r->error = "READONLY You can't write against a read only replica.";
+    node_.reply(m, r);
+    return;
+  }
+  if (primary_) expire_if_needed(c.key);
+  switch (c.op) {
+    case Op::kGet: {
+      auto it = data_.find(c.key);
+      if (it == data_.end() || expired(it->second)) {
+        node_.reply(m, reply_nil());
+      } else {
+        auto r = std::make_shared<Reply>();
+        if (it->second.is_int) {
+          r->integer = it->second.integer;
+        } else {
+          r->text = it->second.value;
+        }
+        node_.reply(m, r);
+      }
+      return;
+    }
+    case Op::kAcquire: {
+      if (data_.count(c.key) != 0) {
+        node_.reply(m, reply_nil());  // SET NX fails: no INCR either
+        return;
+      }
+      std::vector<Effect> effects;
+      Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
+      set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+      effects.push_back(set);
+      std::optional<std::int64_t> token;
+      if (c.with_token) {
+        expire_if_needed(c.counter_key);
+        effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
+      }
+      write(std::move(effects));
+      if (c.with_token) {
+        const auto it = data_.find(c.counter_key);
+        token = it != data_.end() && it->second.is_int ? it->second.integer : 0;
+      }
+      svc_.on_grant(*this, m.from, c.value, token);
+      if (token) {
+        node_.reply(m, reply_int(*token));
+      } else {
+        auto r = std::make_shared<Reply>();
+        r->text = "OK";
+        node_.reply(m, r);
+      }
+      svc_.reevaluate();
+      return;
+    }
+    case Op::kRenew: {
+      auto it = data_.find(c.key);
+      if (it == data_.end() || it->second.is_int || it->second.value != c.value) {
+        node_.reply(m, reply_int(0));
+        return;
+      }
+      Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+      ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+      write({ex});
+      node_.reply(m, reply_int(1));
+      svc_.reevaluate();
+      return;
+    }
+    case Op::kRelease: {
+      auto it = data_.find(c.key);
+      if (it == data_.end() || it->second.is_int || it->second.value != c.value) {
+        node_.reply(m, reply_int(0));
+        return;
+      }
+      write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+      node_.reply(m, reply_int(1));
+      svc_.reevaluate();
+      return;
+    }
+    case Op::kDel: {
+      const bool had = data_.count(c.key) != 0;
+      if (had) write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+      node_.reply(m, reply_int(had ? 1 : 0));
+      svc_.reevaluate();
+      return;
+    }
+    case Op::kIncr: {
+      write({Effect{Effect::kIncr, c.key, "", 0, false, Time{0}, Duration{0}}});
+      const auto it = data_.find(c.key);
+      node_.reply(m, reply_int(it != data_.end() ? it->second.integer : 0));
+      return;
+    }
+    case Op::kSet: {
+      Effect set{Effect::kSet, c.key, c.value, 0, c.ttl > Duration{0}, Time{0}, c.ttl};
+      set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+      write({set});
+      auto r = std::make_shared<Reply>();
+      r->text = "OK";
+      node_.reply(m, r);
+      svc_.reevaluate();
+      return;
+    }
+  }
+}
+
+void RedisServer::on_message(const sim::Message& m) {
+  if (const auto* c = m.as<Command>()) {
+    handle_command(m, *c);
+  } else if (const auto* s = m.as<ReplStream>()) {
+    if (primary_ || m.from != following_) return;
+    if (s->offset == offset_ + 1) {
+      for (const Effect& e : s->effects) apply(e);
+      offset_ = s->offset;
+      svc_.reevaluate();
+    } else if (s->offset > offset_ + 1) {
+      request_sync();
+    }
+  } else if (const auto* hb = m.as<ReplHeartbeat>()) {
+    if (!primary_ && m.from == following_ && hb->offset > offset_) request_sync();
+  } else if (m.as<SyncRequest>() != nullptr) {
+    if (!primary_) return;
+    replicas_.insert(m.from);
+    auto fs = std::make_shared<FullSync>();
+    fs->offset = offset_;
+    fs->data = data_;
+    for (const auto& [k, e] : data_) {
+      if (e.has_expiry) fs->remaining_ttl[k] = e.expire_at - node_.clock(svc_.expiry_clock());
+    }
+    sent_offset_ = std::max(sent_offset_, offset_);
+    node_.send(m.from, fs);
+  } else if (const auto* fs = m.as<FullSync>()) {
+    if (primary_ || m.from != following_) return;
+    // FULLRESYNC: the replica's data is replaced by the primary's snapshot;
+    // whatever it had and the primary did not is gone.
+    data_.clear();
+    for (const auto& [k, e] : fs->data) {
+      Entry copy = e;
+      if (copy.has_expiry && svc_.expiry_clock() == sim::ClockKind::kMonotonic) {
+        copy.expire_at = node_.monotonic() + fs->remaining_ttl.at(k);
+      }
+      if (copy.has_expiry) svc_.watch_expiry(node_.id(), copy.expire_at);
+      data_[k] = copy;
+    }
+    offset_ = fs->offset;
+    last_sync_request_ = Time{-1};
+    svc_.reevaluate();
+  } else if (const auto* r = m.as<ReplicaOf>()) {
+    if (r->primary == sim::kNoNode) {
+      promote();
+    } else if (r->primary != node_.id()) {
+      follow(r->primary);
+    }
+    auto ok = std::make_shared<Reply>();
+    ok->text = "OK";
+    node_.reply(m, ok);
+  } else if (m.as<Ping>() != nullptr) {
+    auto p = std::make_shared<Pong>();
+    p->primary = primary_;
+    p->offset = offset_;
+    node_.reply(m, p);
+  }
+}
+
+void RedisServer::promote() {
+  if (primary_) return;
+  primary_ = true;
+  following_ = sim::kNoNode;
+  replicas_.clear();
+  sent_offset_ = offset_;
+  svc_.on_promoted(*this);
+  start();
+  svc_.reevaluate();
+}
+
+void RedisServer::follow(NodeId primary) {
+  if (!primary_ && following_ == primary) return;
+  const bool was_primary = primary_;
+  primary_ = false;
+  following_ = primary;
+  ++role_epoch_;
+  last_sync_request_ = Time{-1};
+  if (was_primary) {
+    svc_.history().note(svc_.sim().now(), node_.name(), "demoted",
+                        "demoted to a replica of " + svc_.sim().node(primary).name());
+  }
+  request_sync();
+  svc_.reevaluate();
+}
+
+void RedisServer::reset_counter(const std::string& key, std::int64_t value) {
+  write({Effect{Effect::kSetInt, key, "", value, false, Time{0}, Duration{0}}});
+}
+
+void RedisServer::on_crash() {
+  ++role_epoch_;
+  svc_.reevaluate();
+}
+
+void RedisServer::on_restart() {
+  // No persistence: the node comes back empty.
+  data_.clear();
+  offset_ = 0;
+  sent_offset_ = 0;
+  replicas_.clear();
+  last_sync_request_ = Time{-1};
+  ++role_epoch_;
+  if (!svc_.sentinels().empty() && !svc_.redlock()) {
+    const NodeId cur = svc_.current_primary();
+    if (cur == node_.id()) {
+      primary_ = true;  // still the primary: nobody was promoted meanwhile
+      following_ = sim::kNoNode;
+    } else {
+      primary_ = false;
+      following_ = cur;
+    }
+  } else {
+    primary_ = configured_primary_;
+    following_ = configured_following_;
+  }
+  svc_.history().note(svc_.sim().now(), node_.name(), "restart",
+                      primary_ ? "restarted empty as primary" : "restarted empty as a replica");
+  if (primary_) {
+    // Replicas reconnect to a restarted primary and resync from it.
+    for (NodeId r : svc_.servers()) {
+      if (r != node_.id()) replicas_.insert(r);
+    }
+    start();
+  } else {
+    request_sync();
+  }
+  svc_.reevaluate();
+}
+
+// =============================================================== Sentinel ==
+
+Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index)
+    : svc_(svc),
+      node_(node),
+      index_(index),
+      config_primary_(svc.servers().front()),
+      rng_(svc.sim().rng("sentinel-" + std::to_string(index))) {
+  node_.set_behaviour(this);
+}
+
+void Sentinel::start() {
+  const Time now = node_.monotonic();
+  for (NodeId s : svc_.servers()) {
+    last_ok_[s] = now;
+    node_.spawn("monitor-" + svc_.sim().node(s).name(), [this, s](sim::Process& p) { monitor(p, s); });
+  }
+  node_.spawn("failover", [this](sim::Process& p) { failover_loop(p); });
+}
+
+void Sentinel::adopt(NodeId primary, std::uint64_t epoch) {
+  if (epoch < config_epoch_) return;
+  config_primary_ = primary;
+  config_epoch_ = epoch;
+  current_epoch_ = std::max(current_epoch_, epoch);
+  last_ok_[primary] = node_.monotonic();
+}
+
+void Sentinel::monitor(sim::Process& p, NodeId target) {
+  for (;;) {
+    const Time started = node_.monotonic();
+    auto reply = p.call(target, std::make_shared<Ping>(), kSentinelPingPeriod);
+    if (reply) {
+      if (const auto* pong = reply->as<Pong>()) {
+        last_ok_[target] = node_.monotonic();
+        last_pong_[target] = *pong;
+        // An old primary that comes back is converted to a replica of the
+        // configured one (sentinel.c: "+convert-to-slave").
+        if (pong->primary && target != config_primary_ && config_epoch_ > 0) {
+          auto r = std::make_shared<ReplicaOf>();
+          r->primary = config_primary_;
+          r->epoch = config_epoch_;
+          node_.send(target, r);
+        }
+      }
+    }
+    p.sleep_until(sim::ClockKind::kMonotonic, started + kSentinelPingPeriod);
+  }
+}
+
+bool Sentinel::subjectively_down() const {
+  auto it = last_ok_.find(config_primary_);
+  if (it == last_ok_.end()) return false;
+  return node_.monotonic() - it->second > svc_.spec().down_after;
+}
+
+void Sentinel::failover_loop(sim::Process& p) {
+  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  for (;;) {
+    p.sleep(kSentinelTick);
+    if (!subjectively_down()) continue;
+    if (!try_failover(p)) {
+      // Not elected, or the promotion failed: wait before the next attempt
+      // (sentinel.c failover-timeout, shortened to keep runs short).
+      p.sleep(failover_timeout);
+    }
+  }
+}
+
+bool Sentinel::try_failover(sim::Process& p) {
+  const NodeId primary = config_primary_;
+  const int majority = static_cast<int>(svc_.sentinels().size()) / 2 + 1;
+  const Duration timeout = 1s;
+  // 1. Objectively down: a majority of all sentinels (self included) agree.
+  {
+    std::vector<std::uint64_t> calls;
+    for (NodeId s : svc_.sentinels()) {
+      if (s == node_.id()) continue;
+      auto q = std::make_shared<IsDown>();
+      q->primary = primary;
+      calls.push_back(p.send_request(s, q));
+    }
+    int agree = 1;
+    const Time deadline = node_.monotonic() + timeout;
+    for (std::uint64_t c : calls) {
+      auto r = p.await_reply(c, deadline);
+      if (r) {
+        if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->down) ++agree;
+      }
+    }
+    if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
+  }
+  svc_.history().note(svc_.sim().now(), node_.name(), "odown",
+                      "sees " + svc_.sim().node(primary).name() + " objectively down");
+  // 2. Random desynchronisation before the election (SENTINEL_MAX_DESYNC).
+  p.sleep(Duration{rng_.uniform(0, 1'000'000'000)});
+  if (config_primary_ != primary || !subjectively_down()) return true;
+  // 3. Leader election for a new epoch: vote for self, ask the others.
+  const std::uint64_t epoch = std::max(current_epoch_, svc_.next_epoch()) + 0;
+  svc_.observe_epoch(epoch);
+  current_epoch_ = epoch;
+  voted_epoch_ = epoch;
+  voted_for_ = node_.id();
+  int votes = 1;
+  {
+    std::vector<std::uint64_t> calls;
+    for (NodeId s : svc_.sentinels()) {
+      if (s == node_.id()) continue;
+      auto q = std::make_shared<IsDown>();
+      q->primary = primary;
+      q->epoch = epoch;
+      q->candidate = node_.id();
+      calls.push_back(p.send_request(s, q));
+    }
+    const Time deadline = node_.monotonic() + timeout;
+    for (std::uint64_t c : calls) {
+      auto r = p.await_reply(c, deadline);
+      if (!r) continue;
+      if (const auto* d = r->as<IsDownReply>();
+          d != nullptr && d->vote_epoch == epoch && d->voted_for == node_.id()) {
+        ++votes;
+      }
+    }
+  }
+  if (votes < majority || config_primary_ != primary) return false;
+  // 4. Select the best replica: reachable recently, largest offset, lowest index.
+  NodeId best = sim::kNoNode;
+  std::uint64_t best_offset = 0;
+  for (NodeId s : svc_.servers()) {
+    if (s == primary) continue;
+    auto ok = last_ok_.find(s);
+    if (ok == last_ok_.end() || node_.monotonic() - ok->second > svc_.spec().down_after) continue;
+    const std::uint64_t off = last_pong_.count(s) != 0 ? last_pong_[s].offset : 0;
+    if (best == sim::kNoNode || off > best_offset) {
+      best = s;
+      best_offset = off;
+    }
+  }
+  if (best == sim::kNoNode) {
+    svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "no suitable replica");
+    return false;
+  }
+  auto promote = std::make_shared<ReplicaOf>();
+  promote->epoch = epoch;
+  auto r = p.call(best, promote, timeout);
+  if (!r) return false;
+  adopt(best, epoch);
+  svc_.history().note(svc_.sim().now(), node_.name(), "failover",
+                      fmt::format("promoted {} (epoch {})", svc_.sim().node(best).name(), epoch));
+  for (NodeId s : svc_.servers()) {
+    if (s == best) continue;
+    auto f = std::make_shared<ReplicaOf>();
+    f->primary = best;
+    f->epoch = epoch;
+    node_.send(s, f);
+  }
+  svc_.announce(node_.id(), best, epoch);
+  return true;
+}
+
+void Sentinel::on_message(const sim::Message& m) {
+  if (m.as<GetPrimary>() != nullptr) {
+    auto r = std::make_shared<PrimaryIs>();
+    r->primary = config_primary_;
+    r->epoch = config_epoch_;
+    node_.reply(m, r);
+  } else if (const auto* q = m.as<IsDown>()) {
+    auto r = std::make_shared<IsDownReply>();
+    r->down = q->primary == config_primary_ && subjectively_down();
+    if (q->candidate != sim::kNoNode) {
+      // sentinelVoteLeader: one vote per epoch, to the first that asks.
+      if (q->epoch > voted_epoch_) {
+        voted_epoch_ = q->epoch;
+        voted_for_ = q->candidate;
+        current_epoch_ = std::max(current_epoch_, q->epoch);
+      }
+      r->voted_for = voted_for_;
+      r->vote_epoch = voted_epoch_;
+    }
+    node_.reply(m, r);
+  } else if (const auto* s = m.as<SwitchPrimary>()) {
+    if (s->epoch > config_epoch_) adopt(s->primary, s->epoch);
+  }
+}
+
+void Sentinel::on_crash() {}
+
+void Sentinel::on_restart() {
+  // Sentinel persists its configuration (sentinel.conf is rewritten on every
+  // change), so it comes back with its epoch and primary.
+  start();
+}
+
+// =========================================================== RedisService ==
+
+RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers,
+                           std::vector<NodeId> sentinels, std::vector<NodeId> clients)
+    : sim_(s),
+      history_(h),
+      spec_(sc.lock.redis),
+      key_(sc.lock.key),
+      server_ids_(std::move(servers)),
+      sentinel_ids_(std::move(sentinels)),
+      client_ids_(std::move(clients)),
+      current_primary_(server_ids_.front()) {
+  for (std::size_t i = 0; i < server_ids_.size(); ++i) {
+    const bool primary = redlock() || i == 0;
+    servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i),
+                                                     primary, primary ? sim::kNoNode : server_ids_.front()));
+  }
+  for (std::size_t i = 0; i < sentinel_ids_.size(); ++i) {
+    sentinel_objs_.push_back(std::make_unique<Sentinel>(*this, sim_.node(sentinel_ids_[i]), static_cast<int>(i)));
+  }
+}
+
+RedisService::~RedisService() = default;
+
+void RedisService::start() {
+  for (auto& s : servers_) {
+    if (s->is_primary() && !redlock()) {
+      for (NodeId r : server_ids_) {
+        if (r != s->node().id()) s->connect_replica(r);
+      }
+    }
+    s->start();
+  }
+  for (auto& s : sentinel_objs_) s->start();
+}
+
+int RedisService::majority() const { return static_cast<int>(server_ids_.size()) / 2 + 1; }
+
+RedisServer& RedisService::server(NodeId n) {
+  for (auto& s : servers_) {
+    if (s->node().id() == n) return *s;
+  }
+  throw sim::ModelBug("not a redis server");
+}
+
+bool RedisService::is_server(NodeId n) const {
+  return std::find(server_ids_.begin(), server_ids_.end(), n) != server_ids_.end();
+}
+
+Sentinel* RedisService::sentinel(NodeId n) {
+  for (std::size_t i = 0; i < sentinel_ids_.size(); ++i) {
+    if (sentinel_ids_[i] == n) return sentinel_objs_[i].get();
+  }
+  return nullptr;
+}
+
+void RedisService::on_promoted(RedisServer& s) {
+  current_primary_ = s.node().id();
+  history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
+}
+
+void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& value,
+                            std::optional<std::int64_t> token) {
+  const std::string& name = sim_.node(client).name();
+  if (!redlock()) {
+    history_.grant(sim_.now(), name, value, token, s.node().name());
+    live_.emplace(value, name);
+    return;
+  }
+  // Redlock: the grant is the acceptance that completes the majority.
+  if (redlock_granted_.count(value) != 0) return;
+  int holding = 0;
+  for (auto& srv : servers_) {
+    if (srv->holds(key_, value)) ++holding;
+  }
+  if (holding >= majority()) {
+    redlock_granted_.insert(value);
+    history_.grant(sim_.now(), name, value, std::nullopt, s.node().name());
+    live_.emplace(value, name);
+  }
+}
+
+void RedisService::watch_expiry(NodeId node, Time deadline) {
+  sim_.observe_clock(node, spec_.expiry_clock, deadline, [this] { reevaluate(); });
+}
+
+bool RedisService::authority_holds(const std::string& value, std::string& why_not) const {
+  if (redlock()) {
+    int holding = 0;
+    for (const auto& s : servers_) {
+      if (s->holds(key_, value)) ++holding;
+    }
+    if (holding >= majority()) return true;
+    why_not = "fewer than a majority of primaries hold it";
+    return false;
+  }
+  const RedisServer* primary = nullptr;
+  for (const auto& s : servers_) {
+    if (s->node().id() == current_primary_) primary = s.get();
+  }
+  if (primary->node().up()) {
+    if (primary->holds(key_, value)) return true;
+    auto it = primary->data().find(key_);
+    if (it != primary->data().end() && it->second.value == value) {
+      why_not = fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
+    } else {
+      why_not = fmt::format("{} no longer has it", primary->node().name());
+    }
+    return false;
+  }
+  // The primary is down and nobody has been promoted: held while a live
+  // replica holds it (SCENARIO_FORMAT.md "ends at the lock service").
+  for (const auto& s : servers_) {
+    if (s.get() != primary && s->node().up() && !s->is_primary() && s->holds(key_, value)) return true;
+  }
+  why_not = fmt::format("{} is down and no live replica holds it", primary->node().name());
+  return false;
+}
+
+void RedisService::reevaluate() {
+  if (evaluating_) return;
+  evaluating_ = true;
+  for (auto it = live_.begin(); it != live_.end();) {
+    std::string why;
+    if (!authority_holds(it->first, why)) {
+      history_.lease_end(sim_.now(), it->first, why);
+      it = live_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  evaluating_ = false;
+}
+
+void RedisService::announce(NodeId from, NodeId primary, std::uint64_t epoch) {
+  auto sw = std::make_shared<SwitchPrimary>();
+  sw->primary = primary;
+  sw->epoch = epoch;
+  for (NodeId s : sentinel_ids_) {
+    if (s != from) sim_.send(from, s, sw);
+  }
+  for (NodeId c : client_ids_) sim_.send(from, c, sw);
+}
+
+bool RedisService::failover_now(std::string& why) {
+  if (redlock()) {
+    why = "Redlock has no replicas";
+    return false;
+  }
+  RedisServer* old = &server(current_primary_);
+  RedisServer* best = nullptr;
+  for (auto& s : servers_) {
+    if (s.get() == old || !s->node().up()) continue;
+    if (best == nullptr || s->offset() > best->offset()) best = s.get();
+  }
+  if (best == nullptr) {
+    why = "no live replica to promote";
+    return false;
+  }
+  std::uint64_t epoch = next_epoch();
+  for (auto& s : sentinel_objs_) epoch = std::max(epoch, s->epoch() + 1);
+  observe_epoch(epoch);
+  best->promote();
+  for (auto& s : servers_) {
+    if (s.get() != best && s->node().up()) s->follow(best->node().id());
+  }
+  for (auto& s : sentinel_objs_) s->adopt(best->node().id(), epoch);
+  const NodeId from = !sentinel_ids_.empty() && sim_.node(sentinel_ids_.front()).up() ? sentinel_ids_.front()
+                                                                                       : best->node().id();
+  announce(from, best->node().id(), epoch);
+  return true;
+}
+
+bool RedisService::reset_counter(std::int64_t value, std::string& why) {
+  RedisServer& p = server(current_primary_);
+  if (!p.node().up()) {
+    why = "the primary is down";
+    return false;
+  }
+  p.reset_counter(counter_key(), value);
+  return true;
+}
+
+}  // namespace fencesim::redis

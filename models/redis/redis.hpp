@@ -1,0 +1,234 @@
+// models/redis/redis.hpp — the Redis-like lease service.
+//
+// Shape: `RedisService` owns one `RedisServer` behaviour per node redis-0 …
+// (a primary and asynchronous replicas, or in Redlock mode independent
+// primaries) and one `Sentinel` behaviour per sentinel-0 …. Clients talk to
+// it with the commands of protocol.hpp. Units: every duration is a
+// sim::Duration (ns); expiries are readings of a node's clock in ns.
+//
+// Behaviour modelled, with sources:
+//  * Expiry is decided on the primary's wall clock by default: Redis stores
+//    an expiry as absolute Unix milliseconds (db.c setExpire, `when` in ms)
+//    and decides with the server's clock (db.c keyIsExpired: now > when,
+//    mstime()). Redis 7 propagates SET PX / PEXPIRE as PXAT / PEXPIREAT
+//    (absolute), so replicas hold the same absolute deadline. With
+//    `expiry_clock: monotonic`, each node computes the deadline on its own
+//    monotonic clock when it applies the command. (Deviation: nanosecond
+//    resolution, and a key is expired from the instant its deadline is
+//    reached rather than one millisecond later.)
+//  * Lazy expiry on access plus active expiry every 100 ms (server.hz = 10,
+//    expire.c activeExpireCycle; with the handful of keys a lock uses, the
+//    sampled cycle visits every key). Expired keys are deleted by the primary
+//    and the DEL is propagated (db.c deleteExpiredKeyAndPropagate).
+//  * Replicas never expire keys on their own; a read on a replica hides a
+//    logically expired key (db.c expireIfNeeded: "if we are running in the
+//    context of a replica ... return 1 but don't delete", since Redis 3.2).
+//    A promoted replica expires on its own clock.
+//  * Replication is asynchronous: the primary applies a write, answers, and
+//    sends it to its replicas `replication_delay` later; a primary that
+//    crashes or is partitioned first never delivers it. A replica that sees
+//    a gap asks for a full resynchronisation (PSYNC → FULLRESYNC), which
+//    replaces its data with the primary's.
+//  * A node without persistence restarts empty (no RDB/AOF), as a replica of
+//    the current primary where Sentinel runs (Sentinel reconfigures a
+//    returning old master as a replica: sentinel.c "+convert-to-slave"),
+//    otherwise in its configured role.
+//  * Sentinel (sentinel.c): PING every second; subjectively down after
+//    `down_after` with no valid reply; objectively down when a majority of all
+//    sentinels agree (is-master-down-by-addr); leader election by epoch, one
+//    vote per epoch to the first asker (sentinelVoteLeader), a majority of
+//    all sentinels needed; a random 0–1 s delay before the election
+//    (SENTINEL_MAX_DESYNC); the best replica has the largest replication
+//    offset, lowest index on a tie (sentinelSelectSlave sorts by priority,
+//    offset, run id); REPLICAOF NO ONE to it, REPLICAOF to the others, and
+//    +switch-master announced to clients. A sentinel that sees an old primary
+//    again sends it REPLICAOF the new one; it then resyncs and loses what it
+//    had not replicated.
+//  * Redlock (redis.io "Distributed Locks with Redis", redsync): N independent
+//    primaries, no replicas, no token (the client side is in models/client).
+//
+// The lease observer (an outside view, not node code) records in the History
+// when each lease ends at the service, as SCENARIO_FORMAT.md defines it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/history.hpp"
+#include "models/redis/protocol.hpp"
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim::redis {
+
+class RedisService;
+
+/// One Redis server (primary or replica).
+class RedisServer final : public sim::NodeBehaviour {
+ public:
+  RedisServer(RedisService& svc, sim::Node& node, int index, bool primary, NodeId primary_of);
+
+  void on_message(const sim::Message& m) override;
+  void on_crash() override;
+  void on_restart() override;
+
+  /// Starts the primary's periodic work (active expiry, replication
+  /// heartbeat). Called at time 0 and on promotion.
+  void start();
+
+  bool is_primary() const { return primary_; }
+  NodeId following() const { return following_; }
+  std::uint64_t offset() const { return offset_; }
+  int index() const { return index_; }
+  sim::Node& node() const { return node_; }
+  const std::map<std::string, Entry>& data() const { return data_; }
+
+  /// Present with `value` and not logically expired on this node's deciding
+  /// clock (what a read of this node would see).
+  bool holds(const std::string& key, const std::string& value) const;
+  bool expired(const Entry& e) const;
+
+  /// REPLICAOF NO ONE.
+  void promote();
+  /// REPLICAOF `primary`: drop to replica and ask for a full resync.
+  void follow(NodeId primary);
+  /// A replica connected to this primary (at time 0 every replica is).
+  void connect_replica(NodeId r) { replicas_.insert(r); }
+  /// Rebuild the counter key at `value` (counter_reset fault), as a write.
+  void reset_counter(const std::string& key, std::int64_t value);
+
+ private:
+  void handle_command(const sim::Message& m, const Command& c);
+  /// Lazy expiry: deletes `key` if expired (primary only) and propagates.
+  void expire_if_needed(const std::string& key);
+  void write(std::vector<Effect> effects);
+  void apply(const Effect& e);
+  void active_expire_cycle();
+  void heartbeat();
+  void request_sync();
+  Entry make_entry_expiry(Entry e, Duration ttl) const;
+
+  RedisService& svc_;
+  sim::Node& node_;
+  int index_;
+  bool configured_primary_;
+  NodeId configured_following_;
+  bool primary_;
+  NodeId following_;  ///< the primary a replica follows
+  std::uint64_t offset_ = 0;       ///< replication offset (one per write)
+  std::uint64_t sent_offset_ = 0;  ///< primary: offset streamed so far
+  std::map<std::string, Entry> data_;
+  std::set<NodeId> replicas_;  ///< primary: connected replicas
+  Time last_sync_request_{-1};
+  std::uint64_t role_epoch_ = 0;  ///< bumps on each role change, stops old loops
+};
+
+/// One Sentinel.
+class Sentinel final : public sim::NodeBehaviour {
+ public:
+  Sentinel(RedisService& svc, sim::Node& node, int index);
+  void on_message(const sim::Message& m) override;
+  void on_crash() override;
+  void on_restart() override;
+  void start();
+
+  NodeId primary() const { return config_primary_; }
+  std::uint64_t epoch() const { return config_epoch_; }
+  /// Adopt a newer configuration (hello messages / forced failover).
+  void adopt(NodeId primary, std::uint64_t epoch);
+
+ private:
+  void monitor(sim::Process& p, NodeId target);
+  void failover_loop(sim::Process& p);
+  bool subjectively_down() const;
+  bool try_failover(sim::Process& p);
+
+  RedisService& svc_;
+  sim::Node& node_;
+  int index_;
+  NodeId config_primary_;
+  std::uint64_t config_epoch_ = 0;
+  std::uint64_t current_epoch_ = 0;
+  std::uint64_t voted_epoch_ = 0;
+  NodeId voted_for_ = sim::kNoNode;
+  std::map<NodeId, Time> last_ok_;  ///< monotonic reading of the last valid PONG
+  std::map<NodeId, Pong> last_pong_;
+  sim::Rng rng_;
+};
+
+class RedisService {
+ public:
+  /// Builds the servers and sentinels on the given nodes. `clients` are the
+  /// lock clients that receive +switch-master announcements.
+  RedisService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers,
+               std::vector<NodeId> sentinels, std::vector<NodeId> clients);
+  ~RedisService();
+
+  /// Starts every node's periodic work; call once before running.
+  void start();
+
+  sim::Simulation& sim() { return sim_; }
+  History& history() { return history_; }
+  const RedisSpec& spec() const { return spec_; }
+  const std::string& key() const { return key_; }
+  std::string counter_key() const { return key_ + ":token"; }
+  sim::ClockKind expiry_clock() const { return spec_.expiry_clock; }
+  bool redlock() const { return spec_.redlock > 0; }
+  int majority() const;
+
+  const std::vector<NodeId>& servers() const { return server_ids_; }
+  const std::vector<NodeId>& sentinels() const { return sentinel_ids_; }
+  const std::vector<NodeId>& clients() const { return client_ids_; }
+  RedisServer& server(NodeId n);
+  bool is_server(NodeId n) const;
+  Sentinel* sentinel(NodeId n);
+
+  /// The authoritative primary: the one the sentinels last promoted (or
+  /// redis-0). Role alias `redis-primary`.
+  NodeId current_primary() const { return current_primary_; }
+
+  // --- faults -------------------------------------------------------------
+  /// `failover`: promote the best replica now (largest offset, lowest index;
+  /// up replicas only); the old primary becomes a replica. Returns false
+  /// (with `why`) when there is no live replica.
+  bool failover_now(std::string& why);
+  /// `counter_reset` of the token counter on the current primary.
+  bool reset_counter(std::int64_t value, std::string& why);
+
+  // --- hooks for the servers ---------------------------------------------
+  void on_promoted(RedisServer& s);
+  void on_grant(RedisServer& s, NodeId client, const std::string& value, std::optional<std::int64_t> token);
+  void watch_expiry(NodeId node, Time deadline);
+  /// Re-evaluates which leases the authoritative state still holds.
+  void reevaluate();
+  void announce(NodeId from, NodeId primary, std::uint64_t epoch);
+  std::uint64_t next_epoch() { return ++epoch_; }
+  void observe_epoch(std::uint64_t e) {
+    if (e > epoch_) epoch_ = e;
+  }
+
+ private:
+  bool authority_holds(const std::string& value, std::string& why_not) const;
+
+  sim::Simulation& sim_;
+  History& history_;
+  RedisSpec spec_;
+  std::string key_;
+  std::vector<NodeId> server_ids_;
+  std::vector<NodeId> sentinel_ids_;
+  std::vector<NodeId> client_ids_;
+  std::vector<std::unique_ptr<RedisServer>> servers_;
+  std::vector<std::unique_ptr<Sentinel>> sentinel_objs_;
+  NodeId current_primary_;
+  std::uint64_t epoch_ = 0;
+  /// Leases granted and not yet ended at the service, by value → client.
+  std::map<std::string, std::string> live_;
+  std::set<std::string> redlock_granted_;
+  bool evaluating_ = false;
+};
+
+}  // namespace fencesim::redis

@@ -1,0 +1,127 @@
+// models/resource/resource.hpp — the protected resource and its copies.
+//
+// Shape: `ResourceService` owns one `ResourceCopy` behaviour per node
+// `resource`, `resource-replica-0` …. A copy holds an integer value (the
+// allocator's counter, the counter, or the writer's file version), a CAS
+// version, and the two fencing marks of SCENARIO_FORMAT.md:
+//   last_written  highest token of an accepted write
+//   last_seen     highest token of an accepted read or write (reads count
+//                 only with fence_reads)
+// Rules (fenced):  read  t accepted iff t >= last_seen           (fence_reads)
+//                  write t accepted iff t >= last_seen and
+//                        t >  last_written (strict) / t >= last_written (monotonic)
+// Acceptance updates the marks in the same atomic step; a request without a
+// token is rejected by a fenced copy (reads only with fence_reads).
+// `unfenced` accepts everything; `cas` accepts a write iff the version the
+// client read is still current (Kleppmann, "How to do distributed locking":
+// the storage must check the token; CAS is the lock-free alternative).
+//
+// Copies serve the clients routed to them, check against their own state,
+// and forward each accepted write to the other copies `replication_delay`
+// later; a forwarded write is applied unconditionally (data takes the value,
+// each mark the larger of its own and the forwarded token). Copies are
+// durable: a crash keeps data, marks and the forwarding outbox.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim::resource {
+
+struct ReadRequest final : sim::Payload {
+  std::optional<std::int64_t> token;
+  std::string lease_value;  ///< history annotation, not used by the copy's logic
+  int iteration = 0;
+  std::string describe() const override;
+};
+
+struct WriteRequest final : sim::Payload {
+  std::optional<std::int64_t> token;
+  std::int64_t value = 0;
+  std::int64_t read_value = 0;  ///< history annotation: what the client had read
+  std::optional<std::int64_t> expected_version;  ///< cas only
+  std::string lease_value;
+  int iteration = 0;
+  std::string describe() const override;
+};
+
+struct OpReply final : sim::Payload {
+  bool accepted = false;
+  std::int64_t value = 0;
+  std::int64_t version = 0;
+  std::string reason;
+  std::string describe() const override { return accepted ? "ACCEPTED" : "REJECTED " + reason; }
+};
+
+struct Forward final : sim::Payload {
+  std::int64_t value = 0;
+  std::int64_t version = 0;
+  std::optional<std::int64_t> token;
+  std::string describe() const override { return "FORWARD"; }
+};
+
+class ResourceService;
+
+class ResourceCopy final : public sim::NodeBehaviour {
+ public:
+  ResourceCopy(ResourceService& svc, sim::Node& node);
+  void on_message(const sim::Message& m) override;
+  void on_restart() override;
+
+  std::int64_t value() const { return value_; }
+  std::int64_t version() const { return version_; }
+  std::int64_t last_written() const { return last_written_; }
+  std::int64_t last_seen() const { return last_seen_; }
+  void reset_marks(std::int64_t v) { last_written_ = last_seen_ = v; }
+  sim::Node& node() const { return node_; }
+
+ private:
+  void read(const sim::Message& m, const ReadRequest& r);
+  void write(const sim::Message& m, const WriteRequest& w);
+  void forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token);
+
+  ResourceService& svc_;
+  sim::Node& node_;
+  std::int64_t value_;
+  std::int64_t version_ = 0;
+  std::int64_t last_written_ = 0;
+  std::int64_t last_seen_ = 0;
+  struct Pending {
+    std::shared_ptr<Forward> fwd;
+    bool sent = false;
+  };
+  std::vector<std::shared_ptr<Pending>> outbox_;
+};
+
+class ResourceService {
+ public:
+  ResourceService(sim::Simulation& s, History& h, const ResourceSpec& spec, std::vector<sim::NodeId> copies);
+  ~ResourceService();
+
+  const ResourceSpec& spec() const { return spec_; }
+  History& history() { return history_; }
+  sim::Simulation& sim() { return sim_; }
+  const std::vector<sim::NodeId>& copies() const { return ids_; }
+  ResourceCopy& copy(std::size_t i) { return *copies_[i]; }
+
+  /// counter_reset of the resource: every copy's marks set to `value`, data kept.
+  void reset_marks(std::int64_t value);
+
+  std::int64_t accepted_writes = 0, rejected_writes = 0, accepted_reads = 0, rejected_reads = 0;
+
+ private:
+  sim::Simulation& sim_;
+  History& history_;
+  ResourceSpec spec_;
+  std::vector<sim::NodeId> ids_;
+  std::vector<std::unique_ptr<ResourceCopy>> copies_;
+};
+
+}  // namespace fencesim::resource

@@ -1,0 +1,62 @@
+// models/world.hpp — build a world from a Scenario, run it, check it.
+//
+//   fencesim::RunOptions opt;             // seed from the scenario unless set
+//   fencesim::RunResult r = fencesim::run_scenario(scenario, opt);
+//   r.verdicts   // one per property, with the first counterexample
+//   r.metrics    // DESIGN.md health metrics
+//   r.all_met    // every expectation of the `expect` block met
+//
+// A run is a pure function of (scenario, seed, fencesim version): the same
+// inputs give the same History, verdicts and trace fingerprint.
+//
+// Errors: `UnsupportedScenario` for a design this version cannot run yet
+// (the etcd service); the run stops with `budget_exceeded` when it needs
+// more than `event_budget` events; sim::ModelBug for a bug in a model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "models/checkers/checkers.hpp"
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/trace.hpp"
+
+namespace fencesim {
+
+struct UnsupportedScenario : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunOptions {
+  std::optional<std::uint64_t> seed;  ///< overrides Scenario::seed
+  bool trace = true;                  ///< build the trace (JSON Lines) of the run
+  std::uint64_t event_budget = Limits::kEventBudget;
+};
+
+struct RunResult {
+  std::uint64_t seed = 0;
+  /// Every fault that ran: the scripted ones and those the nemesis drew, in
+  /// start order (drawn ones have origin "nemesis#i").
+  std::vector<FaultSpec> faults;
+  std::vector<FaultSpec> drawn;  ///< the nemesis draws alone
+  History history;
+  CheckContext context;
+  std::vector<Verdict> verdicts;
+  Metrics metrics;
+  sim::Trace trace;
+  std::uint64_t fingerprint = 0;  ///< FNV-1a over the trace
+  std::uint64_t events = 0;       ///< engine events processed
+  bool budget_exceeded = false;
+  bool all_met = true;
+};
+
+RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
+
+/// When each fault ends (SCENARIO_FORMAT.md "A fault ends…"): nullopt for a
+/// fault that never ends. Faults that start after `run_end` are ignored.
+std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault);
+
+}  // namespace fencesim
