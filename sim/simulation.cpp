@@ -284,6 +284,7 @@ TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer
   t.deadline = reading;
   t.active = true;
   t.observer = observer;
+  t.due = false;
   t.proc = proc;
   t.wait = wait;
   t.fn = std::move(fn);
@@ -302,10 +303,11 @@ TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer
 void Simulation::schedule_timer(std::uint32_t slot) {
   Timer& t = timers_[slot];
   const Node& node = *nodes_[t.node];
-  const Time when = node.clock_.true_time_when(t.clock, t.deadline, now_);
+  t.when = node.clock_.true_time_when(t.clock, t.deadline, now_);
   // The event's b carries the reschedule count and the generation, so stale
   // events (after a clock step moved the timer) are recognised.
-  queue_.push(when, EventClass::kNormal, EventType::kTimer, slot, (static_cast<std::uint64_t>(t.resched) << 32) | t.gen);
+  t.key = queue_.push(t.when, EventClass::kNormal, EventType::kTimer, slot,
+                      (static_cast<std::uint64_t>(t.resched) << 32) | t.gen);
 }
 
 void Simulation::unlink_timer(std::uint32_t slot) {
@@ -338,16 +340,25 @@ void Simulation::cancel(TimerId id) {
 }
 
 void Simulation::reschedule_clock_timers(NodeId n) {
-  // A clock step or drift change moves every timer set on that node's
-  // clocks: a new event is queued at the new true time and the old one goes
-  // stale. The TimerId a model holds stays valid (identity is the slot and
-  // the generation at creation; rescheduling bumps a separate counter).
+  // A clock step or drift change moves the timers set on that node's clocks
+  // whose true fire time changes: a new event is queued at the new true time
+  // and the old one goes stale. The TimerId a model holds stays valid
+  // (identity is the slot and the generation at creation; rescheduling bumps
+  // a separate counter). Timers that do not move keep their event, so a wall
+  // step leaves monotonic timers exactly where they were in the order; moved
+  // timers are queued again in their previous order, so timers with one
+  // deadline still fire in the order they were set. A timer that already
+  // fell due during a pause stays due: a step cannot re-arm it.
+  std::vector<std::uint32_t> moved;
   for (std::uint32_t s = nodes_[n]->timer_head_; s != UINT32_MAX; s = timers_[s].next) {
-    Timer& t = timers_[s];
-    const Time when = nodes_[n]->clock_.true_time_when(t.clock, t.deadline, now_);
-    t.resched = t.resched + 1;
-    queue_.push(when, EventClass::kNormal, EventType::kTimer, s,
-                (static_cast<std::uint64_t>(t.resched) << 32) | t.gen);
+    const Timer& t = timers_[s];
+    if (t.due) continue;
+    if (nodes_[n]->clock_.true_time_when(t.clock, t.deadline, now_) != t.when) moved.push_back(s);
+  }
+  std::sort(moved.begin(), moved.end(), [this](std::uint32_t x, std::uint32_t y) { return timers_[x].key < timers_[y].key; });
+  for (std::uint32_t s : moved) {
+    timers_[s].resched = timers_[s].resched + 1;
+    schedule_timer(s);
   }
 }
 
@@ -355,6 +366,11 @@ void Simulation::notify(WaitHandle h) {
   if (!h.valid() || h.slot >= procs_.size()) return;
   Process* p = procs_[h.slot].get();
   if (p == nullptr || !p->waiting_ || p->wait_ != h.wait) return;
+  if (p->timer_.valid() && timers_[p->timer_.slot].gen == p->timer_.gen && timers_[p->timer_.slot].due) {
+    // The wait timed out while the node was paused and its timeout waits to
+    // be replayed at the pause's end: it came first, so it wins.
+    return;
+  }
   p->waiting_ = false;
   p->notified_ = true;
   p->resume_pending_ = true;
@@ -408,7 +424,10 @@ void Simulation::dispatch(const Event& e) {
         if (!n.up_) return;
         bool deferred;
         defer_or(n, e, deferred);
-        if (deferred) return;
+        if (deferred) {
+          t.due = true;
+          return;
+        }
       }
       const std::uint32_t proc = t.proc;
       const std::uint64_t wait = t.wait;
@@ -446,6 +465,13 @@ void Simulation::dispatch(const Event& e) {
   }
 }
 
+void Simulation::release_inflight(std::uint32_t slot) {
+  InFlight& f = inflight_[slot];
+  f.used = false;
+  f.msg = Message{};
+  free_inflight_.push_back(slot);
+}
+
 void Simulation::deliver(std::uint32_t slot) {
   InFlight& f = inflight_[slot];
   if (!f.used) return;
@@ -454,17 +480,15 @@ void Simulation::deliver(std::uint32_t slot) {
     // "A message is lost if any active partition blocks it at the moment it
     // is sent or at the moment it would be delivered."
     if (blocked(f.msg.from, f.msg.to) || !to.up_) {
-      f.used = false;
-      f.msg = Message{};
-      free_inflight_.push_back(slot);
+      release_inflight(slot);
       return;
     }
     f.arrived = true;
   }
-  if (!to.up_) {
-    f.used = false;
-    f.msg = Message{};
-    free_inflight_.push_back(slot);
+  if (!to.up_ || to.incarnation_ != f.incarnation) {
+    // The receiver is down, or crashed after the send: what was sent to an
+    // earlier incarnation never reaches a later one.
+    release_inflight(slot);
     return;
   }
   if (to.paused_) {
@@ -472,9 +496,7 @@ void Simulation::deliver(std::uint32_t slot) {
     return;
   }
   Message msg = std::move(f.msg);
-  f.used = false;
-  f.msg = Message{};
-  free_inflight_.push_back(slot);
+  release_inflight(slot);
   if (msg.reply_to != 0) {
     auto it = to.calls_.find(msg.reply_to);
     if (it != to.calls_.end() && !it->second.reply) {
@@ -544,6 +566,7 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
   f.msg = Message{from, to, id, reply_to, now_, std::move(body)};
   f.used = true;
   f.arrived = false;
+  f.incarnation = nodes_[to]->incarnation_;
   queue_.push(at, EventClass::kNormal, EventType::kDeliver, slot, id);
   return id;
 }
@@ -615,6 +638,10 @@ void Simulation::crash(NodeId n) {
   if (!node.up_) return;
   node.up_ = false;
   node.paused_ = false;
+  // Messages waiting in the inbox of a paused node are lost with it.
+  for (const Event& e : node.deferred_) {
+    if (e.type == EventType::kDeliver && inflight_[e.a].used && inflight_[e.a].msg.id == e.b) release_inflight(e.a);
+  }
   node.deferred_.clear();
   ++node.incarnation_;
   // Drop node-code timers; observer timers survive.

@@ -25,7 +25,8 @@
 // it are *node code*: a pause freezes all of it (what fell due during the
 // pause runs at its end in the order it fell due; clocks keep running), and
 // a crash ends it (processes are cancelled by unwinding with `Cancelled`,
-// timers dropped, in-flight deliveries to a down node lost). Observers — the
+// timers dropped, messages sent to the crashed incarnation lost even if the
+// node is back when they arrive). Observers — the
 // fault script and the models' bookkeeping of what the service holds — use
 // `Simulation::at` and observer timers, which no pause or crash affects.
 //
@@ -310,7 +311,9 @@ class Simulation {
   const NetworkConfig& network() const { return net_; }
   /// Sends a message. It is lost when the sender is down, a partition blocks
   /// it now or at delivery, the loss draw says so, or the receiver is down
-  /// at delivery. Each (from, to) channel is FIFO like a TCP connection:
+  /// at delivery or has crashed since the send (like a TCP connection, it
+  /// does not reach the receiver's next incarnation). Each (from, to)
+  /// channel is FIFO like a TCP connection:
   /// a message is never delivered before one sent earlier on the channel.
   std::uint64_t send(NodeId from, NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
   bool blocked(NodeId from, NodeId to) const;
@@ -350,6 +353,11 @@ class Simulation {
     std::uint32_t resched = 0;  // bumped when a clock step moves the timer
     bool active = false;
     bool observer = false;
+    // Fell due while its node was paused: its event waits in the node's
+    // deferred list, and no later clock step moves it again.
+    bool due = false;
+    Time when{0};           // true time of its queued event
+    std::uint64_t key = 0;  // queue key of that event: clock steps keep timer order
     std::uint32_t proc = UINT32_MAX;  // process to wake, or UINT32_MAX
     std::uint64_t wait = 0;
     std::function<void()> fn;
@@ -358,7 +366,8 @@ class Simulation {
   struct InFlight {
     Message msg;
     bool used = false;
-    bool arrived = false;  // passed the partition check at arrival
+    bool arrived = false;          // passed the partition check at arrival
+    std::uint64_t incarnation = 0;  // of the receiver when sent
   };
   struct Callback {
     std::function<void()> fn;
@@ -377,6 +386,7 @@ class Simulation {
   void finish_process(std::uint32_t slot);
   void end_pause(NodeId n);
   void deliver(std::uint32_t slot);
+  void release_inflight(std::uint32_t slot);
 
   std::uint64_t seed_;
   Time now_{0};
