@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what fencesim needs from Debian 12 packages (as root).
+#   tools/deps.sh          build dependencies
+#   tools/deps.sh --test   plus what the test suite needs
+set -euo pipefail
+pkgs=(cmake g++ make libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(python3 python3-jsonschema)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
