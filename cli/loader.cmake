@@ -12,11 +12,17 @@ if(FENCESIM_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "FENCESIM_FUZZ needs clang (configure with CC=clang CXX=clang++)")
   endif()
-  # The whole build is instrumented for coverage and sanitizers; only the
-  # fuzz target itself links libFuzzer's main.
-  target_compile_options(fencesim_loader PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  # The loader and the libraries it calls are instrumented for coverage and
+  # the sanitizers; only the fuzz target itself links libFuzzer's main.
+  foreach(lib fencesim_loader fencesim_models fencesim_sim)
+    if(TARGET ${lib})
+      target_compile_options(${lib} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+                                            -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    endif()
+  endforeach()
   add_executable(fencesim_fuzz_loader ${CMAKE_CURRENT_LIST_DIR}/fuzz_loader.cpp)
   target_link_libraries(fencesim_fuzz_loader PRIVATE fencesim_loader)
-  target_compile_options(fencesim_fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
+  target_compile_options(fencesim_fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined
+                                                -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(fencesim_fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined)
 endif()

@@ -90,13 +90,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 template <typename Range>
 std::string suggest(std::string_view got, const Range& candidates) {
   if (got.empty() || got.size() > 64) return "";
-  const std::size_t limit = got.size() <= 3 ? 1 : got.size() <= 6 ? 2 : 3;
+  // Short words get few edits, so "C" is not "corrected" to "A".
+  const std::size_t limit = got.size() <= 2 ? 0 : got.size() <= 4 ? 1 : got.size() <= 7 ? 2 : 3;
   std::string best;
   std::size_t best_d = limit + 1;
   for (const auto& c : candidates) {
     const std::string_view cv(c);
     if (cv.size() > 64) continue;
-    const std::size_t dist = edit_distance(got, cv);
+    std::size_t dist = edit_distance(got, cv);
+    // "maximum" for "max", "iter" for "iterations": one word the prefix of the other.
+    if (dist > limit && std::min(got.size(), cv.size()) >= 3 &&
+        (got.substr(0, cv.size()) == cv || cv.substr(0, got.size()) == got)) {
+      dist = limit;
+    }
     if (dist < best_d) {
       best_d = dist;
       best = std::string(cv);
@@ -223,6 +229,12 @@ class GuardedSax {
       if (auto colon = what.find(": ", col); colon != std::string::npos) what = what.substr(colon + 2);
     } else if (auto br = what.find("] "); br != std::string::npos) {
       what = what.substr(br + 2);
+    }
+    // Drop "; last read: '…'": the line and column say where, and the token
+    // can span lines.
+    if (auto lr = what.find("; last read: '"); lr != std::string::npos) {
+      auto rest = what.find("'; expected ", lr + 14);
+      what = what.substr(0, lr) + (rest == std::string::npos ? "" : what.substr(rest + 1));
     }
     problem_.message = what;
     return false;
@@ -384,14 +396,26 @@ class Loader {
     if (!v.is_object()) fail(path, "expected " + what + " (a JSON object), got " + describe(v));
   }
 
+  /// `"ttl" belongs in lock` when `key` is a key of another block, else "".
+  static std::string elsewhere(const std::string& key, const std::string& where) {
+    static const std::vector<std::pair<std::string, const Keys*>> kBlocks = {
+        {"the top level", &kTopKeys},     {"network", &kNetworkKeys},  {"lock", &kLockCommonKeys},
+        {"lock", &kRedisKeys},            {"lock", &kEtcdKeys},        {"resource", &kResourceKeys},
+        {"a client", &kClientKeys},       {"a workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
+    for (const auto& [block, keys] : kBlocks) {
+      if (block != where && contains(*keys, key)) return quote(key) + " belongs in " + block;
+    }
+    return "";
+  }
+
   /// Every key of `obj` must be in `allowed`; `where` names the block.
-  static void check_keys(const json& obj, const std::string& path, const Keys& allowed, const std::string& where,
-                         const std::string& more = "") {
+  static void check_keys(const json& obj, const std::string& path, const Keys& allowed, const std::string& where) {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       if (contains(allowed, it.key())) continue;
+      std::string hint = suggest(it.key(), allowed);
+      if (hint.empty()) hint = elsewhere(it.key(), where);
       fail(key_path(path, it.key()),
-           "unknown key " + quote(it.key()) + " in " + where + more + "; expected one of " + join_list(allowed, 20),
-           suggest(it.key(), allowed));
+           "unknown key " + quote(it.key()) + " in " + where + "; expected one of " + join_list(allowed, 20), hint);
     }
   }
 
@@ -479,7 +503,8 @@ class Loader {
     const Duration d = *p.value;
     const Duration abs = d < Duration::zero() ? -d : d;
     if (abs > Limits::kMaxDuration) {
-      fail(path, "duration " + quote(text) + " is too long: at most " + sim::format_duration(Limits::kMaxDuration));
+      fail(path, "duration " + quote(text) + " is too long: at most " +
+                     std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h");
     }
     if (rule.positive && d < rule.min) {
       fail(path, rule.min > Duration{1} ? "must be at least " + sim::format_duration(rule.min) + ", got " + quote(text)
@@ -1205,7 +1230,16 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
           }
         }
         const int column = static_cast<int>(std::max<std::size_t>(1, end - line_start));
-        return error_result(file_label, "", "malformed JSON: " + p.message, "", line, column);
+        // Two common slips get a hint: a trailing comma and single quotes.
+        std::string hint;
+        if (end >= 1 && (text[end - 1] == '}' || text[end - 1] == ']')) {
+          std::size_t i = end - 1;
+          while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n' || text[i - 1] == '\r')) --i;
+          if (i > 0 && text[i - 1] == ',') hint = "JSON allows no comma before a closing bracket: remove the trailing comma";
+        } else if (end >= 1 && text[end - 1] == '\'') {
+          hint = "JSON strings need double quotes";
+        }
+        return error_result(file_label, "", "malformed JSON: " + p.message, hint, line, column);
       }
       return error_result(file_label, p.path, p.message.empty() ? "malformed JSON" : p.message);
     }

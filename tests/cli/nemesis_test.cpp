@@ -1,0 +1,200 @@
+// tests/cli/nemesis_test.cpp — the nemesis draws faults from the seed as
+// SCENARIO_FORMAT.md says, and the same seed draws the same faults.
+#include "models/nemesis.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cli/loader.hpp"
+#include "sim/rng.hpp"
+
+namespace fencesim {
+namespace {
+
+using namespace std::chrono_literals;
+
+Scenario with_nemesis(std::vector<FaultKind> kinds, std::uint64_t seed = 7) {
+  Scenario s;
+  s.name = "n";
+  s.seed = seed;
+  s.duration = 600s;
+  s.settle = 30s;
+  s.lock.redis.replicas = 1;
+  for (const char* n : {"A", "B", "C"}) {
+    ClientSpec c;
+    c.name = n;
+    s.clients.push_back(c);
+  }
+  NemesisSpec n;
+  n.kinds = std::move(kinds);
+  n.targets = {"A", "B", "C", "redis-primary"};
+  n.interval_min = 2s;
+  n.interval_max = 9s;
+  n.max_duration = 15s;
+  s.nemesis = n;
+  return s;
+}
+
+bool same(const FaultSpec& a, const FaultSpec& b) {
+  return a.at == b.at && a.kind == b.kind && a.target == b.target && a.duration == b.duration && a.by == b.by &&
+         a.clock == b.clock && a.ppm == b.ppm && a.isolate == b.isolate && a.restart_after == b.restart_after &&
+         a.delay == b.delay && a.origin == b.origin;
+}
+
+const std::vector<FaultKind> kAllNemesisKinds = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
+                                                 FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
+
+TEST(Nemesis, NoNemesisBlockDrawsNothing) {
+  Scenario s = with_nemesis({FaultKind::kPause});
+  s.nemesis.reset();
+  EXPECT_TRUE(draw_nemesis(s).empty());
+}
+
+TEST(Nemesis, TheSameSeedDrawsTheSameFaultsAndAnotherSeedOthers) {
+  const auto a = draw_nemesis(with_nemesis(kAllNemesisKinds, 7));
+  const auto b = draw_nemesis(with_nemesis(kAllNemesisKinds, 7));
+  const auto c = draw_nemesis(with_nemesis(kAllNemesisKinds, 8));
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), 20u);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same(a[i], b[i])) << i;
+  bool differs = a.size() != c.size();
+  for (std::size_t i = 0; !differs && i < a.size(); ++i) differs = !same(a[i], c[i]);
+  EXPECT_TRUE(differs);
+}
+
+TEST(Nemesis, FaultsStartAtIntervalsAndNoLaterThanSettlePlusMaxDurationBeforeTheEnd) {
+  const Scenario s = with_nemesis(kAllNemesisKinds);
+  const auto faults = draw_nemesis(s);
+  const Duration last = s.duration - s.settle - s.nemesis->max_duration;
+  Duration prev = 0s;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const Duration gap = faults[i].at - prev;
+    EXPECT_GE(gap, s.nemesis->interval_min) << i;
+    EXPECT_LE(gap, s.nemesis->interval_max) << i;
+    EXPECT_LE(faults[i].at, last) << i;
+    EXPECT_EQ(faults[i].origin, "nemesis#" + std::to_string(i));
+    prev = faults[i].at;
+  }
+  // The schedule runs until the next start would pass the limit.
+  EXPECT_GT(prev + s.nemesis->interval_max, last);
+}
+
+TEST(Nemesis, AFixedIntervalStartsTheFirstFaultAtTheInterval) {
+  Scenario s = with_nemesis({FaultKind::kPause});
+  s.nemesis->interval_min = s.nemesis->interval_max = 10s;
+  s.duration = 100s;
+  s.settle = 30s;
+  s.nemesis->max_duration = 15s;
+  const auto faults = draw_nemesis(s);
+  // Starts at 10, 20, 30, 40, 50 s: 55 s is the last allowed start.
+  ASSERT_EQ(faults.size(), 5u);
+  for (std::size_t i = 0; i < faults.size(); ++i) EXPECT_EQ(faults[i].at, Duration(10s) * static_cast<int>(i + 1));
+}
+
+TEST(Nemesis, ARunTooShortForOneFaultDrawsNone) {
+  Scenario s = with_nemesis({FaultKind::kPause});
+  s.duration = 40s;  // 40 − 30 − 15 < 0
+  EXPECT_TRUE(draw_nemesis(s).empty());
+}
+
+TEST(Nemesis, EachKindGetsItsOwnFields) {
+  const Scenario s = with_nemesis(kAllNemesisKinds, 11);
+  const auto faults = draw_nemesis(s);
+  std::set<FaultKind> kinds;
+  std::set<std::string> targets;
+  bool negative_jump = false, positive_jump = false;
+  for (const FaultSpec& f : faults) {
+    kinds.insert(f.kind);
+    targets.insert(f.target);
+    switch (f.kind) {
+      case FaultKind::kPause:
+        ASSERT_TRUE(f.duration.has_value());
+        EXPECT_GE(*f.duration, 1ms);
+        EXPECT_LE(*f.duration, 15s);
+        EXPECT_EQ(*f.duration % 1ms, 0ns);
+        break;
+      case FaultKind::kPartition:
+        EXPECT_EQ(f.isolate, std::vector<std::string>{f.target});
+        EXPECT_TRUE(f.groups.empty());
+        EXPECT_FALSE(f.one_way);
+        ASSERT_TRUE(f.duration.has_value());
+        EXPECT_LE(*f.duration, 15s);
+        break;
+      case FaultKind::kCrash:
+        ASSERT_TRUE(f.restart_after.has_value());
+        EXPECT_GE(*f.restart_after, 1ms);
+        EXPECT_LE(*f.restart_after, 15s);
+        EXPECT_FALSE(f.duration.has_value());
+        break;
+      case FaultKind::kClockJump:
+        EXPECT_EQ(f.clock, ClockSelect::kWall);
+        EXPECT_NE(f.by, 0s);
+        EXPECT_LE(f.by < 0s ? -f.by : f.by, 15s);
+        EXPECT_EQ(f.by % 1ms, 0ns);
+        (f.by < 0s ? negative_jump : positive_jump) = true;
+        break;
+      case FaultKind::kClockDrift:
+        EXPECT_GE(f.ppm, -1000);
+        EXPECT_LE(f.ppm, 1000);
+        ASSERT_TRUE(f.duration.has_value());
+        EXPECT_LE(*f.duration, 15s);
+        break;
+      case FaultKind::kSlow:
+        EXPECT_GE(f.delay, 1ms);
+        EXPECT_LE(f.delay, 15s);
+        EXPECT_EQ(f.duration, 15s);  // slow lasts max_duration
+        break;
+      default:
+        ADD_FAILURE() << "drew a non-nemesis kind " << to_string(f.kind);
+    }
+  }
+  EXPECT_EQ(kinds.size(), 6u);
+  EXPECT_EQ(targets, (std::set<std::string>{"A", "B", "C", "redis-primary"}));
+  EXPECT_TRUE(negative_jump);
+  EXPECT_TRUE(positive_jump);
+}
+
+TEST(Nemesis, TheDocumentedDrawOrderReplaysTheFirstFault) {
+  const Scenario s = with_nemesis(kAllNemesisKinds, 99);
+  const auto faults = draw_nemesis(s);
+  ASSERT_FALSE(faults.empty());
+  // Replay the header's recipe by hand for fault #0.
+  sim::Rng rng = sim::Rng::stream(99, "nemesis");
+  const Duration at = rng.uniform(2s, 9s);
+  const FaultKind kind = kAllNemesisKinds[static_cast<std::size_t>(rng.uniform(0, 5))];
+  const std::string target = s.nemesis->targets[static_cast<std::size_t>(rng.uniform(0, 3))];
+  const Duration d = std::chrono::milliseconds(rng.uniform(1, 15'000));
+  EXPECT_EQ(faults[0].at, at);
+  EXPECT_EQ(faults[0].kind, kind);
+  EXPECT_EQ(faults[0].target, target);
+  switch (kind) {
+    case FaultKind::kPause:
+    case FaultKind::kPartition:
+    case FaultKind::kClockDrift: EXPECT_EQ(faults[0].duration, d); break;
+    case FaultKind::kCrash: EXPECT_EQ(faults[0].restart_after, d); break;
+    case FaultKind::kClockJump: EXPECT_EQ(faults[0].by < 0s ? -faults[0].by : faults[0].by, d); break;
+    case FaultKind::kSlow: EXPECT_EQ(faults[0].delay, d); break;
+    default: break;
+  }
+}
+
+TEST(Nemesis, TheAcceptanceCaseDrawsPausesOfItsWorkers) {
+  const LoadResult r = load_scenario_text(R"({
+    "scenario": "c07-like", "seed": 3, "duration": "120s",
+    "lock": {"service": "etcd", "ttl": "3s"},
+    "resource": {"kind": "fenced", "fence_reads": true},
+    "clients": [{"name": "worker", "count": 3, "workload": {"kind": "counter", "iterations": 20}}],
+    "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": "3s", "max_duration": "8s"}})", "c07.json");
+  ASSERT_TRUE(r.ok()) << r.error->to_string();
+  const auto faults = draw_nemesis(*r.scenario);
+  // Starts at 3, 6, …, 81 s: 120 − 30 − 8 = 82 s is the last allowed start.
+  ASSERT_EQ(faults.size(), 27u);
+  for (const auto& f : faults) {
+    EXPECT_EQ(f.kind, FaultKind::kPause);
+    EXPECT_EQ(f.target.rfind("worker-", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace fencesim
