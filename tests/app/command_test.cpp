@@ -1,0 +1,216 @@
+// The `fencesim` command end to end: what a user and a CI job see.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(FENCESIM_BINARY_DIR) + "/fencesim";
+const std::string kCases = std::string(FENCESIM_SOURCE_DIR) + "/../shared/cases";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Command : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fencesim-cmd-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd = kBin + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  fs::path write_file(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+const char* kWorked = R"({
+  "scenario": "worked",
+  "duration": "60s",
+  "lock": {"service": "redis", "ttl": "10s", "replicas": 0, "sentinels": 0},
+  "resource": {"kind": "fenced", "check": "strict", "initial": 1000},
+  "clients": [
+    {"name": "A", "workload": {"kind": "sequence_allocator", "block": 100, "work": "500ms"}},
+    {"name": "B", "start": "2s", "workload": {"kind": "sequence_allocator", "block": 100, "work": "500ms"}}
+  ],
+  "faults": [{"at": "200ms", "kind": "pause", "target": "A", "duration": "12s"}],
+  "expect": {"mutual_exclusion": "violated", "no_stale_write": "holds", "no_lost_update": "holds"}
+})";
+
+TEST_F(Command, ASharedAcceptanceCasePassesAndWritesItsThreeReports) {
+  if (!fs::exists(kCases)) GTEST_SKIP() << "shared cases not present";
+  const Result r = run("run " + kCases + "/c02-worked-example-fenced.json --out " + (dir_ / "r").string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* f : {"report.json", "report.md", "trace.jsonl"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "r" / "c02-worked-example-fenced" / f)) << f;
+  }
+  EXPECT_NE(r.out.find("seed 1"), std::string::npos);
+  EXPECT_NE(r.out.find("no_stale_write"), std::string::npos);
+}
+
+TEST_F(Command, TheSameFileAndSeedTwiceGiveByteIdenticalReports) {
+  const fs::path f = write_file("worked.json", kWorked);
+  ASSERT_EQ(run("run " + f.string() + " --out " + (dir_ / "a").string()).code, 0);
+  // From another working directory and another output folder.
+  const std::string cd = "cd " + dir_.string() + " && ";
+  const int status = std::system((cd + kBin + " run worked.json --out b -q").c_str());
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  for (const char* name : {"report.json", "report.md", "trace.jsonl"}) {
+    const std::string a = slurp(dir_ / "a" / "worked" / name);
+    const std::string b = slurp(dir_ / "b" / "worked" / name);
+    EXPECT_FALSE(a.empty()) << name;
+    // The reports name the file as the user gave it, an absolute path cut to
+    // its base name: both runs say worked.json.
+    EXPECT_EQ(a, b) << name;
+  }
+}
+
+TEST_F(Command, ReportsContainNoAbsolutePathsOrHostNames) {
+  const fs::path f = write_file("worked.json", kWorked);
+  ASSERT_EQ(run("run " + f.string() + " --out " + (dir_ / "a").string()).code, 0);
+  for (const char* name : {"report.json", "report.md", "trace.jsonl"}) {
+    const std::string text = slurp(dir_ / "a" / "worked" / name);
+    EXPECT_EQ(text.find(dir_.string()), std::string::npos) << name;
+    EXPECT_EQ(text.find("/tmp"), std::string::npos) << name;
+  }
+}
+
+TEST_F(Command, AnUnmetExpectationExitsOneAndPrintsTheReproducingCommand) {
+  std::string text = kWorked;
+  text.replace(text.find("\"no_stale_write\": \"holds\""), 25, "\"no_stale_write\": \"violated\"");
+  const fs::path f = write_file("wrong.json", text);
+  const Result r = run("run " + f.string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos);
+  EXPECT_NE(r.out.find("fencesim run"), std::string::npos);
+  EXPECT_NE(r.out.find("--seed 1"), std::string::npos);
+}
+
+TEST_F(Command, SeedOverrideWritesASeparateFolder) {
+  const fs::path f = write_file("worked.json", kWorked);
+  const Result r = run("run " + f.string() + " --seed 7 --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "worked-seed7" / "report.json"));
+  EXPECT_NE(slurp(dir_ / "a" / "worked-seed7" / "report.json").find("\"seed\": 7"), std::string::npos);
+}
+
+TEST_F(Command, AnInvalidFileExitsTwoWithPathAndSuggestionAndWritesNothing) {
+  std::string text = kWorked;
+  text.replace(text.find("\"duration\": \"12s\""), 17, "\"duraton\": \"12s\"");
+  const fs::path f = write_file("bad.json", text);
+  const Result r = run("run " + f.string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("faults[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("duration"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "worked"));
+}
+
+TEST_F(Command, MalformedJsonGetsLineAndColumn) {
+  const fs::path f = write_file("broken.json", "{\n  \"scenario\": \"x\",\n  \"duration\": 60s\n}\n");
+  const Result r = run("validate " + f.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("broken.json:3:"), std::string::npos) << r.err;
+}
+
+TEST_F(Command, AMissingFileIsAnInputError) {
+  const Result r = run("run " + (dir_ / "nope.json").string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nope.json"), std::string::npos);
+}
+
+TEST_F(Command, TwoFilesThatWouldWriteTheSameFolderAreRefusedBeforeRunning) {
+  const fs::path a = write_file("one.json", kWorked);
+  const fs::path b = write_file("two.json", kWorked);
+  const Result r = run("run " + a.string() + " " + b.string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("would both write"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a" / "worked"));
+}
+
+TEST_F(Command, WithSeveralFilesEachRunsAndTheHighestCodeWins) {
+  std::string other = kWorked;
+  other.replace(other.find("\"worked\""), 8, "\"other\"");
+  const fs::path good = write_file("good.json", kWorked);
+  const fs::path bad = write_file("bad.json", "{");
+  const fs::path good2 = write_file("other.json", other);
+  const Result r = run("run " + good.string() + " " + bad.string() + " " + good2.string() + " -q --out " +
+                       (dir_ / "a").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "worked" / "report.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "a" / "other" / "report.json"));
+}
+
+TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("run --no-such-flag x.json").code, 2);
+  EXPECT_EQ(run("run").code, 2);
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("run --help").code, 0);
+  EXPECT_EQ(run("--version").code, 0);
+}
+
+TEST_F(Command, ValidateChecksWithoutRunning) {
+  const fs::path f = write_file("worked.json", kWorked);
+  const Result r = run("validate " + f.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("ok"), std::string::npos);
+  EXPECT_FALSE(fs::exists("reports/worked"));
+}
+
+TEST_F(Command, AnEtcdScenarioIsValidatedButNotYetRun) {
+  if (!fs::exists(kCases)) GTEST_SKIP() << "shared cases not present";
+  const std::string c07 = kCases + "/c07-etcd-pauses-fenced-reads.json";
+  EXPECT_EQ(run("validate " + c07).code, 0);
+  const Result r = run("run " + c07 + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not yet supported"), std::string::npos) << r.err;
+}
+
+TEST_F(Command, ReportJsonHasTheDocumentedTopLevelKeys) {
+  const fs::path f = write_file("worked.json", kWorked);
+  ASSERT_EQ(run("run " + f.string() + " -q --out " + (dir_ / "a").string()).code, 0);
+  const std::string j = slurp(dir_ / "a" / "worked" / "report.json");
+  for (const char* key : {"\"report_version\"", "\"fencesim_version\"", "\"scenario\"", "\"seed\"", "\"settings\"",
+                          "\"faults\"", "\"nemesis_draws\"", "\"verdicts\"", "\"metrics\"", "\"run\"", "\"outcome\""}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+  }
+  // Fixed notation: no floating-point numbers anywhere.
+  EXPECT_EQ(j.find("e+"), std::string::npos);
+  EXPECT_EQ(j.find("e-0"), std::string::npos);
+}
+
+}  // namespace
