@@ -320,7 +320,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
 
   out.context.run_end = s.duration;
   out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
-  out.history = w->history;  // copy before the world (and its fibers) goes
+  out.history = std::move(w->history);  // nothing writes history while the world is torn down
   w.reset();
 
   out.verdicts = check_all(s, out.history, out.context);
