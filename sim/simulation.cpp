@@ -80,7 +80,9 @@ void Node::spawn(std::string name, std::function<void(Process&)> body) {
     __sanitizer_finish_switch_fiber(nullptr, &raw->caller_bottom_, &raw->caller_size_);
 #endif
     try {
-      raw->body_(*raw);
+      // A process cancelled before it ever ran is started only to end: its
+      // fiber then finishes on the annotated path (see Simulation::crash).
+      if (!raw->cancelled_) raw->body_(*raw);
     } catch (const Cancelled&) {
       // The node crashed: the process ends here.
     } catch (const ctx::detail::forced_unwind&) {
@@ -212,7 +214,7 @@ Simulation::~Simulation() {
   for (std::uint32_t slot = 0; slot < procs_.size(); ++slot) {
     Process* p = procs_[slot].get();
     if (p == nullptr) continue;
-    if (p->started_ && !p->finished_) {
+    if (!p->finished_) {
       p->cancelled_ = true;
       p->waiting_ = false;
       try {
@@ -655,10 +657,9 @@ void Simulation::crash(NodeId n) {
   for (std::uint32_t slot : live) {
     Process* p = procs_[slot].get();
     if (p == nullptr) continue;
-    if (!p->started_) {
-      finish_process(slot);
-      continue;
-    }
+    // Also a process that has not started yet is resumed once, to end: a
+    // fiber destroyed unstarted would unwind on its own stack without the
+    // sanitizer's fiber annotations.
     p->cancelled_ = true;
     p->waiting_ = false;
     p->resume_pending_ = false;
