@@ -1,0 +1,78 @@
+// models/etcd/raft/message.hpp — the Raft log entry and the one message type
+// Raft members exchange over sim's network.
+//
+// One payload type with a `type` field, as etcd raft's pb.Message
+// (raftpb/raft.proto): a layer above routes every `RaftMessage` it receives
+// to its member's `RaftNode::step` and handles its own payloads itself.
+//
+//   AppendEntries  index/log_term = prevLogIndex/prevLogTerm, entries, commit
+//                  (Raft paper Figure 2 "AppendEntries RPC")
+//   AppendResp     success: index = last index now known to match;
+//                  reject: index = the rejected prevLogIndex, reject_hint =
+//                  the follower's last index (etcd MsgAppResp RejectHint)
+//   Heartbeat      commit = min(follower's match, leader commit), context =
+//                  the newest pending ReadIndex round (etcd MsgHeartbeat)
+//   HeartbeatResp  context echoed back (etcd MsgHeartbeatResp)
+//   Vote/PreVote   index/log_term = candidate's last log index and term;
+//                  a PreVote carries the term the sender *would* campaign in
+//                  (term + 1) without having moved to it (Ongaro's thesis
+//                  §9.6, etcd MsgPreVote); `transfer` bypasses the voter's
+//                  leader lease as etcd's campaignTransfer does
+//   VoteResp/PreVoteResp  reject or grant
+//   ReadIndex      follower → leader, term 0 like etcd's local MsgReadIndex,
+//                  context = the follower's request id
+//   ReadIndexResp  leader → follower, index = the confirmed read index
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+
+namespace fencesim::raft {
+
+using Index = std::uint64_t;
+using Term = std::uint64_t;
+
+/// One log entry. The index is its position in the log (1-based). An empty
+/// `command` is the empty entry a leader appends at the start of its term
+/// (Raft paper §8, etcd becomeLeader); `propose` refuses empty commands, so
+/// the two never mix.
+struct Entry {
+  Term term = 0;
+  std::string command;
+  bool operator==(const Entry&) const = default;
+};
+
+enum class MessageType : std::uint8_t {
+  kAppend,
+  kAppendResp,
+  kHeartbeat,
+  kHeartbeatResp,
+  kVote,
+  kVoteResp,
+  kPreVote,
+  kPreVoteResp,
+  kReadIndex,
+  kReadIndexResp,
+};
+
+const char* message_type_name(MessageType t);
+
+struct RaftMessage final : sim::Payload {
+  MessageType type = MessageType::kHeartbeat;
+  Term term = 0;
+  Index index = 0;
+  Term log_term = 0;
+  Index commit = 0;
+  std::vector<Entry> entries;
+  bool reject = false;
+  Index reject_hint = 0;
+  std::uint64_t context = 0;
+  bool transfer = false;
+  std::string describe() const override;
+};
+
+}  // namespace fencesim::raft
