@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "models/client/client.hpp"
+#include "models/etcd/etcd.hpp"
+#include "models/etcd/raft/safety.hpp"
 #include "models/nemesis.hpp"
 #include "models/redis/redis.hpp"
 #include "models/resource/resource.hpp"
@@ -85,6 +87,7 @@ struct World {
   sim::Simulation sim;
   History history;
   std::unique_ptr<redis::RedisService> redis;
+  std::unique_ptr<etcd::EtcdService> etcd;
   std::unique_ptr<resource::ResourceService> resource;
   std::vector<std::unique_ptr<client::ClientNode>> clients;
 };
@@ -115,7 +118,7 @@ void apply_fault(World& w, const FaultSpec& f, const std::vector<FaultSpec>& all
       if (!w.redis) return std::nullopt;
       return w.redis->current_primary();
     }
-    if (name == "etcd-leader") return std::nullopt;
+    if (name == "etcd-leader") return w.etcd ? w.etcd->leader() : std::nullopt;
     return s.find_node(name);
   };
   switch (f.kind) {
@@ -265,11 +268,6 @@ std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time ru
 }
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
-  if (sc.lock.service == ServiceKind::kEtcd) {
-    throw UnsupportedScenario(
-        "the etcd lock service is loaded and validated, but this version cannot run it yet (the Raft/etcd model "
-        "is not implemented)");
-  }
   RunResult out;
   Scenario s = sc;
   if (opt.seed) s.seed = *opt.seed;
@@ -291,6 +289,9 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     w->redis = std::make_unique<redis::RedisService>(simu, w->history, s, ids_of(simu, dir.redis),
                                                      ids_of(simu, dir.sentinels), client_ids);
   }
+  if (s.lock.service == ServiceKind::kEtcd) {
+    w->etcd = std::make_unique<etcd::EtcdService>(simu, w->history, s, ids_of(simu, dir.etcd));
+  }
   w->resource = std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources));
   for (std::size_t i = 0; i < s.clients.size(); ++i) {
     const ClientSpec& c = s.clients[i];
@@ -299,6 +300,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     if (s.lock.service == ServiceKind::kRedis) {
       lock = client::make_redis_client(node, w->history, c, s.lock, ids_of(simu, dir.redis),
                                        ids_of(simu, dir.sentinels));
+    } else if (s.lock.service == ServiceKind::kEtcd) {
+      lock = client::make_etcd_client(node, w->history, c, s.lock, ids_of(simu, dir.etcd), i);
     }
     const auto copy = simu.find_node(c.resource);
     if (!copy) throw UnsupportedScenario("client " + c.name + " is routed to an unknown resource copy " + c.resource);
@@ -312,6 +315,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     simu.at(f.at, [wp, f, all] { apply_fault(*wp, f, *all); }, sim::EventClass::kFault);
   }
   if (w->redis) w->redis->start();
+  if (w->etcd) w->etcd->start();
   for (auto& c : w->clients) c->start();
 
   const sim::RunStatus status = simu.run_until(s.duration, opt.event_budget);
@@ -320,10 +324,26 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
 
   out.context.run_end = s.duration;
   out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
+  std::optional<raft::SafetyVerdict> raft_verdict;
+  if (w->etcd) raft_verdict = raft::check_raft_safety(w->etcd->raft_history());
   out.history = std::move(w->history);  // nothing writes history while the world is torn down
   w.reset();
 
   out.verdicts = check_all(s, out.history, out.context);
+  for (Verdict& v : out.verdicts) {
+    if (v.property != Property::kRaftSafety || !raft_verdict) continue;
+    v.status = raft_verdict->holds ? Status::kHolds : Status::kViolated;
+    v.checked = static_cast<std::int64_t>(raft_verdict->checked);
+    v.at = raft_verdict->at;
+    v.summary = raft_verdict->holds ? fmt::format("{} Raft events checked: one leader per term, logs and applied "
+                                                  "commands agree, no committed entry lost",
+                                                  raft_verdict->checked)
+                                    : raft_verdict->rule + ": " + raft_verdict->summary;
+    v.story = raft_verdict->story;
+    if (v.expected) {
+      v.met = (*v.expected == Expectation::kHolds) == (v.status == Status::kHolds);
+    }
+  }
   out.metrics = compute_metrics(s, out.history, out.context);
   out.all_met = !out.budget_exceeded;
   for (const Verdict& v : out.verdicts) out.all_met = out.all_met && v.met;

@@ -118,11 +118,13 @@ Verdict check_no_stale_write(const History& h) {
     v.summary = fmt::format("{} wrote {} at {} on {} with {}, after its lease ended at {}", op.client, op.value,
                             format_time(op.at), op.copy, token_text(op.token), format_time(it->second.at));
     std::vector<std::string> story;
+    Time from{0};
     if (const GrantRecord* g = grant_of(h, op.lease_value)) {
       story.push_back(fmt::format("{}: {} granted the lock to {} ({})", format_time(g->at), g->server, g->client,
                                   token_text(g->token)));
+      from = g->at;
     }
-    add_faults_between(h, Time{0}, op.at, op.client, story);
+    add_faults_between(h, from, op.at, op.client, story);
     story.push_back(fmt::format("{}: {}'s lease ended at the service: {}", format_time(it->second.at), op.client,
                                 it->second.reason));
     for (const GrantRecord& g : h.grants) {
@@ -282,7 +284,7 @@ std::vector<Verdict> check_all(const Scenario& s, const History& h, const CheckC
         case Property::kRaftSafety:
           v.property = p;
           v.status = Status::kNotApplicable;
-          v.summary = "the etcd model is not available in this version";
+          v.summary = "checked from the Raft history by the world (models/etcd/raft/safety.hpp)";
           break;
       }
     }

@@ -78,6 +78,12 @@ std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const
                                               const LockSpec& lock, std::vector<sim::NodeId> servers,
                                               std::vector<sim::NodeId> sentinels);
 
+/// The etcd session + concurrency.Mutex client; `index` is the client's
+/// position k in the expanded client list (it starts on member k mod n).
+std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                             const LockSpec& lock, std::vector<sim::NodeId> members,
+                                             std::size_t index);
+
 /// The node of one client: workload process plus lock client.
 class ClientNode final : public sim::NodeBehaviour {
  public:

@@ -1,0 +1,503 @@
+#include "models/etcd/etcd.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fencesim::etcd {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr char kSep = '\x1f';
+constexpr Duration kLessorCheck = 500ms;  // lessor.go expiredLeaseRetryInterval / revokeExpiredLeases tick
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == kSep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string join(std::initializer_list<std::string> parts) {
+  std::string out;
+  bool first = true;
+  for (const std::string& p : parts) {
+    if (!first) out += kSep;
+    out += p;
+    first = false;
+  }
+  return out;
+}
+
+bool has_prefix(const std::string& key, const std::string& prefix) { return key.rfind(prefix, 0) == 0; }
+
+/// A relayed keepalive answer from the leader back to the member that asked.
+struct KeepAliveRelay final : sim::Payload {
+  std::uint64_t relay = 0;
+  Duration ttl{0};
+  std::string error;
+  std::string describe() const override { return "LeaseKeepAlive (relayed answer)"; }
+};
+struct ForwardKeepAliveReq final : sim::Payload {
+  LeaseId lease = 0;
+  std::uint64_t relay = 0;
+  std::string describe() const override { return "LeaseKeepAlive (forwarded)"; }
+};
+
+}  // namespace
+
+std::string hold_value(const std::string& key, std::int64_t create_revision) {
+  return fmt::format("{}@{}", key, create_revision);
+}
+
+std::string Request::describe() const {
+  static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn",
+                                 "Range(last created)", "Get", "Delete", "Watch"};
+  return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
+}
+
+std::string Response::describe() const {
+  return error.empty() ? fmt::format("OK rev={}", header_revision) : "ERROR " + error;
+}
+
+// ============================================================ EtcdMember ==
+
+EtcdMember::EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Config cfg, raft::RaftHistory* h)
+    : svc_(svc), node_(node), index_(index), raft_(node, std::move(cfg), h, /*attach=*/false) {
+  node_.set_behaviour(this);
+  raft::Callbacks cb;
+  cb.apply = [this](raft::Index i, raft::Term t, const std::string& c) { apply(i, t, c); };
+  cb.stepped_down = [this](raft::Term) {
+    // lessor Demote: only a leader expires leases.
+    ++lessor_gen_;
+    expiry_.clear();
+    revoking_.clear();
+  };
+  cb.restarted = [this] {
+    // The state machine is volatile here; Raft re-applies the log from 1.
+    revision_ = 1;
+    keys_.clear();
+    leases_.clear();
+    lease_keys_.clear();
+    deletions_.clear();
+  };
+  raft_.set_callbacks(std::move(cb));
+}
+
+void EtcdMember::start() {
+  raft_.start();
+  if (raft_.is_leader()) promote();  // bootstrap: etcd-0 leads term 1 with its empty entry applied
+}
+
+void EtcdMember::on_crash() {
+  raft_.on_crash();
+  pending_.clear();
+  watches_.clear();
+  expiry_.clear();
+  revoking_.clear();
+  ++lessor_gen_;
+}
+
+void EtcdMember::on_restart() { raft_.on_restart(); }
+
+void EtcdMember::reply_error(const sim::Message& m, const std::string& error) {
+  auto r = std::make_shared<Response>();
+  r->error = error;
+  r->header_revision = revision_;
+  node_.reply(m, r);
+}
+
+void EtcdMember::on_message(const sim::Message& m) {
+  if (raft_.step(m)) return;
+  if (const auto* r = m.as<Request>()) {
+    handle_client(m, *r);
+  } else if (const auto* f = m.as<ForwardProposal>()) {
+    // A follower's MsgProp: only a leader appends it; anyone else drops it
+    // (the client times out and retries elsewhere).
+    if (raft_.is_leader()) raft_.propose(f->command);
+  } else if (const auto* k = m.as<ForwardKeepAliveReq>()) {
+    const NodeId from = m.from;
+    const std::uint64_t relay = k->relay;
+    auto answer = [this, from, relay](Duration ttl, const std::string& error) {
+      auto a = std::make_shared<KeepAliveRelay>();
+      a->relay = relay;
+      a->ttl = ttl;
+      a->error = error;
+      node_.send(from, a);
+    };
+    if (!raft_.is_leader()) {
+      answer(Duration{0}, "not leader");
+    } else if (svc_.spec().keepalive_checks_leadership) {
+      const LeaseId lease = k->lease;
+      raft_.read_index([this, answer, lease](const raft::ReadResult& rr) {
+        if (rr.ok && raft_.is_leader()) {
+          answer(renew(lease), "");
+        } else {
+          answer(Duration{0}, rr.ok ? "not leader" : rr.error);
+        }
+      });
+    } else {
+      answer(renew(k->lease), "");
+    }
+  } else if (const auto* a = m.as<KeepAliveRelay>()) {
+    const std::string id = fmt::format("ka{}", a->relay);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    auto r = std::make_shared<Response>();
+    r->error = a->error;
+    r->lease = it->second.req->lease;
+    r->ttl = a->ttl;
+    r->header_revision = revision_;
+    node_.reply(it->second.request, r);
+    pending_.erase(it);
+  }
+}
+
+void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
+  auto req = std::static_pointer_cast<const Request>(m.body);
+  const std::string id = fmt::format("{}.{}.{}", index_, node_.incarnation(), next_request_++);
+  switch (r.kind) {
+    case ReqKind::kLeaseGrant:
+      propose(m, req, join({"grant", std::to_string(r.ttl.count()), id}));
+      return;
+    case ReqKind::kLeaseRevoke:
+      propose(m, req, join({"revoke", std::to_string(r.lease), id}));
+      return;
+    case ReqKind::kLockTxn:
+      propose(m, req, join({"lock", r.key, std::to_string(r.lease), r.prefix, id}));
+      return;
+    case ReqKind::kDelete:
+      propose(m, req, join({"del", r.key, id}));
+      return;
+    case ReqKind::kKeepAlive:
+      keepalive(m, r.lease, sim::kNoNode);
+      return;
+    case ReqKind::kLastCreated:
+    case ReqKind::kGet:
+      serve_read(m, req);
+      return;
+    case ReqKind::kWatch: {
+      watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
+      // Replay from history: a deletion at or after the start revision.
+      for (const auto& [rev, key] : deletions_) {
+        if (key == r.key && rev >= r.revision) {
+          auto ev = std::make_shared<WatchEvent>();
+          ev->watch_id = r.watch_id;
+          ev->key = key;
+          ev->revision = rev;
+          node_.send(m.from, ev);
+          break;
+        }
+      }
+      return;
+    }
+  }
+}
+
+void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command) {
+  const std::string id = split(command).back();
+  if (raft_.is_leader()) {
+    if (!raft_.propose(command)) {
+      reply_error(m, "no leader");
+      return;
+    }
+  } else if (raft_.leader() != sim::kNoNode) {
+    auto f = std::make_shared<ForwardProposal>();
+    f->command = command;
+    node_.send(raft_.leader(), f);
+  } else {
+    reply_error(m, "no leader");  // etcdserver ErrNoLeader, answered at once
+    return;
+  }
+  pending_[id] = Pending{m, std::move(r)};
+}
+
+void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
+  auto answer = [this, m, lease](Duration ttl, const std::string& error) {
+    auto r = std::make_shared<Response>();
+    r->error = error;
+    r->lease = lease;
+    r->ttl = ttl;
+    r->header_revision = revision_;
+    node_.reply(m, r);
+  };
+  if (raft_.is_leader()) {
+    if (svc_.spec().keepalive_checks_leadership) {
+      raft_.read_index([this, answer, lease](const raft::ReadResult& rr) {
+        if (rr.ok && raft_.is_leader()) {
+          answer(renew(lease), "");
+        } else {
+          answer(Duration{0}, rr.ok ? "not leader" : rr.error);
+        }
+      });
+    } else {
+      answer(renew(lease), "");
+    }
+    return;
+  }
+  if (raft_.leader() == sim::kNoNode) {
+    answer(Duration{0}, "no leader");
+    return;
+  }
+  // Relay to the leader and back.
+  const std::uint64_t relay = next_request_++;
+  auto req = std::make_shared<Request>();
+  req->kind = ReqKind::kKeepAlive;
+  req->lease = lease;
+  pending_[fmt::format("ka{}", relay)] = Pending{m, req};
+  auto f = std::make_shared<ForwardKeepAliveReq>();
+  f->lease = lease;
+  f->relay = relay;
+  node_.send(raft_.leader(), f);
+}
+
+Duration EtcdMember::renew(LeaseId lease) {
+  // lessor.Renew: an unknown lease, or one already past its expiry, is not
+  // extended; the answer is TTL 0.
+  auto l = leases_.find(lease);
+  if (l == leases_.end()) return Duration{0};
+  const Time now = node_.monotonic();
+  auto e = expiry_.find(lease);
+  if (e != expiry_.end() && e->second <= now) return Duration{0};
+  expiry_[lease] = now + l->second;
+  return l->second;
+}
+
+void EtcdMember::serve_read(const sim::Message& m, std::shared_ptr<const Request> r) {
+  raft_.read_index([this, m, r](const raft::ReadResult& rr) {
+    if (!rr.ok) {
+      reply_error(m, rr.error.empty() ? "no leader" : rr.error);
+      return;
+    }
+    answer_read(m, *r);
+  });
+}
+
+void EtcdMember::answer_read(const sim::Message& m, const Request& r) {
+  auto resp = std::make_shared<Response>();
+  resp->header_revision = revision_;
+  if (r.kind == ReqKind::kGet) {
+    auto it = keys_.find(r.key);
+    if (it != keys_.end()) {
+      resp->kv = it->second;
+      if (r.lock_check) svc_.on_grant(*this, m.from, it->second, revision_);
+    }
+  } else {
+    // Range(prefix, WithLastCreate, WithMaxCreateRev(rev)): the latest-created
+    // key under the prefix at or below the revision (concurrency waitDeletes).
+    const KeyValue* best = nullptr;
+    for (const auto& [k, kv] : keys_) {
+      if (!has_prefix(k, r.prefix) || kv.create_revision > r.revision) continue;
+      if (best == nullptr || kv.create_revision > best->create_revision) best = &kv;
+    }
+    if (best != nullptr) resp->kv = *best;
+  }
+  node_.reply(m, resp);
+}
+
+void EtcdMember::delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  deleted.emplace_back(key, it->second.create_revision);
+  if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
+  keys_.erase(it);
+}
+
+void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
+  deletions_.emplace_back(revision, key);
+  for (const Watch& w : watches_) {
+    if (w.key != key || revision < w.from) continue;
+    auto ev = std::make_shared<WatchEvent>();
+    ev->watch_id = w.id;
+    ev->key = key;
+    ev->revision = revision;
+    node_.send(w.client, ev);
+  }
+}
+
+void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& command) {
+  if (command.empty()) {
+    // A leader's empty entry. When the leader applies its own term's entry,
+    // the lessor is promoted (etcdserver applyEntryNormal → lessor.Promote).
+    if (raft_.is_leader() && term == raft_.term()) promote();
+    return;
+  }
+  const std::vector<std::string> f = split(command);
+  const std::string& op = f[0];
+  const std::string& id = f.back();
+  auto pending = pending_.find(id);
+  auto resp = std::make_shared<Response>();
+  std::vector<std::pair<std::string, std::int64_t>> deleted;
+  std::string why;
+  if (op == "grant") {
+    // The lease id is the index of the grant entry: unique in the cluster.
+    const auto lease = static_cast<LeaseId>(index);
+    const Duration ttl{std::stoll(f[1])};
+    leases_[lease] = ttl;
+    if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
+    resp->lease = lease;
+    resp->ttl = ttl;
+  } else if (op == "revoke") {
+    const LeaseId lease = std::stoll(f[1]);
+    if (leases_.count(lease) != 0) {
+      const std::set<std::string> attached = lease_keys_[lease];
+      for (const std::string& k : attached) delete_key(k, deleted);
+      leases_.erase(lease);
+      lease_keys_.erase(lease);
+      expiry_.erase(lease);
+      why = fmt::format("lease {} revoked", lease);
+    } else {
+      resp->error = "lease not found";
+    }
+    revoking_.erase(lease);
+  } else if (op == "lock") {
+    const std::string& key = f[1];
+    const LeaseId lease = std::stoll(f[2]);
+    const std::string& prefix = f[3];
+    // Txn(If(CreateRevision(key) == 0), Then(Put(key, "", WithLease(lease)), getOwner),
+    //     Else(Get(key), getOwner))  — client/v3/concurrency/mutex.go tryAcquire.
+    if (keys_.count(key) == 0) {
+      if (leases_.count(lease) == 0) {
+        resp->error = "lease not found";  // a put with an unknown lease fails the txn
+      } else {
+        ++revision_;
+        keys_[key] = KeyValue{key, "", revision_, revision_, 1, lease};
+        lease_keys_[lease].insert(key);
+        resp->succeeded = true;
+      }
+    }
+    if (resp->error.empty()) {
+      resp->kv = keys_.at(key);
+      const KeyValue* owner = nullptr;
+      for (const auto& [k, kv] : keys_) {
+        if (has_prefix(k, prefix) && (owner == nullptr || kv.create_revision < owner->create_revision)) owner = &kv;
+      }
+      if (owner != nullptr) resp->owner = *owner;
+    }
+  } else if (op == "del") {
+    delete_key(f[1], deleted);
+    why = "key deleted (unlock)";
+  }
+  if (!deleted.empty()) {
+    ++revision_;  // one write transaction, one revision
+    for (const auto& [k, create_rev] : deleted) {
+      notify_watches(k, revision_);
+      svc_.on_key_deleted(*this, k, create_rev, why);
+    }
+  }
+  resp->header_revision = revision_;
+  if (pending != pending_.end()) {
+    if (op == "lock" && resp->error.empty() && resp->owner && resp->kv &&
+        resp->owner->create_revision == resp->kv->create_revision) {
+      svc_.on_grant(*this, pending->second.request.from, *resp->kv, revision_);
+    }
+    node_.reply(pending->second.request, resp);
+    pending_.erase(pending);
+  }
+}
+
+void EtcdMember::promote() {
+  // lessor.Promote: every lease gets now + election timeout + TTL, so that no
+  // lease expires before its client could reach the new leader.
+  const Time now = node_.monotonic();
+  expiry_.clear();
+  revoking_.clear();
+  for (const auto& [id, ttl] : leases_) expiry_[id] = now + svc_.spec().election_timeout + ttl;
+  svc_.history().note(svc_.sim().now(), node_.name(), "leader",
+                      fmt::format("became etcd leader of term {} (lessor promoted)", raft_.term()));
+  svc_.on_promoted(*this);
+  const std::uint64_t gen = ++lessor_gen_;
+  node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
+}
+
+void EtcdMember::lessor_tick(std::uint64_t gen) {
+  if (gen != lessor_gen_ || !raft_.is_leader()) return;
+  const Time now = node_.monotonic();
+  for (const auto& [id, deadline] : expiry_) {
+    if (deadline <= now && revoking_.count(id) == 0 && leases_.count(id) != 0) {
+      revoking_.insert(id);
+      raft_.propose(join({"revoke", std::to_string(id), ""}));
+    }
+  }
+  node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
+}
+
+// =========================================================== EtcdService ==
+
+EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members)
+    : sim_(s), history_(h), spec_(sc.lock.etcd), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
+  raft::Config cfg;
+  cfg.members = member_ids_;
+  cfg.election_timeout = spec_.election_timeout;
+  cfg.heartbeat = spec_.heartbeat;
+  cfg.pre_vote = spec_.pre_vote;
+  for (std::size_t i = 0; i < member_ids_.size(); ++i) {
+    members_.push_back(std::make_unique<EtcdMember>(*this, sim_.node(member_ids_[i]), static_cast<int>(i), cfg,
+                                                    &raft_history_));
+  }
+}
+
+EtcdService::~EtcdService() = default;
+
+void EtcdService::start() {
+  for (auto& m : members_) m->start();
+}
+
+std::optional<NodeId> EtcdService::leader() const {
+  std::optional<NodeId> best;
+  raft::Term term = 0;
+  for (const auto& m : members_) {
+    if (m->node().up() && m->raft().is_leader() && (!best || m->raft().term() > term)) {
+      best = m->node().id();
+      term = m->raft().term();
+    }
+  }
+  return best;
+}
+
+void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision) {
+  const std::string value = hold_value(kv.key, kv.create_revision);
+  if (!granted_.insert(value).second) return;  // the same hold answered again (a retried request)
+  std::optional<std::int64_t> token;
+  if (spec_.token == EtcdToken::kCreateRevision) token = kv.create_revision;
+  if (spec_.token == EtcdToken::kHeaderRevision) token = header_revision;
+  history_.grant(sim_.now(), sim_.node(client).name(), value, token, m.node().name());
+}
+
+void EtcdService::on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision,
+                                 const std::string& why) {
+  // "An etcd lease ends at the lock service at the true time the leader
+  // learns that the entry revoking the lease, or deleting the holder's key,
+  // is committed." A member applies an entry only once it is committed; the
+  // leader's apply is when the leader learns it.
+  if (!m.raft().is_leader()) return;
+  history_.lease_end(sim_.now(), hold_value(key, create_revision), why);
+}
+
+void EtcdService::on_promoted(EtcdMember& m) {
+  // A deletion committed and applied by the followers while the old leader
+  // went away before applying it: the new leader learns it at the latest when
+  // it takes over.
+  for (const std::string& value : granted_) {
+    if (history_.lease_ends.count(value) != 0) continue;
+    const auto at = value.rfind('@');
+    const std::string key = value.substr(0, at);
+    const std::int64_t rev = std::stoll(value.substr(at + 1));
+    auto it = m.keys().find(key);
+    if (it == m.keys().end() || it->second.create_revision != rev) {
+      history_.lease_end(sim_.now(), value, "deleted before " + m.node().name() + " took over as leader");
+    }
+  }
+}
+
+}  // namespace fencesim::etcd

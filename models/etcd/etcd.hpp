@@ -1,0 +1,228 @@
+// models/etcd/etcd.hpp — the etcd-like lock service on the Raft core.
+//
+// Shape: `EtcdService` owns one `EtcdMember` per node etcd-0 … etcd-{n-1};
+// each member runs a raft::RaftNode (models/etcd/raft) and, above it, an MVCC
+// key-value state machine and a lessor. Clients (models/client/
+// etcd_client.cpp) speak the requests of this header. Units: durations are
+// sim::Duration; a lease's TTL is a whole number of seconds on the wire as in
+// etcd, kept here as a Duration.
+//
+// Behaviour modelled, with sources (etcd v3.4/3.5 server code):
+//  * Revisions (mvcc/kvstore.go): the store starts at revision 1 (here: the
+//    bootstrap leader's empty entry); every write transaction that changes
+//    something adds one; per key create_revision, mod_revision, version and
+//    lease. A transaction that changes nothing (a txn whose branch only
+//    reads, a delete of a missing key) leaves the revision alone.
+//  * Txn with compare on create_revision, range (first- or last-created under
+//    a prefix, as clientv3 WithFirstCreate / WithLastCreate + WithMaxCreateRev),
+//    delete, watch from a revision (mvcc/watchable_store.go: events at or
+//    after the start revision, replayed from history when it is older).
+//  * Writes go through Raft: the member that serves the client proposes (a
+//    follower forwards the proposal to its known leader, etcdserver
+//    v3_server.go / raft's MsgProp forwarding) and answers once it has applied
+//    the entry. A member that knows no leader answers "no leader" at once
+//    (etcdserver ErrNoLeader), which is a failure, not a refusal.
+//  * Linearizable reads use ReadIndex through the leader
+//    (etcdserver linearizableReadLoop).
+//  * Leases (lease/lessor.go): grant and revoke are Raft writes; keepalive is
+//    not — the leader resets the expiry to now + TTL on its monotonic clock
+//    and answers the TTL (Renew); a keepalive for an unknown or already
+//    expired lease is answered TTL 0 and never extends it. The leader's
+//    lessor checks expiry every 500 ms (revokeExpiredLeases,
+//    expiredLeaseRetryInterval) and proposes one revocation per expired
+//    lease; revocation deletes the attached keys. On a new leader, when it
+//    applies its term's empty entry, Promote sets every lease's expiry to
+//    now + election timeout (the configured one) + TTL; non-leaders never
+//    expire leases (lessor Demote).
+//  * `keepalive_checks_leadership`: false as etcd 3.4 (a leader that lost its
+//    quorum keeps answering keepalives until CheckQuorum steps it down); true
+//    as later etcd (LeaseRenew first waits for a linearizable read index,
+//    i.e. confirms leadership with a quorum).
+//
+// The service observer records in the History when a holder's lease ends at
+// the service: the true time the leader learns that the entry revoking the
+// lease or deleting the holder's key is committed (it applies it), and the
+// grant: the true time a member evaluated the request whose answer made the
+// client the owner (SCENARIO_FORMAT.md "etcd semantics").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/etcd/raft/raft.hpp"
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim::etcd {
+
+using sim::Duration;
+using sim::NodeId;
+using sim::Time;
+using LeaseId = std::int64_t;
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  std::int64_t create_revision = 0;
+  std::int64_t mod_revision = 0;
+  std::int64_t version = 0;
+  LeaseId lease = 0;
+};
+
+enum class ReqKind {
+  kLeaseGrant,   ///< ttl → lease id, granted TTL
+  kLeaseRevoke,  ///< lease
+  kKeepAlive,    ///< lease → TTL (0: unknown or expired)
+  kLockTxn,      ///< concurrency.Mutex tryAcquire: txn(create_rev(key)==0, put key with lease, get key) + getOwner
+  kLastCreated,  ///< range prefix, max create revision, last created (waitDeletes)
+  kGet,          ///< get key (the Mutex's final re-check when `lock_check`)
+  kDelete,       ///< delete key (Unlock)
+  kWatch,        ///< watch key for deletion from `revision`
+};
+
+struct Request final : sim::Payload {
+  ReqKind kind = ReqKind::kGet;
+  std::string key;
+  std::string prefix;
+  LeaseId lease = 0;
+  Duration ttl{0};
+  std::int64_t revision = 0;  ///< kLastCreated: max create revision; kWatch: start revision
+  std::uint64_t watch_id = 0;
+  bool lock_check = false;    ///< kGet: the Mutex's re-check of its own key
+  std::string describe() const override;
+};
+
+struct Response final : sim::Payload {
+  std::string error;  ///< "" ok; "no leader", "lease not found", ...
+  std::int64_t header_revision = 0;
+  LeaseId lease = 0;
+  Duration ttl{0};
+  bool succeeded = false;         ///< kLockTxn: the compare held (the key was created now)
+  std::optional<KeyValue> kv;     ///< kLockTxn: own key; kGet / kLastCreated: the key found
+  std::optional<KeyValue> owner;  ///< kLockTxn: first created key under the prefix
+  std::string describe() const override;
+};
+
+/// A watch event pushed to a client (not a reply).
+struct WatchEvent final : sim::Payload {
+  std::uint64_t watch_id = 0;
+  std::string key;
+  std::int64_t revision = 0;  ///< the deletion's revision
+  std::string describe() const override { return "WATCH DELETE " + key; }
+};
+
+class EtcdService;
+
+/// One member: Raft + MVCC store + lessor.
+class EtcdMember final : public sim::NodeBehaviour {
+ public:
+  EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Config cfg, raft::RaftHistory* h);
+  void start();
+  void on_message(const sim::Message& m) override;
+  void on_crash() override;
+  void on_restart() override;
+
+  raft::RaftNode& raft() { return raft_; }
+  const raft::RaftNode& raft() const { return raft_; }
+  sim::Node& node() const { return node_; }
+  std::int64_t revision() const { return revision_; }
+  const std::map<std::string, KeyValue>& keys() const { return keys_; }
+  bool has_lease(LeaseId id) const { return leases_.count(id) != 0; }
+
+ private:
+  struct Pending {
+    sim::Message request;  // the client's message, to reply to
+    std::shared_ptr<const Request> req;
+  };
+  struct Watch {
+    NodeId client = sim::kNoNode;
+    std::uint64_t id = 0;
+    std::string key;
+    std::int64_t from = 0;
+  };
+
+  void handle_client(const sim::Message& m, const Request& r);
+  void propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command);
+  void serve_read(const sim::Message& m, std::shared_ptr<const Request> r);
+  void answer_read(const sim::Message& m, const Request& r);
+  void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
+  Duration renew(LeaseId lease);
+  void apply(raft::Index index, raft::Term term, const std::string& command);
+  void delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted);
+  void notify_watches(const std::string& key, std::int64_t revision);
+  void promote();
+  void lessor_tick(std::uint64_t gen);
+  void reply_error(const sim::Message& m, const std::string& error);
+
+  EtcdService& svc_;
+  sim::Node& node_;
+  int index_;
+  raft::RaftNode raft_;
+  // The state machine (volatile: rebuilt from the log on restart).
+  std::int64_t revision_ = 1;
+  std::map<std::string, KeyValue> keys_;
+  std::map<LeaseId, Duration> leases_;                      ///< lease → TTL
+  std::map<LeaseId, std::set<std::string>> lease_keys_;     ///< attached keys
+  std::vector<std::pair<std::int64_t, std::string>> deletions_;  ///< (revision, key) for watch replay
+  // Volatile member state.
+  std::map<std::string, Pending> pending_;  ///< request id → client request
+  std::uint64_t next_request_ = 1;
+  std::vector<Watch> watches_;
+  std::map<LeaseId, Time> expiry_;  ///< leader's lessor: monotonic deadline
+  std::set<LeaseId> revoking_;
+  std::uint64_t lessor_gen_ = 0;
+  std::int64_t next_lease_ = 1;
+};
+
+/// A follower's proposal forwarded to its leader (raft MsgProp).
+struct ForwardProposal final : sim::Payload {
+  std::string command;
+  std::string describe() const override { return "MsgProp"; }
+};
+
+class EtcdService {
+ public:
+  EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members);
+  ~EtcdService();
+  void start();
+
+  sim::Simulation& sim() { return sim_; }
+  History& history() { return history_; }
+  const EtcdSpec& spec() const { return spec_; }
+  Duration ttl() const { return ttl_; }
+  const std::vector<NodeId>& members() const { return member_ids_; }
+  EtcdMember& member(std::size_t i) { return *members_[i]; }
+  std::size_t size() const { return members_.size(); }
+  raft::RaftHistory& raft_history() { return raft_history_; }
+
+  /// Role alias `etcd-leader`: the leader of the highest term now, if any.
+  std::optional<NodeId> leader() const;
+
+  // Hooks for the members.
+  void on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision);
+  void on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision, const std::string& why);
+  /// A member's lessor was promoted: holds whose key it no longer has end
+  /// now, if no leader recorded their end yet.
+  void on_promoted(EtcdMember& m);
+
+ private:
+  sim::Simulation& sim_;
+  History& history_;
+  EtcdSpec spec_;
+  Duration ttl_;
+  std::vector<NodeId> member_ids_;
+  raft::RaftHistory raft_history_;
+  std::vector<std::unique_ptr<EtcdMember>> members_;
+  std::set<std::string> granted_;  ///< "key@create_revision" already recorded
+};
+
+/// The lease value a History uses for an etcd hold: "<key>@<create revision>".
+std::string hold_value(const std::string& key, std::int64_t create_revision);
+
+}  // namespace fencesim::etcd
