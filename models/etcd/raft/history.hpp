@@ -63,6 +63,9 @@ struct RaftStats {
   std::uint64_t proposals = 0;         ///< commands a leader appended
   std::uint64_t reads_answered = 0;
   std::uint64_t votes_ignored_in_lease = 0;  ///< (pre-)votes dropped because a leader was heard recently
+  /// Commits of an index whose entry is of an older term, decided by
+  /// counting replicas: only possible with Mutations::disable_current_term_commit_rule.
+  std::uint64_t old_term_commits_by_counting = 0;
 
   RaftStats& operator+=(const RaftStats& o);
 };

@@ -61,6 +61,7 @@ RaftStats& RaftStats::operator+=(const RaftStats& o) {
   proposals += o.proposals;
   reads_answered += o.reads_answered;
   votes_ignored_in_lease += o.votes_ignored_in_lease;
+  old_term_commits_by_counting += o.old_term_commits_by_counting;
   return *this;
 }
 
@@ -701,7 +702,10 @@ void RaftNode::maybe_commit() {
   // §5.4.2: "Raft never commits log entries from previous terms by counting
   // replicas. Only log entries from the leader's current term are committed
   // by counting replicas" (etcd raftLog.maybeCommit: term(maxIndex) == term).
-  if (!config_.mutations.disable_current_term_commit_rule && store_.term_at(q) != store_.term) return;
+  if (store_.term_at(q) != store_.term) {
+    if (!config_.mutations.disable_current_term_commit_rule) return;
+    history_->stats.old_term_commits_by_counting++;
+  }
   commit_to(q);
 }
 
