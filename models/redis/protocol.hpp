@@ -60,7 +60,12 @@ struct Effect {
   Duration ttl{0};      ///< monotonic mode: each node adds this to its own clock
 };
 
+/// `replid` names the replication history the offsets count in (Redis's
+/// replication ID): a primary that restarts empty or is promoted starts a
+/// new one, and a replica that sees an ID other than the one it synced
+/// from asks for a full resynchronisation instead of trusting the offset.
 struct ReplStream final : sim::Payload {
+  std::uint64_t replid = 0;
   std::uint64_t offset = 0;  ///< offset after applying these effects
   std::vector<Effect> effects;
   std::string describe() const override { return "REPLSTREAM " + std::to_string(offset); }
@@ -80,6 +85,7 @@ struct SyncRequest final : sim::Payload {
   std::string describe() const override { return "PSYNC"; }
 };
 struct FullSync final : sim::Payload {
+  std::uint64_t replid = 0;
   std::uint64_t offset = 0;
   std::map<std::string, Entry> data;  ///< expiries in the sender's clock readings (wall mode: absolute)
   std::map<std::string, Duration> remaining_ttl;  ///< monotonic mode: TTL left per key
@@ -102,6 +108,7 @@ struct Pong final : sim::Payload {
 };
 /// Primary -> replica heartbeat (REPLCONF-style) with the offset sent so far.
 struct ReplHeartbeat final : sim::Payload {
+  std::uint64_t replid = 0;
   std::uint64_t offset = 0;
   std::string describe() const override { return "REPLHEARTBEAT"; }
 };

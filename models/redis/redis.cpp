@@ -156,6 +156,7 @@ void RedisServer::write(std::vector<Effect> effects) {
   // Asynchronous replication: answer first, send `replication_delay` later.
   // A crash before then drops this timer, and the write with it.
   auto stream = std::make_shared<ReplStream>();
+  stream->replid = replid_;
   stream->offset = off;
   stream->effects = std::move(effects);
   const std::uint64_t epoch = role_epoch_;
@@ -185,6 +186,7 @@ void RedisServer::active_expire_cycle() {
 
 void RedisServer::heartbeat() {
   auto hb = std::make_shared<ReplHeartbeat>();
+  hb->replid = replid_;
   hb->offset = sent_offset_;
   for (NodeId r : replicas_) node_.send(r, hb);
 }
@@ -306,7 +308,9 @@ void RedisServer::on_message(const sim::Message& m) {
     handle_command(m, *c);
   } else if (const auto* s = m.as<ReplStream>()) {
     if (primary_ || m.from != following_) return;
-    if (s->offset == offset_ + 1) {
+    if (s->replid != replid_) {
+      request_sync();  // another history: the offsets do not compare
+    } else if (s->offset == offset_ + 1) {
       for (const Effect& e : s->effects) apply(e);
       offset_ = s->offset;
       svc_.reevaluate();
@@ -314,11 +318,19 @@ void RedisServer::on_message(const sim::Message& m) {
       request_sync();
     }
   } else if (const auto* hb = m.as<ReplHeartbeat>()) {
-    if (!primary_ && m.from == following_ && hb->offset > offset_) request_sync();
+    // Behind, or following a different history: in Redis a primary that
+    // restarted without persistence has a new replication ID, its replicas'
+    // PSYNC fails on reconnection and they take a full resync — they are
+    // wiped too (redis.io replication docs, "Safety of replication when
+    // master has persistence turned off"). Comparing offsets alone would
+    // keep the old data whenever the restarted primary's offset is not
+    // ahead of the replica's.
+    if (!primary_ && m.from == following_ && (hb->replid != replid_ || hb->offset > offset_)) request_sync();
   } else if (m.as<SyncRequest>() != nullptr) {
     if (!primary_) return;
     replicas_.insert(m.from);
     auto fs = std::make_shared<FullSync>();
+    fs->replid = replid_;
     fs->offset = offset_;
     fs->data = data_;
     for (const auto& [k, e] : data_) {
@@ -339,6 +351,7 @@ void RedisServer::on_message(const sim::Message& m) {
       if (copy.has_expiry) svc_.watch_expiry(node_.id(), copy.expire_at);
       data_[k] = copy;
     }
+    replid_ = fs->replid;
     offset_ = fs->offset;
     last_sync_request_ = Time{-1};
     svc_.reevaluate();
@@ -364,6 +377,7 @@ void RedisServer::promote() {
   primary_ = true;
   following_ = sim::kNoNode;
   replicas_.clear();
+  replid_ = svc_.new_replid();  // shiftReplicationId on REPLICAOF NO ONE
   sent_offset_ = offset_;
   svc_.on_promoted(*this);
   start();
@@ -397,6 +411,7 @@ void RedisServer::on_crash() {
 void RedisServer::on_restart() {
   // No persistence: the node comes back empty.
   data_.clear();
+  replid_ = svc_.new_replid();  // a fresh run: a new replication ID
   offset_ = 0;
   sent_offset_ = 0;
   replicas_.clear();

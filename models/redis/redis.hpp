@@ -119,6 +119,11 @@ class RedisServer final : public sim::NodeBehaviour {
   NodeId configured_following_;
   bool primary_;
   NodeId following_;  ///< the primary a replica follows
+  /// Replication ID of the history `offset_` counts in. Every server starts
+  /// in history 1 (at time 0 the replicas are in sync); a primary that
+  /// restarts empty or is promoted starts a new one (replication.c
+  /// changeReplicationId / shiftReplicationId).
+  std::uint64_t replid_ = 1;
   std::uint64_t offset_ = 0;       ///< replication offset (one per write)
   std::uint64_t sent_offset_ = 0;  ///< primary: offset streamed so far
   std::map<std::string, Entry> data_;
@@ -207,6 +212,8 @@ class RedisService {
   void reevaluate();
   void announce(NodeId from, NodeId primary, std::uint64_t epoch);
   std::uint64_t next_epoch() { return ++epoch_; }
+  /// A fresh replication ID (deterministic: a counter; 1 is the initial one).
+  std::uint64_t new_replid() { return ++replid_; }
   void observe_epoch(std::uint64_t e) {
     if (e > epoch_) epoch_ = e;
   }
@@ -225,6 +232,7 @@ class RedisService {
   std::vector<std::unique_ptr<Sentinel>> sentinel_objs_;
   NodeId current_primary_;
   std::uint64_t epoch_ = 0;
+  std::uint64_t replid_ = 1;
   /// Leases granted and not yet ended at the service, by value → client.
   std::map<std::string, std::string> live_;
   std::set<std::string> redlock_granted_;
