@@ -1,0 +1,305 @@
+// Whole worlds around the Redis lease service, through the fluent
+// ScenarioBuilder: split brain behind a partition, token reuse after a
+// failover, counter resets, and Redlock's majority and validity rules.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/models/redis/redis_harness.hpp"
+#include "tests/models/scenario_builder.hpp"
+
+namespace fencesim::testing {
+namespace {
+
+using P = Property;
+constexpr Status kHolds = Status::kHolds;
+constexpr Status kViolated = Status::kViolated;
+
+std::set<std::string> granting_servers(const RunResult& r) {
+  std::set<std::string> out;
+  for (const GrantRecord& g : r.history.grants) out.insert(g.server);
+  return out;
+}
+
+std::vector<std::int64_t> tokens(const RunResult& r) {
+  std::vector<std::int64_t> out;
+  for (const GrantRecord& g : r.history.grants) out.push_back(g.token.value_or(-1));
+  return out;
+}
+
+const BeliefRecord* belief_of(const RunResult& r, const std::string& value) {
+  for (const BeliefRecord& b : r.history.beliefs) {
+    if (b.value == value) return &b;
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------------ single primary --
+
+TEST(RedisWorld, SentinelsCutOffFromAPrimaryThatClientsStillReachLeadToTwoPrimariesGrantingTheLock) {
+  const RunResult r =
+      ScenarioBuilder("split-brain")
+          .duration(30s)
+          .redis(4s, 2, 3)
+          .redis_spec([](RedisSpec& s) { s.down_after = 2s; })
+          .unfenced(0)
+          .client("A", allocator(10, 1s, 8, 500ms))
+          .client("B", allocator(10, 1s, 4, 500ms), [](ClientSpec& c) { c.start = 8s; })
+          .partition(1s, {{"redis-0", "A"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-1", "redis-2", "B"}})
+          .run();
+
+  // A keeps being granted the lock by the old primary, which no sentinel can
+  // reach to demote; B is granted it by the primary the sentinels promoted.
+  EXPECT_EQ(granting_servers(r), (std::set<std::string>{"redis-0", "redis-1"}));
+  int a_after_failover = 0, b_grants = 0;
+  for (const GrantRecord& g : r.history.grants) {
+    if (g.client == "A" && g.server == "redis-0" && g.at > 8s) ++a_after_failover;
+    if (g.client == "B" && g.server == "redis-1") ++b_grants;
+  }
+  EXPECT_GT(a_after_failover, 0);
+  EXPECT_GT(b_grants, 0);
+  EXPECT_EQ(status(r, P::kMutualExclusion), kViolated);
+  EXPECT_EQ(status(r, P::kNoLostUpdate), kViolated) << "both sides allocate from the same counter";
+  bool promoted = false;
+  for (const NoteRecord& n : r.history.notes) promoted = promoted || (n.node == "redis-1" && n.kind == "promoted");
+  EXPECT_TRUE(promoted);
+}
+
+TEST(RedisWorld, WithoutThePartitionTheSameClientsNeverOverlap) {
+  const RunResult r = ScenarioBuilder("split-brain-control")
+                          .duration(30s)
+                          .redis(4s, 2, 3)
+                          .redis_spec([](RedisSpec& s) { s.down_after = 2s; })
+                          .unfenced(0)
+                          .client("A", allocator(10, 1s, 8, 500ms))
+                          .client("B", allocator(10, 1s, 4, 500ms), [](ClientSpec& c) { c.start = 8s; })
+                          .run();
+  EXPECT_EQ(granting_servers(r), (std::set<std::string>{"redis-0"}));
+  EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
+  EXPECT_EQ(status(r, P::kNoLostUpdate), kHolds);
+  EXPECT_EQ(status(r, P::kProgress), kHolds);
+}
+
+TEST(RedisWorld, APromotedReplicaThatMissedTheIncrHandsOutAReusedToken) {
+  const RunResult r = ScenarioBuilder("token-reuse")
+                          .duration(20s)
+                          .redis(30s, 1, 3)
+                          .redis_spec([](RedisSpec& s) {
+                            s.replication_delay = 1s;
+                            s.down_after = 2s;
+                          })
+                          .fenced(FenceCheck::kStrict)
+                          .client("A", counter(6s))
+                          .client("B", counter(100ms), [](ClientSpec& c) { c.start = 100ms; })
+                          .crash("redis-primary", 300ms)
+                          .run();
+  ASSERT_EQ(r.history.grants.size(), 2u);
+  EXPECT_EQ(r.history.grants[0].server, "redis-0");
+  EXPECT_EQ(r.history.grants[1].server, "redis-1");
+  EXPECT_EQ(tokens(r), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(status(r, P::kTokenMonotonic), kViolated);
+  // A's lease ended at the crash: the only replica never got it.
+  const auto& end = r.history.lease_ends.at(r.history.grants[0].value);
+  EXPECT_EQ(end.at, 300ms);
+  // The strict check rejects A's write with the same token after B's.
+  EXPECT_EQ(status(r, P::kNoStaleWrite), kHolds);
+  EXPECT_EQ(r.metrics.writes_rejected, 1);
+}
+
+TEST(RedisWorld, TheFailoverFaultLosesAnUnreplicatedGrantAndTheTokenIsHandedOutAgain) {
+  const RunResult r = ScenarioBuilder("failover-fault")
+                          .duration(20s)
+                          .redis(30s, 1, 0)
+                          .redis_spec([](RedisSpec& s) { s.replication_delay = 1s; })
+                          .unfenced(0)
+                          .client("A", counter(5s))
+                          .client("B", counter(100ms), [](ClientSpec& c) { c.start = 100ms; })
+                          .failover(500ms)
+                          .run();
+  ASSERT_EQ(r.history.grants.size(), 2u);
+  EXPECT_EQ(r.history.grants[1].server, "redis-1");
+  EXPECT_EQ(tokens(r), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(status(r, P::kTokenMonotonic), kViolated);
+  EXPECT_EQ(status(r, P::kMutualExclusion), kViolated);
+  EXPECT_EQ(r.history.lease_ends.at(r.history.grants[0].value).at, 500ms);
+  ASSERT_EQ(r.history.faults.size(), 1u);
+  EXPECT_FALSE(r.history.faults[0].skipped);
+}
+
+TEST(RedisWorld, ACounterResetMakesTheNextTokenTheValuePlusOne) {
+  auto run = [](std::int64_t value) {
+    return ScenarioBuilder("counter-reset")
+        .duration(20s)
+        .redis(5s)
+        .unfenced(0)
+        .client("A", counter(100ms, 3, 2s))
+        .counter_reset("redis", 1s, value)
+        .run();
+  };
+  const RunResult up = run(10);
+  EXPECT_EQ(tokens(up), (std::vector<std::int64_t>{1, 11, 12}));
+  EXPECT_EQ(status(up, P::kTokenMonotonic), kHolds);
+  const RunResult down = run(0);
+  EXPECT_EQ(tokens(down), (std::vector<std::int64_t>{1, 1, 2}));
+  EXPECT_EQ(status(down, P::kTokenMonotonic), kViolated);
+}
+
+TEST(RedisWorld, ContendingClientsGetConsecutiveTokensBecauseAFailedSetNxNeverIncrements) {
+  ScenarioBuilder b("contention");
+  b.duration(30s).redis(5s).fenced(FenceCheck::kStrict);
+  for (int i = 0; i < 4; ++i) b.client("C" + std::to_string(i), counter(300ms, 3, 200ms));
+  const RunResult r = b.run();
+  // Every client retried SET NX many times while another held the lock;
+  // still the tokens are exactly 1..12, one per successful acquisition.
+  ASSERT_EQ(r.history.grants.size(), 12u);
+  std::vector<std::int64_t> expected;
+  for (int i = 1; i <= 12; ++i) expected.push_back(i);
+  EXPECT_EQ(tokens(r), expected);
+  EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
+  EXPECT_EQ(status(r, P::kNoLostUpdate), kHolds);
+  EXPECT_EQ(r.metrics.iterations_ok, 12);
+}
+
+// -------------------------------------------------------------- Redlock --
+
+TEST(Redlock, WithOneOfThreePrimariesDownAClientStillAcquires) {
+  const RunResult r = ScenarioBuilder("redlock-one-down")
+                          .duration(10s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(100ms))
+                          .crash("redis-0", 0s)
+                          .run();
+  ASSERT_EQ(r.history.beliefs.size(), 1u);
+  // The client waits for the dead primary up to the per-primary timeout
+  // (5% of the TTL) before it counts the two acceptances.
+  EXPECT_EQ(r.history.beliefs[0].start, 500ms);
+  ASSERT_EQ(r.history.grants.size(), 1u);
+  EXPECT_EQ(r.history.grants[0].server, "redis-2") << "the acceptance that completed the majority";
+  EXPECT_FALSE(r.history.grants[0].token.has_value());
+  EXPECT_EQ(r.metrics.iterations_ok, 1);
+}
+
+TEST(Redlock, WithTwoOfThreePrimariesDownAClientNeverAcquires) {
+  const RunResult r = ScenarioBuilder("redlock-two-down")
+                          .duration(10s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(100ms))
+                          .crash("redis-0", 0s)
+                          .crash("redis-1", 0s)
+                          .run();
+  EXPECT_TRUE(r.history.beliefs.empty());
+  EXPECT_TRUE(r.history.grants.empty());
+  ASSERT_EQ(r.history.iterations.size(), 1u);
+  EXPECT_FALSE(r.history.iterations[0].acquired.has_value());
+}
+
+TEST(Redlock, AReplySlowerThanThePerPrimaryTimeoutDoesNotCount) {
+  // Two primaries answer after 2 × 300 ms, past the 500 ms per-primary
+  // timeout: only one acceptance counts, so no attempt succeeds until the
+  // slowness ends at 3 s. Each failed attempt deletes its value everywhere.
+  const RunResult r = ScenarioBuilder("redlock-slow")
+                          .duration(10s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(100ms))
+                          .slow("redis-0", 0s, 300ms, 3s)
+                          .slow("redis-1", 0s, 300ms, 3s)
+                          .run();
+  ASSERT_EQ(r.history.beliefs.size(), 1u);
+  EXPECT_GE(r.history.beliefs[0].start, 3s);
+  EXPECT_LT(r.history.beliefs[0].start, 4s);
+  // The service did see majorities for abandoned attempts (the slow SETs
+  // land after the client gave up); the client's cleanup ended each of them.
+  EXPECT_GT(r.history.grants.size(), 1u);
+  for (const GrantRecord& g : r.history.grants) {
+    if (g.value == r.history.beliefs[0].value) continue;
+    ASSERT_EQ(r.history.lease_ends.count(g.value), 1u);
+    EXPECT_LT(r.history.lease_ends.at(g.value).at, g.at + 1s) << "deleted by the cleanup, not expired";
+  }
+  EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
+}
+
+TEST(Redlock, AnAcquisitionThatTookLongerThanTheTtlMinusDriftFails) {
+  // The replies are in time (2 ms), but the client is paused for 9.95 s
+  // before it looks at them: validity = 10 s − 9.95 s − (100 ms + 2 ms) < 0.
+  // It deletes its value everywhere and tries again.
+  const RunResult r = ScenarioBuilder("redlock-validity")
+                          .duration(20s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(100ms))
+                          .pause("A", 1ms, 9950ms)
+                          .run();
+  ASSERT_EQ(r.history.grants.size(), 2u);
+  const GrantRecord& abandoned = r.history.grants[0];
+  EXPECT_EQ(belief_of(r, abandoned.value), nullptr) << "never believed held";
+  ASSERT_EQ(r.history.lease_ends.count(abandoned.value), 1u);
+  EXPECT_EQ(r.history.lease_ends.at(abandoned.value).at, 9951ms + 1ms) << "the cleanup DEL at the pause's end";
+  ASSERT_EQ(r.history.beliefs.size(), 1u);
+  EXPECT_EQ(r.history.beliefs[0].value, r.history.grants[1].value);
+  EXPECT_GE(r.history.beliefs[0].start, 9951ms + 100ms) << "after retry_interval";
+}
+
+TEST(Redlock, AnAcquisitionJustInsideTheValidityHolds) {
+  // Paused 9.8 s: validity = 10 s − 9.8 s − 102 ms > 0, the lock is held.
+  const RunResult r = ScenarioBuilder("redlock-validity-ok")
+                          .duration(20s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(100ms))
+                          .pause("A", 1ms, 9800ms)
+                          .run();
+  ASSERT_EQ(r.history.grants.size(), 1u);
+  ASSERT_EQ(r.history.beliefs.size(), 1u);
+  EXPECT_EQ(r.history.beliefs[0].start, 9801ms);
+}
+
+TEST(Redlock, AWallJumpOnOnePrimaryOfThreeDoesNotEndALeaseHeldOnAllThree) {
+  const RunResult r = ScenarioBuilder("redlock-jump-one")
+                          .duration(20s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(6s))
+                          .client("B", counter(100ms), [](ClientSpec& c) { c.start = 2500ms; })
+                          .clock_jump("redis-1", 2s, 20s)
+                          .run();
+  ASSERT_FALSE(r.history.grants.empty());
+  const GrantRecord& a = r.history.grants[0];
+  EXPECT_EQ(a.client, "A");
+  // redis-1 dropped A's key at the jump, but two primaries still hold it.
+  const auto end = r.history.lease_ends.find(a.value);
+  ASSERT_NE(end, r.history.lease_ends.end());
+  EXPECT_GT(end->second.at, 6s) << "A's lease lasted until its release";
+  EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
+  EXPECT_EQ(status(r, P::kNoLostUpdate), kHolds);
+}
+
+TEST(Redlock, AWallJumpOnOneOfTheTwoPrimariesAHolderReachedLetsASecondClientIn) {
+  // Kleppmann, "How to do distributed locking": A is granted the lock by
+  // redis-0 and redis-1 (redis-2 is out of its reach); redis-1's wall clock
+  // jumps and the key expires there; B is granted redis-1 and redis-2.
+  const RunResult r = ScenarioBuilder("redlock-jump-kleppmann")
+                          .duration(20s)
+                          .redlock(3, 10s)
+                          .unfenced(0)
+                          .client("A", counter(6s))
+                          .client("B", counter(100ms), [](ClientSpec& c) { c.start = 2500ms; })
+                          .partition(0s, {{"A"}, {"redis-2"}}, 1s)
+                          .clock_jump("redis-1", 2s, 20s)
+                          .run();
+  ASSERT_GE(r.history.grants.size(), 2u);
+  const GrantRecord& a = r.history.grants[0];
+  EXPECT_EQ(a.client, "A");
+  EXPECT_EQ(r.history.lease_ends.at(a.value).at, 2s) << "the majority lost it at the jump";
+  EXPECT_EQ(r.history.grants[1].client, "B");
+  EXPECT_EQ(status(r, P::kMutualExclusion), kViolated);
+  // A learns of it only at its next extension, refused by a majority.
+  const BeliefRecord* ab = belief_of(r, a.value);
+  ASSERT_NE(ab, nullptr);
+  EXPECT_EQ(ab->end_reason, "renewal refused");
+}
+
+}  // namespace
+}  // namespace fencesim::testing
