@@ -1,6 +1,6 @@
 // fencesim — the command.
 //
-//   fencesim run FILE... [--seed N] [--out DIR] [--quiet]
+//   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color]
 //   fencesim validate FILE...
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "fencesim/run.hpp"
 
@@ -48,7 +50,7 @@ int cmd_validate(const std::vector<std::string>& files) {
 }
 
 int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            bool quiet) {
+            bool quiet, bool color) {
   int code = kExitOk;
   struct Job {
     std::string file;
@@ -113,7 +115,8 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
     }
     if (!quiet) {
       std::cout << fencesim::render_summary(j.scenario, result, meta);
-      std::cout << "\n  report: " << dir << "/report.md (also report.json, trace.jsonl)\n";
+      std::cout << fencesim::render_terminal_timeline(j.scenario, result, color);
+      std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
     }
     if (!result.all_met) {
       std::cout << (quiet ? j.scenario.name + ": " : std::string("  "))
@@ -137,11 +140,13 @@ int main(int argc, char** argv) {
   std::optional<std::uint64_t> seed;
   std::string out;
   bool quiet = false;
+  bool no_color = false;
   CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
   run->add_option("files", run_files, "Scenario files (JSON)")->required();
   run->add_option("--seed", seed, "Override the scenario's seed (reports go to DIR/<scenario>-seed<N>)");
   run->add_option("--out", out, "Folder for the reports (default: reports)");
   run->add_flag("--quiet,-q", quiet, "Print only failures");
+  run->add_flag("--no-color", no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
 
   std::vector<std::string> validate_files;
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
@@ -160,7 +165,7 @@ int main(int argc, char** argv) {
     return kExitInput;
   }
   try {
-    if (run->parsed()) return cmd_run(run_files, seed, out, quiet);
+    if (run->parsed()) return cmd_run(run_files, seed, out, quiet, !no_color && isatty(STDOUT_FILENO) != 0);
     if (validate->parsed()) return cmd_validate(validate_files);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";

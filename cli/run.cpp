@@ -17,6 +17,7 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
   const std::vector<std::pair<std::string, std::string>> files = {
       {"report.json", render_report_json(s, r, m)},
       {"report.md", render_report_markdown(s, r, m)},
+      {"timeline.html", render_timeline_html(s, r, m)},
       {"trace.jsonl", render_trace_jsonl(r)},
   };
   std::error_code ec;

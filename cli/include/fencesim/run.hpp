@@ -48,6 +48,14 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
 std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m);
 /// trace.jsonl: every event of the run.
 std::string render_trace_jsonl(const RunResult& r);
+/// timeline.html: one self-contained page (inline SVG, CSS, a little JS; no
+/// network) with a swimlane per node: beliefs vs the lease as the service
+/// holds it, faults, grants with tokens, renewals, reads and writes, notes,
+/// and the first counterexample of each broken property.
+std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m);
+/// The compact text timeline of key events `fencesim run` prints (ANSI
+/// colours when `color`); at most `max_lines` lines.
+std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool color, std::size_t max_lines = 40);
 /// The terminal summary `fencesim run` prints.
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m);
 
@@ -55,7 +63,7 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
 /// `<out>/<scenario>-seed<N>`.
 std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m);
 
-/// Writes report.json, report.md and trace.jsonl into `dir` (created if
+/// Writes report.json, report.md, timeline.html and trace.jsonl into `dir` (created if
 /// needed). Each file is written to a temporary name and renamed into place
 /// only after all of them were written, so a failure leaves no partial
 /// report. Returns false with `error` set on failure.

@@ -1,0 +1,410 @@
+// timeline.html and the terminal timeline: the race drawn and told.
+//
+// Both read only the scenario and the RunResult. The HTML page is one
+// self-contained file: inline SVG and CSS and a few lines of JavaScript for
+// click-to-pin details; no network, no external assets. Every mark has a
+// text label or a pattern besides its colour (Okabe–Ito colour-blind-safe
+// palette), and an SVG <title> that browsers show on hover.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "fencesim/run.hpp"
+
+namespace fencesim {
+
+namespace {
+
+// Okabe–Ito palette.
+constexpr const char* kBlue = "#0072B2";
+constexpr const char* kOrange = "#E69F00";
+constexpr const char* kSky = "#56B4E9";
+constexpr const char* kGreen = "#009E73";
+constexpr const char* kVermillion = "#D55E00";
+constexpr const char* kPurple = "#CC79A7";
+constexpr const char* kGrey = "#777777";
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string tok(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
+
+struct Layout {
+  double left = 150;   // lane labels
+  double width = 1100;  // plot width in px
+  double lane_h = 46;
+  double top = 40;
+  Time end{1};
+  double x(Time t) const {
+    const double f = static_cast<double>(t.count()) / static_cast<double>(std::max<std::int64_t>(end.count(), 1));
+    return left + std::clamp(f, 0.0, 1.0) * width;
+  }
+};
+
+/// A "nice" tick step for an axis spanning `span`.
+Duration tick_step(Duration span) {
+  static const std::int64_t kSteps[] = {1'000'000,     2'000'000,      5'000'000,      10'000'000,    20'000'000,
+                                        50'000'000,    100'000'000,    200'000'000,    500'000'000,   1'000'000'000,
+                                        2'000'000'000, 5'000'000'000,  10'000'000'000, 20'000'000'000, 30'000'000'000,
+                                        60'000'000'000, 120'000'000'000, 300'000'000'000, 600'000'000'000,
+                                        1'800'000'000'000, 3'600'000'000'000};
+  for (std::int64_t s : kSteps) {
+    if (span.count() / s <= 12) return Duration{s};
+  }
+  return Duration{3'600'000'000'000};
+}
+
+class Svg {
+ public:
+  void raw(const std::string& s) { out_ += s; }
+  void rect(double x, double y, double w, double h, const std::string& fill, const std::string& extra,
+            const std::string& title, const std::string& cls = "") {
+    out_ += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" {}{}>)", x, y,
+                        std::max(w, 1.0), h, fill, extra, cls.empty() ? "" : " class=\"" + cls + "\"");
+    out_ += "<title>" + esc(title) + "</title></rect>\n";
+  }
+  void text(double x, double y, const std::string& s, const std::string& extra = "") {
+    out_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" {}>{}</text>)", x, y, extra, esc(s)) + "\n";
+  }
+  void mark(const std::string& shape, double x, double y, const std::string& fill, const std::string& title,
+            const std::string& label = "", const std::string& cls = "") {
+    const std::string c = cls.empty() ? "" : " class=\"" + cls + "\"";
+    out_ += "<g class=\"mark\"" + c + ">";
+    if (shape == "circle") {
+      out_ += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", x, y, fill);
+    } else if (shape == "cross") {
+      out_ += fmt::format(
+          R"(<path d="M{:.1f} {:.1f} l10 10 m0 -10 l-10 10" stroke="{}" stroke-width="3"/>)", x - 5, y - 5, fill);
+    } else if (shape == "diamond") {
+      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l6 6 l-6 6 l-6 -6 z" fill="{}" stroke="#000" stroke-width="0.7"/>)",
+                          x, y - 6, fill);
+    } else if (shape == "triangle") {
+      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l6 10 l-12 0 z" fill="{}" stroke="#000" stroke-width="0.7"/>)", x,
+                          y - 6, fill);
+    } else {  // tick
+      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l0 10" stroke="{}" stroke-width="2"/>)", x, y - 5, fill);
+    }
+    if (!label.empty()) {
+      out_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="lbl">{}</text>)", x + 7, y - 7, esc(label));
+    }
+    out_ += "<title>" + esc(title) + "</title></g>\n";
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  const History& h = r.history;
+  const NodeDirectory dir = directory(s);
+  std::vector<std::string> lanes = dir.all();
+  std::map<std::string, std::size_t> lane_of;
+  for (std::size_t i = 0; i < lanes.size(); ++i) lane_of[lanes[i]] = i;
+  Layout L;
+  L.end = s.duration;
+  const double height = L.top + static_cast<double>(lanes.size()) * L.lane_h + 50;
+  auto lane_y = [&](const std::string& node) -> double {
+    auto it = lane_of.find(node);
+    return L.top + static_cast<double>(it == lane_of.end() ? 0 : it->second) * L.lane_h;
+  };
+  auto time_text = [](Time t) { return format_time(t); };
+
+  Svg svg;
+  svg.raw(fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}">)",
+                      L.left + L.width + 30, height, esc(s.name)) + "\n");
+  svg.raw(R"SVG(<defs>
+<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#E69F00" fill-opacity="0.25"/><line x1="0" y1="0" x2="0" y2="6" stroke="#E69F00" stroke-width="3"/></pattern>
+<pattern id="pausehatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="6" height="6" fill="#bbbbbb" fill-opacity="0.35"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="1.5"/></pattern>
+<pattern id="unsafe" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#D55E00" fill-opacity="0.35"/><path d="M0 8 L8 0" stroke="#D55E00" stroke-width="2"/></pattern>
+<pattern id="parthatch" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#CC79A7" fill-opacity="0.15"/><circle cx="4" cy="4" r="1.3" fill="#CC79A7"/></pattern>
+</defs>
+)SVG");
+  // Lanes and axis.
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    const double y = L.top + static_cast<double>(i) * L.lane_h;
+    svg.raw(fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)", L.left, y, L.width,
+                        L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") + "\n");
+    svg.text(8, y + L.lane_h / 2 + 4, lanes[i], R"(class="lane")");
+  }
+  const Duration step = tick_step(s.duration);
+  for (Duration t{0}; t <= s.duration; t += step) {
+    const double x = L.x(t);
+    svg.raw(fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", x, L.top, x,
+                        height - 40) + "\n");
+    svg.text(x - 10, height - 26, sim::format_duration(t), R"(class="axis")");
+  }
+  svg.text(L.left, height - 8, "true time →", R"(class="axis")");
+
+  // Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
+  for (const FaultRecord& f : h.faults) {
+    const Time end = f.end ? *f.end : s.duration;
+    const std::string title = fmt::format("{} {} at {}{}{}", f.kind, f.target, time_text(f.start),
+                                          f.detail.empty() ? "" : " (" + f.detail + ")",
+                                          f.skipped ? " — skipped: " + f.skip_reason : "");
+    if (f.kind == "pause") {
+      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#pausehatch)", "",
+               title, "fault pause");
+      svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 5, "paused", R"(class="lbl")");
+    } else if (f.kind == "crash") {
+      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "#000", R"(fill-opacity="0.18")",
+               title, "fault crash");
+      svg.mark("cross", L.x(f.start), lane_y(f.target) + L.lane_h / 2, "#000", title, "crash", "fault");
+    } else if (f.kind == "partition") {
+      // Shade every lane the partition names.
+      std::set<std::string> nodes;
+      const std::string d = f.detail;
+      for (const std::string& n : lanes) {
+        if (d.find("[" + n + "]") != std::string::npos || d.find("[" + n + ",") != std::string::npos ||
+            d.find(" " + n + ",") != std::string::npos || d.find(" " + n + "]") != std::string::npos) {
+          nodes.insert(n);
+        }
+      }
+      for (const std::string& n : nodes) {
+        svg.rect(L.x(f.start), lane_y(n) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#parthatch)", "", title,
+                 "fault partition");
+      }
+      svg.mark("diamond", L.x(f.start), lane_y(nodes.empty() ? lanes.front() : *nodes.begin()) + 8, kPurple, title,
+               "partition", "fault");
+    } else if (f.kind == "clock_jump" || f.kind == "clock_drift") {
+      svg.mark("triangle", L.x(f.start), lane_y(f.target) + 10, kPurple, title,
+               f.kind == "clock_jump" ? "clock " + f.detail : "drift " + f.detail, "fault");
+    } else if (f.kind == "slow") {
+      svg.rect(L.x(f.start), lane_y(f.target) + L.lane_h - 8, L.x(end) - L.x(f.start), 5, kPurple, "", title, "fault slow");
+      svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 10, "slow", R"(class="lbl")");
+    } else {
+      const std::string lane = lane_of.count(f.target) ? f.target : (dir.redis.empty() ? lanes.back() : dir.redis.front());
+      svg.mark("diamond", L.x(f.start), lane_y(lane) + 10, kPurple, title, f.kind, "fault");
+    }
+  }
+
+  // Leases: as the client believes (solid) and as the service holds (hatched);
+  // where belief outlives the service's lease: the unsafe window.
+  std::map<std::string, Time> grant_at;
+  for (const GrantRecord& g : h.grants) grant_at.emplace(g.value, g.at);
+  for (const BeliefRecord& b : h.beliefs) {
+    const double y = lane_y(b.client);
+    const Time end = b.end ? *b.end : s.duration;
+    const Time held_from = grant_at.count(b.value) ? grant_at[b.value] : b.start;
+    auto le = h.lease_ends.find(b.value);
+    const Time held_to = le != h.lease_ends.end() ? le->second.at : s.duration;
+    svg.rect(L.x(held_from), y + 6, L.x(held_to) - L.x(held_from), 10, "url(#hatch)", R"(stroke="#E69F00")",
+             fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
+                         time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""),
+             "held");
+    svg.rect(L.x(b.start), y + 18, L.x(end) - L.x(b.start), 10, kBlue, "",
+             fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token), time_text(b.start),
+                         time_text(end), b.end ? b.end_reason : "end of run"),
+             "belief");
+    if (held_to < end) {
+      svg.rect(L.x(held_to), y + 18, L.x(end) - L.x(held_to), 10, "url(#unsafe)", R"(stroke="#D55E00")",
+               fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
+                           tok(b.token), time_text(held_to)),
+               "unsafe");
+    }
+  }
+  for (const GrantRecord& g : h.grants) {
+    svg.mark("circle", L.x(g.at), lane_y(g.client) + 11, kOrange,
+             fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client, tok(g.token),
+                         g.value),
+             g.token ? fmt::format("T{}", *g.token) : "grant", "grant");
+    if (lane_of.count(g.server)) {
+      svg.mark("tick", L.x(g.at), lane_y(g.server) + L.lane_h / 2, kOrange,
+               fmt::format("{} granted the lock to {} ({})", g.server, g.client, tok(g.token)), "", "grant");
+    }
+  }
+  // Renewals: failed ones one by one; successful ones as ticks, aggregated
+  // when there are many.
+  std::map<std::string, int> renew_ok;
+  for (const RenewalRecord& rn : h.renewals) {
+    if (!rn.success) {
+      svg.mark("cross", L.x(rn.replied), lane_y(rn.client) + 34, kVermillion,
+               fmt::format("{}: {}'s renewal was refused (first sent {})", time_text(rn.replied), rn.client,
+                           time_text(rn.first_sent)),
+               "renewal refused", "renewal");
+    } else if (++renew_ok[rn.client] <= 200) {
+      svg.mark("tick", L.x(rn.replied), lane_y(rn.client) + 38, kGreen,
+               fmt::format("{}: renewal ok after {}", time_text(rn.replied),
+                           sim::format_duration(rn.replied - rn.first_sent)),
+               "", "renewal");
+    }
+  }
+  // Reads and writes at the resource copies.
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    const double y = lane_y(op.copy) + (op.write ? 14 : 34);
+    const std::string title =
+        fmt::format("{}: {} {} {}'s {} of {} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
+                    op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
+                    tok(op.token), op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
+    if (op.accepted) {
+      svg.mark("circle", L.x(op.at), y, op.write ? kGreen : kSky, title,
+               op.write ? fmt::format("{} {}", op.client, op.value) : "", op.write ? "write ok" : "read ok");
+    } else {
+      svg.mark("cross", L.x(op.at), y, kVermillion, title, op.write ? fmt::format("{} rejected", op.client) : "",
+               "rejected");
+    }
+  }
+  // Model notes: failovers, promotions, leader changes.
+  for (const NoteRecord& n : h.notes) {
+    if (!lane_of.count(n.node)) continue;
+    svg.mark("diamond", L.x(n.at), lane_y(n.node) + L.lane_h - 10, kSky,
+             fmt::format("{}: {} {}", time_text(n.at), n.node, n.text), n.kind, "note");
+  }
+  // First counterexample of each broken property.
+  int row = 0;
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = L.x(*v.at);
+    svg.raw(fmt::format(R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
+                        x, L.top - 4, x, height - 40));
+    svg.raw(fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="cx">✗ {}</text><title>{}</title></g>)", x + 3,
+                        12.0 + 12.0 * row++, to_string(v.property), esc(v.summary)) +
+            "\n");
+  }
+  svg.raw("</svg>\n");
+
+  std::string verdict_rows;
+  for (const Verdict& v : r.verdicts) {
+    verdict_rows += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td></tr>\n",
+                                v.status == Status::kViolated ? "bad" : "", to_string(v.property),
+                                v.expected ? to_string(*v.expected) : "-", to_string(v.status), esc(v.summary));
+  }
+  std::string stories;
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated) continue;
+    stories += fmt::format("<h3>How <code>{}</code> broke</h3><ol>", to_string(v.property));
+    for (const std::string& line : v.story) {
+      const auto dot = line.find(". ");
+      stories += "<li>" + esc(dot == std::string::npos ? line : line.substr(dot + 2)) + "</li>";
+    }
+    stories += "</ol>\n";
+  }
+
+  std::string html;
+  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  html += "<title>fencesim timeline: " + esc(s.name) + "</title>\n";
+  html += R"CSS(<style>
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px;color:#222}
+h1{font-size:20px;margin:0 0 4px} .desc{max-width:1100px;color:#444}
+svg text{font-size:11px} svg .lane{font-size:12px;font-weight:600} svg .axis{fill:#555}
+svg .lbl{fill:#222} svg .cx{fill:#D55E00;font-weight:700;font-size:12px}
+.legend{display:flex;flex-wrap:wrap;gap:14px;margin:8px 0;font-size:13px}
+.legend span{display:inline-flex;align-items:center;gap:5px}
+.sw{display:inline-block;width:26px;height:10px;border:1px solid #999}
+table{border-collapse:collapse;margin:8px 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f0f4f8;border-left:4px solid #0072B2;max-width:1240px;font-size:13px}
+.scroll{overflow-x:auto}
+</style></head><body>
+)CSS";
+  html += "<h1>" + esc(s.name) + "</h1>\n<p class=\"desc\">" + esc(s.description) + "</p>\n";
+  html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
+                      sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
+  html += "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
+  html += fmt::format(R"HTML(<div class="legend">
+<span><i class="sw" style="background:{}"></i>client believes it holds the lock</span>
+<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#hatch)" stroke="#E69F00"/></svg>lease held at the service</span>
+<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#unsafe)" stroke="#D55E00"/></svg>UNSAFE: believed after the lease ended</span>
+<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#pausehatch)"/></svg>paused</span>
+<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#parthatch)"/></svg>partitioned</span>
+<span>● orange T<i>n</i>: grant with token</span><span>● green: write accepted</span><span>● light blue: read accepted</span>
+<span>✗ vermillion: rejected / renewal refused</span><span>▲ clock fault</span><span>◆ fault or failover / leader change</span>
+<span style="color:#D55E00">┆ first counterexample of a broken property</span>
+</div>
+)HTML",
+                      kBlue);
+  html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
+  html += "<div class=\"scroll\">\n" + svg.str() + "</div>\n";
+  html += stories;
+  html += fmt::format("<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
+                      version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
+  html += R"JS(<script>
+document.querySelectorAll('svg g, svg rect').forEach(function(el){
+  var t = el.querySelector(':scope > title'); if(!t) return;
+  el.style.cursor='pointer';
+  el.addEventListener('click', function(ev){ document.getElementById('detail').textContent = t.textContent; ev.stopPropagation(); });
+});
+</script>
+</body></html>
+)JS";
+  (void)kGrey;
+  return html;
+}
+
+std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool color, std::size_t max_lines) {
+  (void)s;
+  const History& h = r.history;
+  struct Line {
+    Time at;
+    int order;
+    std::string node, what, detail;
+    const char* col;
+  };
+  std::vector<Line> lines;
+  int order = 0;
+  const char* kRed = "\x1b[31m";
+  const char* kGreenC = "\x1b[32m";
+  const char* kYellow = "\x1b[33m";
+  const char* kMagenta = "\x1b[35m";
+  const char* kCyan = "\x1b[36m";
+  for (const FaultRecord& f : h.faults) {
+    lines.push_back({f.start, order++, f.target, f.kind, f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
+    if (f.end && *f.end > f.start && f.kind == "pause") {
+      lines.push_back({*f.end, order++, f.target, "resumes", "", kMagenta});
+    }
+  }
+  for (const GrantRecord& g : h.grants) {
+    lines.push_back({g.at, order++, g.server, "grant", g.client + " " + tok(g.token), kCyan});
+  }
+  for (const auto& [value, e] : h.lease_ends) {
+    std::string who;
+    for (const GrantRecord& g : h.grants) {
+      if (g.value == value) who = g.client;
+    }
+    lines.push_back({e.at, order++, "service", "lease end", (who.empty() ? value : who + "'s lease") + ": " + e.reason,
+                     kYellow});
+  }
+  for (const BeliefRecord& b : h.beliefs) {
+    if (b.end && b.end_reason != "release") {
+      lines.push_back({*b.end, order++, b.client, "belief ends", b.end_reason, kYellow});
+    }
+  }
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (!op.write && op.accepted) continue;
+    lines.push_back({op.at, order++, op.copy,
+                     fmt::format("{} {}", op.write ? "write" : "read", op.accepted ? "ok" : "REJECTED"),
+                     fmt::format("{} {} {}{}", op.client, op.value, tok(op.token), op.accepted ? "" : " (" + op.reason + ")"),
+                     op.accepted ? kGreenC : kRed});
+  }
+  for (const NoteRecord& n : h.notes) lines.push_back({n.at, order++, n.node, n.kind, n.text, kCyan});
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; });
+  std::string o = "\n  timeline (true time)\n";
+  std::size_t shown = 0;
+  for (const Line& l : lines) {
+    if (shown == max_lines) {
+      o += fmt::format("    … {} more events in report.md / trace.jsonl\n", lines.size() - shown);
+      break;
+    }
+    const std::string what = color ? std::string(l.col) + l.what + "\x1b[0m" : l.what;
+    o += fmt::format("  {:>12}  {:<12} {:<{}} {}\n", format_time(l.at), l.node, what, color ? 25 : 16, l.detail);
+    ++shown;
+  }
+  return o;
+}
+
+}  // namespace fencesim
