@@ -458,8 +458,11 @@ void RaftNode::step_leader(NodeId from, const RaftMessage& m) {
         send_append(from);
         return;
       }
-      if (m.index > pr.match) {
-        pr.match = m.index;
+      // A follower never holds more than this leader sent it; the min only
+      // keeps a mutated (test-only) run from indexing past our log.
+      const Index acked = std::min(m.index, store_.last_index());
+      if (acked > pr.match) {
+        pr.match = acked;
         pr.next = std::max(pr.next, pr.match + 1);
         const Index before = store_.commit;
         maybe_commit();
