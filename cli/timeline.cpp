@@ -81,8 +81,7 @@ class Svg {
   }
   void mark(const std::string& shape, double x, double y, const std::string& fill, const std::string& title,
             const std::string& label = "", const std::string& cls = "") {
-    const std::string c = cls.empty() ? "" : " class=\"" + cls + "\"";
-    out_ += "<g class=\"mark\"" + c + ">";
+    out_ += "<g class=\"mark" + (cls.empty() ? std::string() : " " + cls) + "\">";
     if (shape == "circle") {
       out_ += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", x, y, fill);
     } else if (shape == "cross") {
@@ -117,7 +116,17 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   std::map<std::string, std::size_t> lane_of;
   for (std::size_t i = 0; i < lanes.size(); ++i) lane_of[lanes[i]] = i;
   Layout L;
-  L.end = s.duration;
+  // Zoom the axis to where things happen: up to the last recorded event plus
+  // a margin (the page says so when the run went on longer).
+  Time last{0};
+  for (const FaultRecord& f : h.faults) last = std::max(last, f.end ? *f.end : f.start);
+  for (const GrantRecord& g : h.grants) last = std::max(last, g.at);
+  for (const BeliefRecord& b : h.beliefs) last = std::max(last, b.end ? *b.end : b.start);
+  for (const auto& [v, e] : h.lease_ends) last = std::max(last, e.at);
+  for (const ResourceOpRecord& op : h.resource_ops) last = std::max(last, op.at);
+  for (const NoteRecord& n : h.notes) last = std::max(last, n.at);
+  const Time zoom = last + last / 10 + Duration{1'000'000'000};
+  L.end = std::min<Time>(s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
   const double height = L.top + static_cast<double>(lanes.size()) * L.lane_h + 50;
   auto lane_y = [&](const std::string& node) -> double {
     auto it = lane_of.find(node);
@@ -142,14 +151,18 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
                         L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") + "\n");
     svg.text(8, y + L.lane_h / 2 + 4, lanes[i], R"(class="lane")");
   }
-  const Duration step = tick_step(s.duration);
-  for (Duration t{0}; t <= s.duration; t += step) {
+  const Duration step = tick_step(L.end);
+  for (Duration t{0}; t <= L.end; t += step) {
     const double x = L.x(t);
     svg.raw(fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", x, L.top, x,
                         height - 40) + "\n");
     svg.text(x - 10, height - 26, sim::format_duration(t), R"(class="axis")");
   }
-  svg.text(L.left, height - 8, "true time →", R"(class="axis")");
+  svg.text(L.left, height - 8,
+           L.end < s.duration ? fmt::format("true time → (the run went on to {}; nothing was recorded after {})",
+                                            sim::format_duration(s.duration), format_time(last))
+                              : std::string("true time →"),
+           R"(class="axis")");
 
   // Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
   for (const FaultRecord& f : h.faults) {
@@ -245,8 +258,9 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
     }
   }
   // Reads and writes at the resource copies.
+  int nth_write = 0;
   for (const ResourceOpRecord& op : h.resource_ops) {
-    const double y = lane_y(op.copy) + (op.write ? 14 : 34);
+    const double y = lane_y(op.copy) + (op.write ? ((nth_write++ % 2) == 0 ? 14 : 24) : 38);
     const std::string title =
         fmt::format("{}: {} {} {}'s {} of {} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
                     op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
@@ -314,7 +328,6 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
   html += "<h1>" + esc(s.name) + "</h1>\n<p class=\"desc\">" + esc(s.description) + "</p>\n";
   html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
                       sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
-  html += "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
   html += fmt::format(R"HTML(<div class="legend">
 <span><i class="sw" style="background:{}"></i>client believes it holds the lock</span>
 <span><svg width="26" height="10"><rect width="26" height="10" fill="url(#hatch)" stroke="#E69F00"/></svg>lease held at the service</span>
@@ -329,6 +342,7 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
                       kBlue);
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
   html += "<div class=\"scroll\">\n" + svg.str() + "</div>\n";
+  html += "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
   html += stories;
   html += fmt::format("<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
                       version(), h.grants.size(), h.resource_ops.size(), h.faults.size());

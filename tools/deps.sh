@@ -5,7 +5,9 @@
 set -euo pipefail
 pkgs=(cmake g++ make libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(python3 python3-jsonschema)
+  pkgs+=(python3 python3-jsonschema chromium)
+  # model conformance (tests/conformance): real servers and the Redis client library
+  pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

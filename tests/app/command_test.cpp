@@ -200,6 +200,19 @@ TEST_F(Command, TheEtcdAcceptanceCasePasses) {
   EXPECT_NE(r.out.find("raft_safety"), std::string::npos);
 }
 
+TEST_F(Command, TheTimelineOfABigEtcdRunStaysUnderTwoMegabytes) {
+  // 5 clients on a 5-member etcd cluster for 120 s under random pauses.
+  const std::string big = std::string(FENCESIM_SOURCE_DIR) + "/tests/app/big-etcd.json";
+  const Result r = run("run " + big + " -q --out " + (dir_ / "a").string());
+  ASSERT_LE(r.code, 1) << r.err;
+  const fs::path page = dir_ / "a" / "big-etcd" / "timeline.html";
+  ASSERT_TRUE(fs::exists(page));
+  EXPECT_LT(fs::file_size(page), 2u * 1024 * 1024);
+  const std::string html = slurp(page);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no external assets
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
 TEST_F(Command, ReportJsonHasTheDocumentedTopLevelKeys) {
   const fs::path f = write_file("worked.json", kWorked);
   ASSERT_EQ(run("run " + f.string() + " -q --out " + (dir_ / "a").string()).code, 0);
