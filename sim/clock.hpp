@@ -28,14 +28,20 @@ class NodeClock {
   /// about the present or the future).
   Time read(ClockKind k, Time t) const {
     const Line& l = lines_[static_cast<int>(k)];
-    const __int128 elapsed = (t - l.base_true).count();
-    return l.base_reading + Duration{static_cast<std::int64_t>(elapsed * (kMillion + ppm_) / kMillion)};
+    const std::int64_t elapsed = (t - l.base_true).count();
+    if (ppm_ == 0) return l.base_reading + Duration{elapsed};  // the common case: no drift
+    return l.base_reading + Duration{scale(elapsed, kMillion + ppm_, kMillion)};
   }
 
   /// Earliest true time >= `now` at which clock `k` reads at least `reading`.
   Time true_time_when(ClockKind k, Time reading, Time now) const {
     if (read(k, now) >= reading) return now;
     const Line& l = lines_[static_cast<int>(k)];
+    if (ppm_ == 0) {
+      // reading > read(now) >= base_reading here, so the difference is positive.
+      const std::int64_t e = (reading - l.base_reading).count();
+      return e > INT64_MAX - l.base_true.count() ? kTimeMax : l.base_true + Duration{e};
+    }
     const __int128 target = (reading - l.base_reading).count();
     const __int128 rate = kMillion + ppm_;
     const __int128 e = (target * kMillion + rate - 1) / rate;  // ceil
@@ -61,6 +67,14 @@ class NodeClock {
 
  private:
   static constexpr std::int64_t kMillion = 1'000'000;
+  /// x * num / den, truncated toward zero, for x >= 0 and num, den > 0: in 64
+  /// bits while the product fits (the division by a constant is then a
+  /// multiplication), else in 128 bits.
+  static std::int64_t scale(std::int64_t x, std::int64_t num, std::int64_t den) {
+    std::int64_t product;
+    if (!__builtin_mul_overflow(x, num, &product)) return product / den;
+    return static_cast<std::int64_t>(static_cast<__int128>(x) * num / den);
+  }
   struct Line {
     Time base_true{0};
     Time base_reading{0};

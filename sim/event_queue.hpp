@@ -31,6 +31,7 @@ enum class EventType : std::uint32_t {
   kDeliver,   ///< a = message slot, b = message serial: network delivery
   kCallback,  ///< a = callback slot, b = generation: a scheduled function
   kUser,      ///< a, b free: for benchmarks and tests of the queue itself
+  kTimeout,   ///< a = process slot, b = wait serial: the deadline of a wait
 };
 
 struct Event {

@@ -111,7 +111,7 @@ void Node::spawn(std::string name, std::function<void(Process&)> body) {
 
 TimerId Node::at_clock(ClockKind k, Time reading, std::function<void()> fn) {
   if (!up_) return TimerId{};
-  return sim_->add_timer(id_, k, reading, false, UINT32_MAX, 0, std::move(fn));
+  return sim_->add_timer(id_, k, reading, false, std::move(fn));
 }
 
 void Node::cancel(TimerId t) { sim_->cancel(t); }
@@ -154,13 +154,15 @@ bool Process::block(ClockKind k, Time deadline) {
   if (cancelled_) throw Cancelled{};
   Simulation& s = sim();
   if (!waiting_ && !resume_pending_) prepare_wait();
-  if (waiting_) timer_ = s.add_timer(node_->id(), k, deadline, false, slot_, wait_, {});
+  if (waiting_) {
+    timeout_clock_ = k;
+    timeout_deadline_ = deadline;
+    timeout_due_ = false;
+    s.queue_timeout(*this);
+  }
   switch_to_scheduler();
   if (cancelled_) throw Cancelled{};
-  if (timer_.valid()) {
-    s.cancel(timer_);
-    timer_ = TimerId{};
-  }
+  timeout_key_ = 0;  // a queued timeout event is stale from now on
   return notified_;
 }
 
@@ -267,11 +269,10 @@ void Simulation::at(Time t, std::function<void()> fn, EventClass c) {
 }
 
 TimerId Simulation::observe_clock(NodeId n, ClockKind k, Time reading, std::function<void()> fn) {
-  return add_timer(n, k, reading, true, UINT32_MAX, 0, std::move(fn));
+  return add_timer(n, k, reading, true, std::move(fn));
 }
 
-TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::uint32_t proc,
-                              std::uint64_t wait, std::function<void()> fn) {
+TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn) {
   std::uint32_t slot;
   if (!free_timers_.empty()) {
     slot = free_timers_.back();
@@ -287,8 +288,6 @@ TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer
   t.active = true;
   t.observer = observer;
   t.due = false;
-  t.proc = proc;
-  t.wait = wait;
   t.fn = std::move(fn);
   ++t.gen;
   t.resched = 0;
@@ -350,25 +349,47 @@ void Simulation::reschedule_clock_timers(NodeId n) {
   // step leaves monotonic timers exactly where they were in the order; moved
   // timers are queued again in their previous order, so timers with one
   // deadline still fire in the order they were set. A timer that already
-  // fell due during a pause stays due: a step cannot re-arm it.
-  std::vector<std::uint32_t> moved;
-  for (std::uint32_t s = nodes_[n]->timer_head_; s != UINT32_MAX; s = timers_[s].next) {
+  // fell due during a pause stays due: a step cannot re-arm it. The same
+  // holds for the deadlines of the node's waiting processes.
+  struct Moved {
+    std::uint64_t key;  // of the event it had: the order to keep
+    std::uint32_t slot;
+    bool process;
+  };
+  std::vector<Moved> moved;
+  const Node& node = *nodes_[n];
+  for (std::uint32_t s = node.timer_head_; s != UINT32_MAX; s = timers_[s].next) {
     const Timer& t = timers_[s];
-    if (t.due) continue;
-    if (nodes_[n]->clock_.true_time_when(t.clock, t.deadline, now_) != t.when) moved.push_back(s);
+    if (!t.due && node.clock_.true_time_when(t.clock, t.deadline, now_) != t.when) moved.push_back({t.key, s, false});
   }
-  std::sort(moved.begin(), moved.end(), [this](std::uint32_t x, std::uint32_t y) { return timers_[x].key < timers_[y].key; });
-  for (std::uint32_t s : moved) {
-    timers_[s].resched = timers_[s].resched + 1;
-    schedule_timer(s);
+  for (std::uint32_t s : node.processes_) {
+    const Process* p = procs_[s].get();
+    if (p == nullptr || p->timeout_key_ == 0 || p->timeout_due_) continue;
+    if (node.clock_.true_time_when(p->timeout_clock_, p->timeout_deadline_, now_) != p->timeout_when_) {
+      moved.push_back({p->timeout_key_, s, true});
+    }
   }
+  std::sort(moved.begin(), moved.end(), [](const Moved& x, const Moved& y) { return x.key < y.key; });
+  for (const Moved& m : moved) {
+    if (m.process) {
+      queue_timeout(*procs_[m.slot]);
+    } else {
+      timers_[m.slot].resched = timers_[m.slot].resched + 1;
+      schedule_timer(m.slot);
+    }
+  }
+}
+
+void Simulation::queue_timeout(Process& p) {
+  p.timeout_when_ = p.node_->clock_.true_time_when(p.timeout_clock_, p.timeout_deadline_, now_);
+  p.timeout_key_ = queue_.push(p.timeout_when_, EventClass::kNormal, EventType::kTimeout, p.slot_, p.wait_);
 }
 
 void Simulation::notify(WaitHandle h) {
   if (!h.valid() || h.slot >= procs_.size()) return;
   Process* p = procs_[h.slot].get();
   if (p == nullptr || !p->waiting_ || p->wait_ != h.wait) return;
-  if (p->timer_.valid() && timers_[p->timer_.slot].gen == p->timer_.gen && timers_[p->timer_.slot].due) {
+  if (p->timeout_key_ != 0 && p->timeout_due_) {
     // The wait timed out while the node was paused and its timeout waits to
     // be replayed at the pause's end: it came first, so it wins.
     return;
@@ -376,10 +397,7 @@ void Simulation::notify(WaitHandle h) {
   p->waiting_ = false;
   p->notified_ = true;
   p->resume_pending_ = true;
-  if (p->timer_.valid()) {
-    cancel(p->timer_);
-    p->timer_ = TimerId{};
-  }
+  p->timeout_key_ = 0;  // its queued timeout event goes stale
   queue_.push(now_, EventClass::kNormal, EventType::kResume, h.slot, h.wait);
 }
 
@@ -431,21 +449,28 @@ void Simulation::dispatch(const Event& e) {
           return;
         }
       }
-      const std::uint32_t proc = t.proc;
-      const std::uint64_t wait = t.wait;
       std::function<void()> fn = std::move(t.fn);
       free_timer(e.a);
-      if (proc != UINT32_MAX) {
-        Process* p = proc < procs_.size() ? procs_[proc].get() : nullptr;
-        if (p != nullptr && p->waiting_ && p->wait_ == wait) {
-          p->waiting_ = false;
-          p->notified_ = false;
-          p->timer_ = TimerId{};
-          resume(*p);
-        }
-      } else if (fn) {
-        fn();
+      if (fn) fn();
+      return;
+    }
+    case EventType::kTimeout: {
+      // The deadline of a process's wait. The key identifies the current
+      // deadline: a notify, a clock step or the end of the wait made any
+      // other event for it stale.
+      Process* p = e.a < procs_.size() ? procs_[e.a].get() : nullptr;
+      if (p == nullptr || p->timeout_key_ != e.key || !p->waiting_ || p->wait_ != e.b) return;
+      Node& n = *p->node_;
+      if (!n.up_) return;
+      if (n.paused_) {
+        n.deferred_.push_back(e);
+        p->timeout_due_ = true;
+        return;
       }
+      p->waiting_ = false;
+      p->notified_ = false;
+      p->timeout_key_ = 0;
+      resume(*p);
       return;
     }
     case EventType::kDeliver:
@@ -536,7 +561,6 @@ void Simulation::resume(Process& p) {
 void Simulation::finish_process(std::uint32_t slot) {
   Process* p = procs_[slot].get();
   if (p == nullptr) return;
-  if (p->timer_.valid()) cancel(p->timer_);
   auto& list = p->node_->processes_;
   list.erase(std::remove(list.begin(), list.end(), slot), list.end());
   procs_[slot].reset();
@@ -631,7 +655,12 @@ void Simulation::end_pause(NodeId n) {
   // anything else scheduled for this instant.
   std::vector<Event> due = std::move(node.deferred_);
   node.deferred_.clear();
-  for (const Event& e : due) queue_.push(now_, EventClass::kReplay, e.type, e.a, e.b);
+  for (const Event& e : due) {
+    const std::uint64_t key = queue_.push(now_, EventClass::kReplay, e.type, e.a, e.b);
+    if (e.type == EventType::kTimeout && procs_[e.a] != nullptr && procs_[e.a]->timeout_key_ == e.key) {
+      procs_[e.a]->timeout_key_ = key;  // the replayed event is now the deadline's event
+    }
+  }
 }
 
 void Simulation::crash(NodeId n) {
@@ -646,7 +675,8 @@ void Simulation::crash(NodeId n) {
   }
   node.deferred_.clear();
   ++node.incarnation_;
-  // Drop node-code timers; observer timers survive.
+  // Drop node-code timers; observer timers survive. (A process's deadline
+  // goes with the process, below.)
   for (std::uint32_t s = node.timer_head_; s != UINT32_MAX;) {
     const std::uint32_t next = timers_[s].next;
     if (!timers_[s].observer) free_timer(s);

@@ -258,7 +258,14 @@ class Process {
   bool resume_pending_ = false;   // a kResume event is queued
   bool notified_ = false;
   std::uint64_t wait_ = 0;        // serial of the current wait
-  TimerId timer_;
+  // The deadline of the current wait, if it has one: kept here rather than
+  // in a timer slot, so that a sleep allocates nothing and touches no other
+  // timer. Its kTimeout event is the one whose queue key is timeout_key_.
+  std::uint64_t timeout_key_ = 0;  // 0: no deadline
+  bool timeout_due_ = false;       // fell due while the node was paused
+  ClockKind timeout_clock_ = ClockKind::kMonotonic;
+  Time timeout_deadline_{0};       // reading of timeout_clock_
+  Time timeout_when_{0};           // true time of the queued event
   void* stack_bottom_ = nullptr;  // for the sanitizer's fiber annotations
   std::size_t stack_size_ = 0;
   const void* caller_bottom_ = nullptr;
@@ -358,8 +365,6 @@ class Simulation {
     bool due = false;
     Time when{0};           // true time of its queued event
     std::uint64_t key = 0;  // queue key of that event: clock steps keep timer order
-    std::uint32_t proc = UINT32_MAX;  // process to wake, or UINT32_MAX
-    std::uint64_t wait = 0;
     std::function<void()> fn;
     std::uint32_t prev = UINT32_MAX, next = UINT32_MAX;
   };
@@ -374,8 +379,8 @@ class Simulation {
     std::uint32_t gen = 0;
     bool used = false;
   };
-  TimerId add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::uint32_t proc, std::uint64_t wait,
-                    std::function<void()> fn);
+  TimerId add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn);
+  void queue_timeout(Process& p);
   void schedule_timer(std::uint32_t slot);
   void unlink_timer(std::uint32_t slot);
   void free_timer(std::uint32_t slot);

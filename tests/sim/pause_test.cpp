@@ -199,13 +199,18 @@ TEST(Pause, ATimerThatFellDueDuringAPauseStaysDueWhenTheClockStepsBack) {
   sim::Node& b = w.listener("B");
   b.at_clock(sim::ClockKind::kWall, 1s, [&] { w.note("wall timer of 1s"); });
   b.at_clock(sim::ClockKind::kWall, 2500ms, [&] { w.note("wall timer of 2.5s"); });
+  b.spawn("sleeper", [&](sim::Process& p) {
+    p.sleep_until(sim::ClockKind::kWall, 1200ms);
+    w.note("process sleeping until wall 1.2s woke");
+  });
   pause_at(w, b, 500ms, 2500ms);
   w.sim.at(1499ms, [&] { a.send(b.id(), text("msg")); });
   w.sim.at(2s, [&] { w.sim.clock_jump(b.id(), sim::ClockKind::kWall, -5s); }, sim::EventClass::kFault);
   w.run();
   // The 2.5 s timer had not fallen due at the step, so the step moves it:
   // wall reads -3 s at 2 s true time, and 2.5 s at 7.5 s.
-  EXPECT_THAT(w.log, ElementsAre("3s wall timer of 1s", "3s B got msg from A", "7.5s wall timer of 2.5s"));
+  EXPECT_THAT(w.log, ElementsAre("3s wall timer of 1s", "3s process sleeping until wall 1.2s woke", "3s B got msg from A",
+                                 "7.5s wall timer of 2.5s"));
 }
 
 TEST(Pause, AForwardClockStepDuringAPauseMakesATimerFallDueThen) {
