@@ -134,6 +134,13 @@ class EtcdMember final : public sim::NodeBehaviour {
   std::int64_t revision() const { return revision_; }
   const std::map<std::string, KeyValue>& keys() const { return keys_; }
   bool has_lease(LeaseId id) const { return leases_.count(id) != 0; }
+  /// The lessor's deadline for `id` on this member's monotonic clock; only a
+  /// promoted leader keeps deadlines (lessor Demote clears them), so nullopt
+  /// elsewhere and for an unknown lease. For tests and reports.
+  std::optional<Time> lease_expiry(LeaseId id) const {
+    auto it = expiry_.find(id);
+    return it == expiry_.end() ? std::nullopt : std::optional<Time>(it->second);
+  }
 
  private:
   struct Pending {

@@ -12,9 +12,27 @@
 //   EXPECT_EQ(status(r, Property::kNoStaleWrite), Status::kHolds);
 //
 // Defaults are the format's (the loader's); renew_interval defaults to ttl/3.
+//
+// etcd, as the loader resolves it (SCENARIO_FORMAT.md "etcd semantics"):
+//
+//   ScenarioBuilder("leader-crash").duration(40s)
+//       .etcd(3s)                                   // 3 members, TTL 3 s
+//       .etcd_spec([](EtcdSpec& e) { e.keepalive_checks_leadership = true; })
+//       .fenced()
+//       .client("A", counter(5s))
+//       .crash("etcd-leader", 2s, 3s)
+//       .run();
+//
+// The TTL must be a whole number of seconds (std::invalid_argument
+// otherwise, where the loader exits 2); build() raises it to
+// ceil(1.5 × election_timeout) seconds with a note, as etcd does, and sets
+// lock.ttl to the TTL in effect and each client's default renew_interval to
+// a third of it.
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +91,15 @@ class ScenarioBuilder {
       s_.lock.redis.token = RedisToken::kNone;
     });
   }
+  /// etcd with `nodes` members (odd) and a lease TTL of whole seconds.
+  ScenarioBuilder& etcd(Duration ttl, int nodes = 3) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kEtcd;
+      s_.lock.ttl = s_.lock.requested_ttl = ttl;
+      s_.lock.etcd.nodes = nodes;
+    });
+  }
+  ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) { return set([&] { f(s_.lock.etcd); }); }
   ScenarioBuilder& no_lock() { return set([&] { s_.lock.service = ServiceKind::kNone; }); }
 
   ScenarioBuilder& unfenced(std::int64_t initial = 0) {
@@ -154,11 +181,18 @@ class ScenarioBuilder {
     f.kind = FaultKind::kPartition, f.at = at, f.isolate = std::move(nodes), f.duration = d, f.one_way = one_way;
     return fault(f);
   }
+  ScenarioBuilder& heal(Duration at) {
+    FaultSpec f;
+    f.kind = FaultKind::kHeal, f.at = at;
+    return fault(f);
+  }
+  ScenarioBuilder& nemesis(NemesisSpec n) { return set([&] { s_.nemesis = std::move(n); }); }
   ScenarioBuilder& expect(Property p, Expectation e) { return set([&] { s_.expect[p] = e; }); }
 
   Scenario build() const {
     Scenario s = s_;
     s.clients = clients_;
+    if (s.lock.service == ServiceKind::kEtcd) resolve_etcd_ttl(s);
     for (ClientSpec& c : s.clients) {
       if (c.renew_interval == Duration{0}) c.renew_interval = s.lock.ttl / 3;
     }
@@ -167,6 +201,22 @@ class ScenarioBuilder {
   RunResult run(const RunOptions& opt = {}) const { return run_scenario(build(), opt); }
 
  private:
+  // The loader's rule (cli/loader.cpp load_etcd; etcd lessor.go minLeaseTTL):
+  // whole seconds, raised to ceil(1.5 × election_timeout) seconds.
+  static void resolve_etcd_ttl(Scenario& s) {
+    const Duration asked = s.lock.requested_ttl;
+    if (asked % std::chrono::seconds(1) != Duration::zero()) {
+      throw std::invalid_argument("an etcd lease TTL must be a whole number of seconds, got " +
+                                  sim::format_duration(asked));
+    }
+    const std::int64_t et_ns = s.lock.etcd.election_timeout.count();
+    const Duration min_ttl = std::chrono::seconds((3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000);
+    s.lock.ttl = std::max(asked, min_ttl);
+    if (s.lock.ttl != asked) {
+      s.notes.push_back("lock.ttl raised from " + sim::format_duration(asked) + " to " +
+                        sim::format_duration(s.lock.ttl) + ": etcd grants a lease at least ceil(1.5 × election_timeout)");
+    }
+  }
   template <class F>
   ScenarioBuilder& set(F f) {
     f();
