@@ -2,6 +2,7 @@
 //
 //   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color]
 //   fencesim validate FILE...
+//   fencesim matrix [--seeds N] [--out DIR] [--quiet]
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
 // input or usage, or a run that exceeded its event budget; 3 an internal
@@ -16,7 +17,11 @@
 
 #include <unistd.h>
 
+#include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
+
+#include <filesystem>
+#include <fstream>
 
 namespace {
 
@@ -129,6 +134,36 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
   return code;
 }
 
+int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
+  if (seeds == 0 || seeds > 10'000) {
+    std::cerr << "fencesim: --seeds must be between 1 and 10000\n";
+    return kExitInput;
+  }
+  fencesim::MatrixOptions opt;
+  opt.seeds = seeds;
+  const fencesim::Matrix m = fencesim::run_matrix(opt);
+  const std::string md = fencesim::render_matrix_markdown(m);
+  const std::string js = fencesim::render_matrix_json(m);
+  const std::string dir = out.empty() ? "reports" : out;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& [name, text] : {std::pair<std::string, const std::string*>{"MATRIX.md", &md},
+                                   std::pair<std::string, const std::string*>{"MATRIX.json", &js}}) {
+    const std::string path = dir + "/" + name;
+    const std::string tmp = dir + "/." + name + ".tmp";
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << *text;
+    f.close();
+    if (!f || (std::filesystem::rename(tmp, path, ec), ec)) {
+      std::cerr << "fencesim: cannot write " << path << "\n";
+      std::filesystem::remove(tmp, ec);
+      return kExitInput;
+    }
+  }
+  if (!quiet) std::cout << md << "\nwritten: " << dir << "/MATRIX.md and MATRIX.json\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +182,14 @@ int main(int argc, char** argv) {
   run->add_option("--out", out, "Folder for the reports (default: reports)");
   run->add_flag("--quiet,-q", quiet, "Print only failures");
   run->add_flag("--no-color", no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
+
+  std::uint64_t matrix_seeds = 10;
+  std::string matrix_out;
+  bool matrix_quiet = false;
+  CLI::App* matrix = app.add_subcommand("matrix", "Run lock designs against fault kinds over seeds; write MATRIX.md/.json");
+  matrix->add_option("--seeds", matrix_seeds, "Runs per cell (default 10)");
+  matrix->add_option("--out", matrix_out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
+  matrix->add_flag("--quiet,-q", matrix_quiet, "Do not print the table");
 
   std::vector<std::string> validate_files;
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
@@ -167,6 +210,7 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return cmd_run(run_files, seed, out, quiet, !no_color && isatty(STDOUT_FILENO) != 0);
     if (validate->parsed()) return cmd_validate(validate_files);
+    if (matrix->parsed()) return cmd_matrix(matrix_seeds, matrix_out, matrix_quiet);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates the reference reports in reports/ from the shipped scenarios
+# (and reports/MATRIX.*). Run it on purpose after a change in behaviour, then
+# review the diff: the golden-report test compares these files byte for byte.
+#   tools/regen-reports.sh [path/to/fencesim]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fencesim=${1:-build/fencesim}
+find reports -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+# Exit code 1 (an expectation not met) must not happen for shipped files.
+"$fencesim" run scenarios/*.json --out reports --quiet
+if "$fencesim" matrix --help >/dev/null 2>&1; then
+  "$fencesim" matrix --out reports --quiet
+fi
+echo "reports/ regenerated; review with: git diff --stat reports/"
