@@ -198,6 +198,19 @@ void RedisServer::request_sync() {
   node_.send(following_, std::make_shared<SyncRequest>());
 }
 
+void RedisServer::retry_sync(std::uint64_t epoch) {
+  // replication.c replicationCron: a replica that is not connected to its
+  // primary tries to connect and PSYNC again every second. Without this, a
+  // replica whose request was lost (a partition at the failover, or a
+  // primary that was not yet one) would wait forever: a primary streams
+  // only to the replicas that asked it.
+  node_.after(1s, [this, epoch] {
+    if (primary_ || role_epoch_ != epoch || synced_) return;
+    request_sync();
+    retry_sync(epoch);
+  });
+}
+
 void RedisServer::handle_command(const sim::Message& m, const Command& c) {
   const bool is_write = c.op != Op::kGet;
   if (is_write && !primary_) {
@@ -352,6 +365,7 @@ void RedisServer::on_message(const sim::Message& m) {
       data_[k] = copy;
     }
     replid_ = fs->replid;
+    synced_ = true;
     offset_ = fs->offset;
     last_sync_request_ = Time{-1};
     svc_.reevaluate();
@@ -391,11 +405,13 @@ void RedisServer::follow(NodeId primary) {
   following_ = primary;
   ++role_epoch_;
   last_sync_request_ = Time{-1};
+  synced_ = false;
   if (was_primary) {
     svc_.history().note(svc_.sim().now(), node_.name(), "demoted",
                         "demoted to a replica of " + svc_.sim().node(primary).name());
   }
   request_sync();
+  retry_sync(role_epoch_);
   svc_.reevaluate();
 }
 
@@ -439,7 +455,9 @@ void RedisServer::on_restart() {
     }
     start();
   } else {
+    synced_ = false;
     request_sync();
+    retry_sync(role_epoch_);
   }
   svc_.reevaluate();
 }

@@ -110,6 +110,8 @@ class RedisServer final : public sim::NodeBehaviour {
   void active_expire_cycle();
   void heartbeat();
   void request_sync();
+  /// Asks again every second until a full resync arrives (see redis.cpp).
+  void retry_sync(std::uint64_t epoch);
   Entry make_entry_expiry(Entry e, Duration ttl) const;
 
   RedisService& svc_;
@@ -129,6 +131,9 @@ class RedisServer final : public sim::NodeBehaviour {
   std::map<std::string, Entry> data_;
   std::set<NodeId> replicas_;  ///< primary: connected replicas
   Time last_sync_request_{-1};
+  /// A replica has received a full resync from the primary it follows (at
+  /// time 0 every replica is in sync).
+  bool synced_ = true;
   std::uint64_t role_epoch_ = 0;  ///< bumps on each role change, stops old loops
 };
 

@@ -227,5 +227,42 @@ TEST(RedisExpiry, APrimaryCrashAfterReplicationLeavesTheLeaseHeldByTheReplicaUnt
   EXPECT_EQ(end->at, 10s + 1ms) << "held by the live replica until the absolute deadline";
 }
 
+TEST(RedisExpiry, ARenewalThatReachesAPausedPrimaryBeforeTheDeadlineIsRefusedWhenThePauseEndsAfterIt) {
+  // A pause is a stalled event loop: the command waits in the inbox, and by
+  // the time Redis runs it the key is logically expired (expireIfNeeded).
+  RedisHarness h(spec_with(0, 0), 10s);
+  std::optional<Reply> renewal;
+  h.at(0s, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  h.observe(8s, [&] { h.sim.pause(h.servers[0], 3s); });
+  h.at(9s, [&](sim::Process& p) { renewal = h.send(p, 0, h.renew("v1"), 5s); });
+  h.run(12s);
+  ASSERT_TRUE(renewal.has_value());
+  EXPECT_EQ(renewal->integer, 0);
+  const auto end = h.lease_end_of("v1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->at, 10s + 1ms) << "logical expiry ends the lease, paused or not";
+}
+
+TEST(RedisExpiry, APromotedReplicaExpiresKeysOnItsOwnWallClock) {
+  // The replica's wall clock is 5 s ahead. It holds the primary's absolute
+  // deadline (10.001 s); once promoted, it reads that deadline on its own
+  // clock, which passed it at true time 5.001 s.
+  RedisHarness h(spec_with(1, 0), 10s);
+  h.observe(0s, [&] { h.sim.clock_jump(h.servers[1], sim::ClockKind::kWall, 5s); });
+  h.at(0s, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  std::string why;
+  h.observe(3s, [&] { h.svc->failover_now(why); });
+  bool held_after_failover = false;
+  h.observe(4s, [&] { held_after_failover = h.server(1).holds(kKey, "v1"); });
+  h.run(6s);
+  EXPECT_TRUE(held_after_failover);
+  const auto end = h.lease_end_of("v1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->at, 5001ms);
+  EXPECT_EQ(end->reason, "expired on redis-1 wall clock");
+  EXPECT_EQ(h.entry(1, kKey), nullptr) << "and, as the primary now, deletes it";
+  EXPECT_EQ(h.entry(0, kKey), nullptr) << "its DEL reaches the demoted primary";
+}
+
 }  // namespace
 }  // namespace fencesim::testing

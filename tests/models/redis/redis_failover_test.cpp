@@ -239,6 +239,35 @@ TEST(FailoverFault, PromotesTheBestReplicaNowAndTheOldPrimaryLosesItsUnreplicate
   EXPECT_EQ(h.inbox.switches[0].primary, h.servers[1]);
 }
 
+TEST(FailoverFault, AnOldPrimaryCutOffFromTheNewOneResyncsOnceItCanReachIt) {
+  // The failover happens while redis-0 cannot reach redis-1: its request for
+  // a full resync is lost. Like Redis's replicationCron, it must keep
+  // trying, and lose its unreplicated write once the partition heals.
+  RedisSpec spec = spec_with(1, 0);
+  spec.replication_delay = 1s;
+  RedisHarness h(spec, 30s);
+  h.at(0s, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  h.observe(300ms, [&] {
+    const std::uint64_t id = h.sim.add_partition(sim::Partition{{{h.servers[0]}, {h.servers[1]}}, {}, false});
+    h.sim.at(h.sim.now() + 2s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
+  });
+  std::string why;
+  h.observe(500ms, [&] { h.svc->failover_now(why); });
+  bool stale_while_cut_off = false;
+  h.observe(2s, [&] { stale_while_cut_off = h.entry(0, kKey) != nullptr; });
+  std::optional<Reply> on_new;
+  h.at(5s, [&](sim::Process& p) { on_new = h.send(p, 1, h.acquire("v2")); });
+  h.run(10s);
+
+  EXPECT_TRUE(stale_while_cut_off) << "cut off, it still has the write it acknowledged";
+  ASSERT_TRUE(on_new.has_value());
+  EXPECT_EQ(on_new->integer, 1);
+  ASSERT_NE(h.entry(0, kKey), nullptr);
+  EXPECT_EQ(h.entry(0, kKey)->value, "v2") << "resynchronised and following the new primary";
+  EXPECT_EQ(counter_on(h, 0), std::optional<std::int64_t>(1));
+  EXPECT_EQ(h.server(0).offset(), h.server(1).offset());
+}
+
 TEST(FailoverFault, SkipsWithoutALiveReplica) {
   RedisHarness h(spec_with(1, 0), 30s);
   bool ok = true;

@@ -65,6 +65,39 @@ TEST(RedisWorld, SentinelsCutOffFromAPrimaryThatClientsStillReachLeadToTwoPrimar
   EXPECT_TRUE(promoted);
 }
 
+TEST(RedisWorld, WhenTheSplitHealsTheSentinelsDemoteTheOldPrimaryAndItsHolderLearnsOfTheLoss) {
+  const RunResult r =
+      ScenarioBuilder("split-brain-heal")
+          .duration(30s)
+          .redis(6s, 2, 3)
+          .redis_spec([](RedisSpec& s) { s.down_after = 2s; })
+          .unfenced(0)
+          .client("A", allocator(10, 12s))
+          .client("B", allocator(10, 1s), [](ClientSpec& c) { c.start = 6s; })
+          .partition(1s, {{"redis-0", "A"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-1", "redis-2", "B"}}, 7s)
+          .run();
+  bool demoted = false;
+  Time demoted_at{0};
+  for (const NoteRecord& n : r.history.notes) {
+    if (n.node == "redis-0" && n.kind == "demoted") demoted = true, demoted_at = n.at;
+  }
+  ASSERT_TRUE(demoted) << "+convert-to-slave once a sentinel reaches it again";
+  EXPECT_GE(demoted_at, 8s);
+  EXPECT_LT(demoted_at, 10s);
+  // A renews every 2 s on redis-0 until then; its next renewal meets
+  // READONLY, it asks the sentinels, and redis-1 refuses the renewal.
+  const BeliefRecord* a = nullptr;
+  for (const BeliefRecord& b : r.history.beliefs) {
+    if (b.client == "A") a = &b;
+  }
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->end_reason, "renewal refused");
+  ASSERT_TRUE(a->end.has_value());
+  EXPECT_GT(*a->end, demoted_at);
+  EXPECT_LT(*a->end, demoted_at + 3s);
+  EXPECT_EQ(status(r, P::kMutualExclusion), kViolated);
+}
+
 TEST(RedisWorld, WithoutThePartitionTheSameClientsNeverOverlap) {
   const RunResult r = ScenarioBuilder("split-brain-control")
                           .duration(30s)
