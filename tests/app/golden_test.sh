@@ -8,8 +8,16 @@ source_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$source_dir"
-"$fencesim" run scenarios/*.json --out "$work" --quiet
+files=()
+for f in scenarios/*.json; do [[ "$f" == *.schema.json ]] || files+=("$f"); done
+"$fencesim" run "${files[@]}" --out "$work" --quiet
+"$fencesim" matrix --out "$work" --quiet
 status=0
+for f in MATRIX.md MATRIX.json; do
+  if ! cmp -s "reports/$f" "$work/$f"; then
+    echo "reports/$f differs from a fresh 'fencesim matrix':"; diff "reports/$f" "$work/$f" | head -20; status=1
+  fi
+done
 for dir in "$work"/*/; do
   name=$(basename "$dir")
   if [ ! -d "reports/$name" ]; then
