@@ -66,6 +66,7 @@ void Node::spawn(std::string name, std::function<void(Process&)> body) {
   } else {
     slot = static_cast<std::uint32_t>(s.procs_.size());
     s.procs_.emplace_back();
+    s.stack_hints_.push_back(nullptr);
   }
   auto p = std::make_unique<Process>();
   p->node_ = this;
@@ -105,6 +106,7 @@ void Node::spawn(std::string name, std::function<void(Process&)> body) {
   p->wait_ = s.next_wait_++;
   p->resume_pending_ = true;
   s.procs_[slot] = std::move(p);
+  s.stack_hints_[slot] = nullptr;
   processes_.push_back(slot);
   s.queue_.push(s.now_, EventClass::kNormal, EventType::kResume, slot, raw->wait_);
 }
@@ -131,6 +133,10 @@ std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
 // ------------------------------------------------------------- Process ----
 
 void Process::switch_to_scheduler() {
+  // Where this fiber's stack is live, for the scheduler to prefetch before
+  // resuming it (see Simulation::prefetch).
+  char here;
+  sim().stack_hints_[slot_] = &here;
 #if defined(FENCESIM_ASAN_FIBERS)
   void* fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, caller_bottom_, caller_size_);
@@ -409,10 +415,29 @@ RunStatus Simulation::run_until(Time end, std::uint64_t max_events) {
     now_ = e.time;
     ++budget;
     ++events_processed_;
+    if (!queue_.empty()) prefetch(queue_.top());
     dispatch(e);
   }
   if (end != kTimeMax && now_ < end) now_ = end;
   return RunStatus::kDone;
+}
+
+void Simulation::prefetch(const Event& next) const {
+  // With thousands of processes, resuming one misses the cache on its
+  // Process and on the top of its stack. Asking for both while the current
+  // event runs hides most of that latency. Only a hint: no effect on order.
+  if ((next.type != EventType::kTimeout && next.type != EventType::kResume) || next.a >= procs_.size()) return;
+  const char* p = reinterpret_cast<const char*>(procs_[next.a].get());
+  if (p == nullptr) return;
+  __builtin_prefetch(p);  // the fields a wake-up touches: the first two lines
+  __builtin_prefetch(p + 64);
+  if (const char* sp = stack_hints_[next.a]) {
+    // The saved context lies just below the hint, the frames it returns
+    // through just above. (Integer arithmetic: these addresses may lie
+    // outside the local the hint points at.)
+    const auto base = reinterpret_cast<std::uintptr_t>(sp);
+    for (std::uintptr_t a = base - 128; a < base + 512; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a));
+  }
 }
 
 void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {

@@ -206,7 +206,7 @@ class Node {
 
 /// A fiber process. Every blocking call returns only when the scheduler
 /// resumes it; if the node crashes meanwhile, it throws `Cancelled`.
-class Process {
+class alignas(64) Process {
  public:
   Node& node() const { return *node_; }
   Simulation& sim() const { return node_->sim(); }
@@ -245,10 +245,10 @@ class Process {
   friend class Node;
   void switch_to_scheduler();
 
+  // What a wake-up touches comes first, within two cache lines; the name
+  // and the body, used once, last.
   Node* node_ = nullptr;
-  std::string name_;
   std::uint32_t slot_ = 0;
-  std::function<void(Process&)> body_;
   boost::context::fiber fiber_;    // the process's own context
   boost::context::fiber caller_;   // the scheduler, while the process runs
   bool started_ = false;
@@ -270,6 +270,8 @@ class Process {
   std::size_t stack_size_ = 0;
   const void* caller_bottom_ = nullptr;
   std::size_t caller_size_ = 0;
+  std::string name_;
+  std::function<void(Process&)> body_;
 };
 
 enum class RunStatus { kDone, kEventBudgetExceeded };
@@ -386,6 +388,7 @@ class Simulation {
   void free_timer(std::uint32_t slot);
   void reschedule_clock_timers(NodeId n);
   void dispatch(const Event& e);
+  void prefetch(const Event& next) const;
   void defer_or(Node& n, const Event& e, bool& deferred);
   void resume(Process& p);
   void finish_process(std::uint32_t slot);
@@ -399,6 +402,7 @@ class Simulation {
   std::uint64_t events_processed_ = 0;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Process>> procs_;
+  std::vector<const char*> stack_hints_;  // per process slot: where its stack was last live
   std::vector<std::uint32_t> free_procs_;
   std::vector<Timer> timers_;
   std::vector<std::uint32_t> free_timers_;
