@@ -114,14 +114,15 @@ class EtcdLockClient final : public LockClientBase {
   /// answer ("no leader", a failed read): the client then moves to the next
   /// member. Refusals (an error such as "lease not found") come back.
   std::optional<Response> call(sim::Process& p, std::shared_ptr<Request> req) {
+    const std::size_t used = cursor_;
     auto reply = p.call(member(), req, spec_.command_timeout);
     const auto* r = reply ? reply->as<Response>() : nullptr;
-    if (r == nullptr) {
-      move();
-      return std::nullopt;
-    }
-    if (!r->error.empty() && r->error != "lease not found") {
-      move();
+    if (r == nullptr || (!r->error.empty() && r->error != "lease not found")) {
+      // The keepalive loop and the Lock share one member (clientv3 uses one
+      // connection for both). When both were waiting on the same failed
+      // member, only the first failure moves: the second must not skip the
+      // member the first one moved to.
+      if (cursor_ == used) move();
       return std::nullopt;
     }
     return *r;
@@ -234,14 +235,23 @@ class EtcdLockClient final : public LockClientBase {
       if (!last->kv) break;
       watch_ = WatchState{++next_watch_, last->kv->key, last->header_revision};
       send_watch();
+      // Wait for the deletion (concurrency waitDelete). A watch lives in its
+      // member's volatile state: a member that crashes and comes back before
+      // any keepalive fails has silently lost it. clientv3's watch stream
+      // breaks with the connection and is re-created (watchGrpcStream
+      // reconnect, resuming from the last revision); the model has no
+      // connections, so a command_timeout without news stands in for the
+      // broken stream: re-check the previous key (waitDeletes' Get again) and
+      // watch it afresh.
       bool deleted = false;
       while (!deleted) {
-        auto sig = signals_.receive(p, session_ttl_ + spec_.command_timeout);
+        auto sig = signals_.receive(p, spec_.command_timeout);
         if (gen != session_gen_) {
           watch_.reset();
           return std::nullopt;
         }
-        if (sig && watch_ && sig->watch_id == watch_->id) deleted = true;
+        if (!sig) break;
+        if (watch_ && sig->watch_id == watch_->id) deleted = true;
       }
       watch_.reset();
     }

@@ -95,8 +95,10 @@ EtcdMember::EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Confi
 }
 
 void EtcdMember::start() {
+  // Bootstrap: etcd-0 leads term 1; raft's start applies that term's empty
+  // entry through our apply callback, which promotes its lessor there (once:
+  // a second Promote here would only repeat the "leader" note).
   raft_.start();
-  if (raft_.is_leader()) promote();  // bootstrap: etcd-0 leads term 1 with its empty entry applied
 }
 
 void EtcdMember::on_crash() {
@@ -187,8 +189,10 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       serve_read(m, req);
       return;
     case ReqKind::kWatch: {
-      watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
-      // Replay from history: a deletion at or after the start revision.
+      // Replay from history: a deletion at or after the start revision
+      // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
+      // the first deletion and cancels its watch, so a watch that has
+      // delivered one is done: it is not kept.
       for (const auto& [rev, key] : deletions_) {
         if (key == r.key && rev >= r.revision) {
           auto ev = std::make_shared<WatchEvent>();
@@ -196,9 +200,10 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
           ev->key = key;
           ev->revision = rev;
           node_.send(m.from, ev);
-          break;
+          return;
         }
       }
+      watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
       return;
     }
   }
@@ -315,14 +320,16 @@ void EtcdMember::delete_key(const std::string& key, std::vector<std::pair<std::s
 
 void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
   deletions_.emplace_back(revision, key);
-  for (const Watch& w : watches_) {
-    if (w.key != key || revision < w.from) continue;
+  // Each watch delivers one deletion and is then done (see kWatch).
+  std::erase_if(watches_, [&](const Watch& w) {
+    if (w.key != key || revision < w.from) return false;
     auto ev = std::make_shared<WatchEvent>();
     ev->watch_id = w.id;
     ev->key = key;
     ev->revision = revision;
     node_.send(w.client, ev);
-  }
+    return true;
+  });
 }
 
 void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& command) {

@@ -41,6 +41,24 @@ bool any_revoke_in_logs(EtcdHarness& h) {
   return false;
 }
 
+TEST(EtcdLessor, TheBootstrapLeaderIsPromotedOnceAtTimeZeroAndChecksExpiryEvery500ms) {
+  EtcdHarness h;
+  std::optional<Response> g;
+  h.at(0s, [&](sim::Process& p) { g = h.call(p, 0, h.grant(2s)); });
+  h.run(10s);
+  EXPECT_EQ(promotions(h.history, "etcd-0"), (std::vector<Time>{0s}));
+  EXPECT_TRUE(promotions(h.history, "etcd-1").empty());
+  // Granted at 3 ms with TTL 2 s: expired at 2.003 s, found by the check at
+  // 2.5 s (one lessor loop, on a 500 ms grid from the promotion at 0).
+  ASSERT_EQ(h.history.lease_ends.size(), 0u) << "no key was attached";
+  EXPECT_FALSE(h.member(0).has_lease(g->lease));
+  Time revoked{0};
+  for (const raft::RaftEvent& e : h.svc->raft_history().events) {
+    if (e.kind == raft::EventKind::kCommit && e.member == "etcd-0" && e.command.rfind("revoke", 0) == 0) revoked = e.at;
+  }
+  EXPECT_EQ(revoked, 2502ms);
+}
+
 TEST(EtcdLessor, AGrantAnswersAnIdAndTheTtlAndOnlyTheLeaderStartsTheCountdown) {
   EtcdHarness h;
   std::optional<Response> g;
