@@ -325,7 +325,7 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
 .scroll{overflow-x:auto}
 </style></head><body>
 )CSS";
-  html += "<h1>" + esc(s.name) + "</h1>\n<p class=\"desc\">" + esc(s.description) + "</p>\n";
+  html += "<h1>" + esc(s.name) + "</h1>\n";
   html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
                       sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
   html += fmt::format(R"HTML(<div class="legend">
@@ -342,6 +342,7 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
                       kBlue);
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
   html += "<div class=\"scroll\">\n" + svg.str() + "</div>\n";
+  if (!s.description.empty()) html += "<p class=\"desc\">" + esc(s.description) + "</p>\n";
   html += "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
   html += stories;
   html += fmt::format("<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
