@@ -33,6 +33,7 @@ constexpr Duration kActiveExpiryPeriod = 100ms;  // server.hz = 10
 constexpr Duration kReplHeartbeatPeriod = 1s;    // repl-ping-replica-period is 10 s; 1 s keeps gaps short
 constexpr Duration kSentinelPingPeriod = 1s;     // sentinel.c SENTINEL_PING_PERIOD
 constexpr Duration kSentinelTick = 100ms;        // sentinelTimer runs at server.hz
+constexpr Duration kSentinelHelloPeriod = 2s;    // sentinel.c SENTINEL_PUBLISH_PERIOD
 
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
   auto r = std::make_shared<Reply>();
@@ -62,23 +63,28 @@ RedisServer::RedisServer(RedisService& svc, sim::Node& node, int index, bool pri
 void RedisServer::start() {
   ++role_epoch_;
   if (!primary_) return;
-  const std::uint64_t epoch = role_epoch_;
   // Active expiry and the replication heartbeat run as node timers: a pause
   // of the primary stalls them exactly as a stalled event loop would.
-  auto tick = std::make_shared<std::function<void()>>();
-  *tick = [this, epoch, tick] {
+  expiry_tick(role_epoch_);
+  heartbeat_tick(role_epoch_);
+}
+
+// Each tick schedules the next one itself (no self-referencing closure, which
+// would never be freed); a role change bumps role_epoch_ and stops the chain.
+void RedisServer::expiry_tick(std::uint64_t epoch) {
+  node_.after(kActiveExpiryPeriod, [this, epoch] {
     if (!primary_ || role_epoch_ != epoch) return;
     active_expire_cycle();
-    node_.after(kActiveExpiryPeriod, *tick);
-  };
-  node_.after(kActiveExpiryPeriod, *tick);
-  auto hb = std::make_shared<std::function<void()>>();
-  *hb = [this, epoch, hb] {
+    expiry_tick(epoch);
+  });
+}
+
+void RedisServer::heartbeat_tick(std::uint64_t epoch) {
+  node_.after(kReplHeartbeatPeriod, [this, epoch] {
     if (!primary_ || role_epoch_ != epoch) return;
     heartbeat();
-    node_.after(kReplHeartbeatPeriod, *hb);
-  };
-  node_.after(kReplHeartbeatPeriod, *hb);
+    heartbeat_tick(epoch);
+  });
 }
 
 bool RedisServer::expired(const Entry& e) const {
@@ -480,6 +486,29 @@ void Sentinel::start() {
     node_.spawn("monitor-" + svc_.sim().node(s).name(), [this, s](sim::Process& p) { monitor(p, s); });
   }
   node_.spawn("failover", [this](sim::Process& p) { failover_loop(p); });
+  node_.spawn("hello", [this](sim::Process& p) { hello_loop(p); });
+}
+
+void Sentinel::hello_loop(sim::Process& p) {
+  // sentinel.c sentinelSendHello: every 2 s each sentinel publishes its view
+  // of the primary with its config epoch, and one that hears a newer epoch
+  // switches to it (sentinelProcessHelloMessage, "+config-update-from").
+  // Without it, a sentinel that was cut off or down during a failover would
+  // keep the old primary for ever and send the clients that ask it there.
+  // Real hellos travel through the monitored instances' __sentinel__:hello
+  // channel; here they go to the other sentinels directly, like the
+  // failover announcement. Before the first failover there is nothing new to
+  // tell, and nothing is sent.
+  for (;;) {
+    p.sleep(kSentinelHelloPeriod);
+    if (config_epoch_ == 0) continue;
+    auto hello = std::make_shared<SwitchPrimary>();
+    hello->primary = config_primary_;
+    hello->epoch = config_epoch_;
+    for (NodeId s : svc_.sentinels()) {
+      if (s != node_.id()) node_.send(s, hello);
+    }
+  }
 }
 
 void Sentinel::adopt(NodeId primary, std::uint64_t epoch) {

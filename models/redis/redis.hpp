@@ -108,6 +108,8 @@ class RedisServer final : public sim::NodeBehaviour {
   void write(std::vector<Effect> effects);
   void apply(const Effect& e);
   void active_expire_cycle();
+  void expiry_tick(std::uint64_t epoch);
+  void heartbeat_tick(std::uint64_t epoch);
   void heartbeat();
   void request_sync();
   /// Asks again every second until a full resync arrives (see redis.cpp).
@@ -154,6 +156,7 @@ class Sentinel final : public sim::NodeBehaviour {
  private:
   void monitor(sim::Process& p, NodeId target);
   void failover_loop(sim::Process& p);
+  void hello_loop(sim::Process& p);
   bool subjectively_down() const;
   bool try_failover(sim::Process& p);
 

@@ -115,6 +115,35 @@ TEST(SentinelFailover, OneSentinelCutFromALivePrimaryCannotPromote) {
   EXPECT_TRUE(h.inbox.switches.empty());
 }
 
+TEST(SentinelFailover, ASentinelThatMissedTheFailoverLearnsTheNewPrimaryFromItsPeers) {
+  // sentinel-0 is cut off while the other two fail over; Sentinel's hello
+  // messages (sentinel.c sentinelSendHello, every 2 s, with the config
+  // epoch) bring it the newer configuration once it can hear them again.
+  // Clients ask sentinel-0 first: if it stayed stale they would be sent to
+  // the demoted primary for ever.
+  RedisHarness h(sentinel_spec(1), 60s);
+  h.observe(500ms, [&] {
+    const std::uint64_t id = h.sim.add_partition(sim::Partition{{}, {h.sentinels[0]}, false});
+    h.sim.at(h.sim.now() + 10s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
+  });
+  h.observe(1s, [&] { h.sim.crash(h.servers[0]); });
+  h.observe(8s, [&] { h.sim.restart(h.servers[0]); });
+  sim::NodeId stale = sim::kNoNode;
+  h.observe(10s, [&] { stale = h.svc->sentinel(h.sentinels[0])->primary(); });
+  std::optional<redis::PrimaryIs> answer;
+  h.at(15s, [&](sim::Process& p) {
+    auto m = p.call(h.sentinels[0], std::make_shared<redis::GetPrimary>(), 1s);
+    if (m && m->as<redis::PrimaryIs>()) answer = *m->as<redis::PrimaryIs>();
+  });
+  h.run(16s);
+  ASSERT_EQ(h.svc->current_primary(), h.servers[1]);
+  EXPECT_EQ(stale, h.servers[0]) << "cut off, it still has the old configuration";
+  EXPECT_EQ(h.svc->sentinel(h.sentinels[0])->primary(), h.servers[1]);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->primary, h.servers[1]);
+  EXPECT_FALSE(h.server(0).is_primary());
+}
+
 // ------------------------------------------------------------- restarts --
 
 TEST(RedisRestart, WithSentinelsACrashedPrimaryComesBackEmptyAsAReplicaOfTheNewPrimary) {
