@@ -176,6 +176,31 @@ TEST(RedisRestart, WithSentinelsACrashedPrimaryComesBackEmptyAsAReplicaOfTheNewP
   EXPECT_EQ(h.server(0).offset(), h.server(1).offset());
 }
 
+TEST(RedisRestart, WithSentinelsAPrimaryThatRestartsBeforeTheyNoticeComesBackEmptyAndWipesItsReplicas) {
+  // Restarted within down_after, the primary is never seen down: it is
+  // still the primary, empty, and its replicas follow it into emptiness
+  // (the Redis docs warn about exactly this with Sentinel and no
+  // persistence). The token counter starts again from 1.
+  RedisHarness h(sentinel_spec(1, 5s), 60s);
+  h.at(100ms, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  h.observe(1s, [&] { h.sim.crash(h.servers[0]); });
+  h.observe(2s, [&] { h.sim.restart(h.servers[0]); });
+  std::optional<Reply> second;
+  h.at(5s, [&](sim::Process& p) { second = h.send(p, 0, h.acquire("v2")); });
+  bool replica_wiped = false;
+  h.observe(5s, [&] { replica_wiped = h.server(1).data().empty(); });
+  h.run(20s);
+  EXPECT_EQ(h.svc->current_primary(), h.servers[0]);
+  EXPECT_TRUE(h.server(0).is_primary());
+  EXPECT_FALSE(h.noted("redis-1", "promoted"));
+  EXPECT_TRUE(replica_wiped);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->integer, 1);
+  // While redis-0 was down its live replica held the lease; the lease ended
+  // when redis-0 came back as the primary without it.
+  EXPECT_EQ(h.lease_end_of("v1")->at, 2s);
+}
+
 TEST(RedisRestart, WithSentinelsAReplicaThatRestartsResyncsFromThePrimary) {
   RedisHarness h(sentinel_spec(1), 60s);
   h.at(100ms, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
@@ -295,6 +320,17 @@ TEST(FailoverFault, AnOldPrimaryCutOffFromTheNewOneResyncsOnceItCanReachIt) {
   EXPECT_EQ(h.entry(0, kKey)->value, "v2") << "resynchronised and following the new primary";
   EXPECT_EQ(counter_on(h, 0), std::optional<std::int64_t>(1));
   EXPECT_EQ(h.server(0).offset(), h.server(1).offset());
+}
+
+TEST(FailoverFault, PromotesTheLiveReplicaWithTheLargestOffsetEvenAtAHigherIndex) {
+  RedisHarness h(spec_with(2, 0), 30s);
+  h.observe(0s, [&] { h.sim.add_partition(sim::Partition{{{h.servers[0]}, {h.servers[1]}}, {}, false}); });
+  h.at(100ms, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  std::string why;
+  h.observe(1s, [&] { h.svc->failover_now(why); });
+  h.run(2s);
+  EXPECT_EQ(h.name(h.svc->current_primary()), "redis-2");
+  EXPECT_FALSE(h.lease_end_of("v1").has_value());
 }
 
 TEST(FailoverFault, SkipsWithoutALiveReplica) {
