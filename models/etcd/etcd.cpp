@@ -62,7 +62,7 @@ std::string hold_value(const std::string& key, std::int64_t create_revision) {
 
 std::string Request::describe() const {
   static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn",
-                                 "Range(last created)", "Get", "Delete", "Watch"};
+                                 "Range(last created)", "Get", "Delete", "Watch", "Put"};
   return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
 }
 
@@ -181,6 +181,9 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
     case ReqKind::kDelete:
       propose(m, req, join({"del", r.key, id}));
       return;
+    case ReqKind::kPut:
+      propose(m, req, join({"put", r.key, r.value, std::to_string(r.lease), id}));
+      return;
     case ReqKind::kKeepAlive:
       keepalive(m, r.lease, sim::kNoNode);
       return;
@@ -211,20 +214,22 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
 
 void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command) {
   const std::string id = split(command).back();
+  // Registered first: on a one-member cluster Raft commits and applies the
+  // entry inside propose(), and the apply must find the request to answer.
+  pending_[id] = Pending{m, std::move(r)};
   if (raft_.is_leader()) {
     if (!raft_.propose(command)) {
+      pending_.erase(id);
       reply_error(m, "no leader");
-      return;
     }
   } else if (raft_.leader() != sim::kNoNode) {
     auto f = std::make_shared<ForwardProposal>();
     f->command = command;
     node_.send(raft_.leader(), f);
   } else {
+    pending_.erase(id);
     reply_error(m, "no leader");  // etcdserver ErrNoLeader, answered at once
-    return;
   }
-  pending_[id] = Pending{m, std::move(r)};
 }
 
 void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
@@ -349,7 +354,10 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
   if (op == "grant") {
     // The lease id is the index of the grant entry: unique in the cluster.
     const auto lease = static_cast<LeaseId>(index);
-    const Duration ttl{std::stoll(f[1])};
+    // lessor.Grant raises a TTL below the minimum: minLeaseTTL is
+    // (3 × electionTicks / 2) heartbeats, in whole seconds rounded up
+    // (etcdserver/server.go minTTL; lease/lessor.go).
+    const Duration ttl = std::max(Duration{std::stoll(f[1])}, svc_.min_lease_ttl());
     leases_[lease] = ttl;
     if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
     resp->lease = lease;
@@ -391,6 +399,27 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
       }
       if (owner != nullptr) resp->owner = *owner;
     }
+  } else if (op == "put") {
+    // A plain Put (mvcc txn Put): creates or overwrites, attaching the lease.
+    const std::string& key = f[1];
+    const LeaseId lease = std::stoll(f[3]);
+    if (lease != 0 && leases_.count(lease) == 0) {
+      resp->error = "lease not found";
+    } else {
+      ++revision_;
+      auto it = keys_.find(key);
+      if (it == keys_.end()) {
+        keys_[key] = KeyValue{key, f[2], revision_, revision_, 1, lease};
+      } else {
+        if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
+        it->second.value = f[2];
+        it->second.mod_revision = revision_;
+        ++it->second.version;
+        it->second.lease = lease;
+      }
+      if (lease != 0) lease_keys_[lease].insert(key);
+      resp->kv = keys_.at(key);
+    }
   } else if (op == "del") {
     delete_key(f[1], deleted);
     why = "key deleted (unlock)";
@@ -430,11 +459,15 @@ void EtcdMember::promote() {
 void EtcdMember::lessor_tick(std::uint64_t gen) {
   if (gen != lessor_gen_ || !raft_.is_leader()) return;
   const Time now = node_.monotonic();
+  // Collected first: proposing may apply at once (one member) and change expiry_.
+  std::vector<LeaseId> expired;
   for (const auto& [id, deadline] : expiry_) {
-    if (deadline <= now && revoking_.count(id) == 0 && leases_.count(id) != 0) {
-      revoking_.insert(id);
-      raft_.propose(join({"revoke", std::to_string(id), ""}));
-    }
+    if (deadline <= now && revoking_.count(id) == 0 && leases_.count(id) != 0) expired.push_back(id);
+  }
+  for (LeaseId id : expired) {
+    if (gen != lessor_gen_ || !raft_.is_leader()) return;
+    revoking_.insert(id);
+    raft_.propose(join({"revoke", std::to_string(id), ""}));
   }
   node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
 }
@@ -443,6 +476,10 @@ void EtcdMember::lessor_tick(std::uint64_t gen) {
 
 EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members)
     : sim_(s), history_(h), spec_(sc.lock.etcd), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
+  const std::int64_t ticks = spec_.heartbeat.count() > 0 ? spec_.election_timeout / spec_.heartbeat : 1;
+  const Duration min_ttl = (3 * ticks / 2) * spec_.heartbeat;
+  const std::int64_t second = 1'000'000'000;
+  min_lease_ttl_ = Duration{(min_ttl.count() + second - 1) / second * second};
   raft::Config cfg;
   cfg.members = member_ids_;
   cfg.election_timeout = spec_.election_timeout;

@@ -84,12 +84,14 @@ enum class ReqKind {
   kGet,          ///< get key (the Mutex's final re-check when `lock_check`)
   kDelete,       ///< delete key (Unlock)
   kWatch,        ///< watch key for deletion from `revision`
+  kPut,          ///< put key = value (with `lease` if non-zero)
 };
 
 struct Request final : sim::Payload {
   ReqKind kind = ReqKind::kGet;
   std::string key;
   std::string prefix;
+  std::string value;  ///< kPut
   LeaseId lease = 0;
   Duration ttl{0};
   std::int64_t revision = 0;  ///< kLastCreated: max create revision; kWatch: start revision
@@ -203,6 +205,9 @@ class EtcdService {
   History& history() { return history_; }
   const EtcdSpec& spec() const { return spec_; }
   Duration ttl() const { return ttl_; }
+  /// The smallest lease TTL the lessor grants: (3 × electionTicks / 2)
+  /// heartbeats rounded up to whole seconds (etcdserver minTTL).
+  Duration min_lease_ttl() const { return min_lease_ttl_; }
   const std::vector<NodeId>& members() const { return member_ids_; }
   EtcdMember& member(std::size_t i) { return *members_[i]; }
   std::size_t size() const { return members_.size(); }
@@ -227,6 +232,7 @@ class EtcdService {
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<EtcdMember>> members_;
   std::set<std::string> granted_;  ///< "key@create_revision" already recorded
+  Duration min_lease_ttl_{0};
 };
 
 /// The lease value a History uses for an etcd hold: "<key>@<create revision>".
