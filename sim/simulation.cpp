@@ -54,8 +54,6 @@ constexpr std::size_t kDefaultStack = 128 * 1024;
 
 // ---------------------------------------------------------------- Node ----
 
-Time Node::clock(ClockKind k) const { return clock_.read(k, sim_->now()); }
-
 void Node::spawn(std::string name, std::function<void(Process&)> body) {
   Simulation& s = *sim_;
   if (!up_) throw ModelBug("spawn on a down node " + name_);
@@ -415,7 +413,8 @@ RunStatus Simulation::run_until(Time end, std::uint64_t max_events) {
     now_ = e.time;
     ++budget;
     ++events_processed_;
-    if (!queue_.empty()) prefetch(queue_.top());
+    // (A few hundred processes stay in the caches; then the prefetch is waste.)
+    if (procs_.size() > 256 && !queue_.empty()) prefetch(queue_.top());
     dispatch(e);
   }
   if (end != kTimeMax && now_ < end) now_ = end;

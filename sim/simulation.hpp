@@ -424,6 +424,8 @@ class Simulation {
   std::string bug_;  // set when a process threw something other than Cancelled
 };
 
+inline Time Node::clock(ClockKind k) const { return clock_.read(k, sim_->now()); }
+
 /// A one-shot value a process can wait for (Promise/Future in one object,
 /// shared by pointer). `set` from anywhere; `wait` from a process.
 template <class T>
