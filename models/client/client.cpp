@@ -45,6 +45,7 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
 
 void ClientNode::start() {
   node_.sim().at(spec_.start, [this] {
+    start_reached_ = true;
     if (node_.up()) node_.spawn("workload", [this](sim::Process& p) { workload(p); });
   });
 }
@@ -65,7 +66,11 @@ void ClientNode::on_crash() {
 void ClientNode::on_restart() {
   // "If it restarts, it continues its remaining iterations as a new session
   // with new values."
-  if (node_.sim().now() < spec_.start) return;  // start() will spawn it
+  // Before the start, start() will spawn it. Not `now < start`: a restart
+  // is a fault, and faults run before the other events of their instant, so
+  // a restart exactly at the start time would start a second workload
+  // beside the one start() is about to spawn.
+  if (!start_reached_) return;
   node_.spawn("workload", [this](sim::Process& p) { workload(p); });
 }
 

@@ -107,6 +107,7 @@ class ClientNode final : public sim::NodeBehaviour {
   sim::NodeId resource_copy_;
   std::unique_ptr<LockClient> lock_;
   int next_iteration_ = 0;
+  bool start_reached_ = false;  ///< the true time `spec.start` has come
   std::optional<std::size_t> current_iteration_;  ///< index into history.iterations
 };
 

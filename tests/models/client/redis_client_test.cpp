@@ -304,6 +304,38 @@ TEST(ClientCrash, ACrashWhileWaitingForTheLockLeavesNoBelief) {
   EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
 }
 
+TEST(ClientCrash, AClientThatRestartsExactlyAtItsStartTimeRunsOneWorkload) {
+  // The restart (a fault) and the client's start fall on the same instant:
+  // the workload must start once, not twice.
+  const RunResult r = ScenarioBuilder("client-restart-at-start")
+                          .duration(20s)
+                          .redis(4s)
+                          .unfenced(0)
+                          .client("B", counter(100ms, 2, 500ms), [](ClientSpec& c) { c.start = 5s; })
+                          .crash("B", 2s, 3s)
+                          .run();
+  const auto its = iterations_of(r, "B");
+  ASSERT_EQ(its.size(), 2u);
+  EXPECT_EQ(its[0]->start, 5s);
+  EXPECT_GT(its[1]->start, its[0]->start + 500ms) << "one after the other, not side by side";
+  EXPECT_EQ(beliefs_of(r, "B").size(), 2u);
+  EXPECT_EQ(r.history.grants.size(), 2u);
+}
+
+TEST(ClientCrash, AClientThatCrashesBeforeItsStartAndRestartsAfterItStartsAtTheRestart) {
+  const RunResult r = ScenarioBuilder("client-restart-after-start")
+                          .duration(20s)
+                          .redis(4s)
+                          .unfenced(0)
+                          .client("B", counter(100ms), [](ClientSpec& c) { c.start = 3s; })
+                          .crash("B", 2s, 3s)
+                          .run();
+  const auto its = iterations_of(r, "B");
+  ASSERT_EQ(its.size(), 1u);
+  EXPECT_EQ(its[0]->start, 5s);
+  EXPECT_TRUE(its[0]->success);
+}
+
 TEST(ClientPause, APauseLongerThanTheTtlDoesNotEndTheBelief) {
   const RunResult r = ScenarioBuilder("client-pause")
                           .duration(30s)
