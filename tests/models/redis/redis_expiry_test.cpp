@@ -186,8 +186,7 @@ TEST(RedisExpiry, AReplicaAppliesTheReleasesDelFromThePrimary) {
   EXPECT_EQ(released->integer, 1);
   EXPECT_TRUE(replica_had_it);
   EXPECT_EQ(h.entry(1, kKey), nullptr);
-  ASSERT_NE(h.entry(1, kKey + ":token"), nullptr) << "the counter stays";
-  EXPECT_EQ(h.entry(1, kKey + ":token")->integer, 1);
+  EXPECT_EQ(h.integer_at(1, kKey + ":token"), std::optional<std::int64_t>(1)) << "the counter stays";
 }
 
 TEST(RedisExpiry, APrimaryCrashBeforeTheReplicationDelayLosesTheWrite) {

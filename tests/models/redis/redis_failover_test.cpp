@@ -16,10 +16,7 @@ RedisSpec sentinel_spec(int replicas, Duration down_after = 2s) {
   return s;
 }
 
-std::optional<std::int64_t> counter_on(RedisHarness& h, int i) {
-  const redis::Entry* e = h.entry(i, kCounter);
-  return e != nullptr && e->is_int ? std::optional<std::int64_t>(e->integer) : std::nullopt;
-}
+std::optional<std::int64_t> counter_on(RedisHarness& h, int i) { return h.integer_at(i, kCounter); }
 
 // ------------------------------------------------------------ promotion --
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,28 @@ class RedisHarness {
     return it == d.end() ? nullptr : &it->second;
   }
   std::string name(sim::NodeId n) const { return sim.node(n).name(); }
+  /// The integer a server stores under `key` (the token counter), if any.
+  std::optional<std::int64_t> integer_at(int i, const std::string& key) {
+    const redis::Entry* e = entry(i, key);
+    if (e == nullptr) return std::nullopt;
+    return integer_of(*e);
+  }
+  /// Works whether an Entry keeps integers apart (is_int/integer) or, as
+  /// Redis does, as decimal strings.
+  template <class E>
+  static std::optional<std::int64_t> integer_of(const E& e) {
+    if constexpr (requires(const E& x) { x.is_int; x.integer; }) {
+      return e.is_int ? std::optional<std::int64_t>(e.integer) : std::nullopt;
+    } else {
+      try {
+        std::size_t used = 0;
+        const long long v = std::stoll(e.value, &used);
+        return used == e.value.size() ? std::optional<std::int64_t>(v) : std::nullopt;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
 
   // --- commands ------------------------------------------------------------
   std::shared_ptr<Command> acquire(const std::string& value, bool with_token = true) const {
