@@ -275,6 +275,35 @@ TEST(Redlock, AnAcquisitionThatTookLongerThanTheTtlMinusDriftFails) {
   EXPECT_GE(r.history.beliefs[0].start, 9951ms + 100ms) << "after retry_interval";
 }
 
+TEST(Redlock, WithATtlThisShortAReplyInsideThePerPrimaryTimeoutCanStillBeTooSlowForTheValidity) {
+  // TTL 2.1 ms: the per-primary timeout is 105 us, but ttl − drift is only
+  // 2.1 ms − (21 us + 2 ms) = 79 us. With 20 us latency and primaries slowed
+  // by 20 us each way, every reply takes 80 us: in time for the timeout,
+  // too late for the validity. Once the slowness ends (40 us), it acquires.
+  auto run = [](bool slow) {
+    ScenarioBuilder b("redlock-short-ttl");
+    b.duration(1s).latency(20us, 20us).redlock(3, 2100us).unfenced(0).client("A", counter(10us), [](ClientSpec& c) {
+      c.renew = false;
+      c.retry_interval = 1ms;
+    });
+    if (slow) {
+      for (const char* n : {"redis-0", "redis-1", "redis-2"}) b.slow(n, 0s, 20us, 10ms);
+    }
+    return b.run();
+  };
+  const RunResult fast = run(false);
+  ASSERT_EQ(fast.history.beliefs.size(), 1u);
+  EXPECT_EQ(fast.history.beliefs[0].start, 40us);
+
+  const RunResult slowed = run(true);
+  ASSERT_EQ(slowed.history.beliefs.size(), 1u);
+  EXPECT_GE(slowed.history.beliefs[0].start, 10ms);
+  // Every earlier attempt reached a majority at the service but was given
+  // up by the client; none of them was believed.
+  EXPECT_GT(slowed.history.grants.size(), 5u);
+  EXPECT_EQ(slowed.history.grants.back().value, slowed.history.beliefs[0].value);
+}
+
 TEST(Redlock, AnAcquisitionJustInsideTheValidityHolds) {
   // Paused 9.8 s: validity = 10 s − 9.8 s − 102 ms > 0, the lock is held.
   const RunResult r = ScenarioBuilder("redlock-validity-ok")
