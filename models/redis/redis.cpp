@@ -355,7 +355,10 @@ void RedisServer::on_message(const sim::Message& m) {
     for (const auto& [k, e] : data_) {
       if (e.has_expiry) fs->remaining_ttl[k] = e.expire_at - node_.clock(svc_.expiry_clock());
     }
-    sent_offset_ = std::max(sent_offset_, offset_);
+    // The snapshot goes to this replica alone (a FULLRESYNC is per replica,
+    // replication.c syncCommand): the heartbeat offset, which the others
+    // compare with theirs, stays what the stream has sent, or they would
+    // resync early and get writes before replication_delay.
     node_.send(m.from, fs);
   } else if (const auto* fs = m.as<FullSync>()) {
     if (primary_ || m.from != following_) return;

@@ -211,6 +211,25 @@ TEST(RedisExpiry, APrimaryCrashBeforeTheReplicationDelayLosesTheWrite) {
   EXPECT_EQ(end->reason, "redis-0 is down and no live replica holds it");
 }
 
+TEST(RedisExpiry, AFullResyncOfOneReplicaDoesNotHandTheOthersWritesBeforeTheReplicationDelay) {
+  // redis-2 restarts and takes a full resync, which carries the 0 s write
+  // at once. redis-1 must still get it only through the stream, 3 s after
+  // the write — so a primary crash at 2 s loses it on redis-1.
+  RedisSpec spec = spec_with(2, 0);
+  spec.replication_delay = 3s;
+  RedisHarness h(spec, 30s);
+  h.at(0s, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
+  h.observe(500ms, [&] { h.sim.crash(h.servers[2]); });
+  h.observe(600ms, [&] { h.sim.restart(h.servers[2]); });
+  bool synced_replica_has_it = false;
+  h.observe(1500ms, [&] { synced_replica_has_it = h.entry(2, kKey) != nullptr; });
+  h.observe(2s, [&] { h.sim.crash(h.servers[0]); });
+  h.run(5s);
+  EXPECT_TRUE(synced_replica_has_it);
+  EXPECT_EQ(h.entry(1, kKey), nullptr) << "the other replica never got the write";
+  EXPECT_EQ(h.server(1).offset(), 0u);
+}
+
 TEST(RedisExpiry, APrimaryCrashAfterReplicationLeavesTheLeaseHeldByTheReplicaUntilItsTtl) {
   RedisSpec spec = spec_with(1, 0);
   spec.replication_delay = 1s;
