@@ -71,10 +71,10 @@ struct ReplStream final : sim::Payload {
   std::string describe() const override { return "REPLSTREAM " + std::to_string(offset); }
 };
 
+/// A key's value. Like Redis, every value is a string; the token counter is
+/// the decimal text of an integer that INCR parses.
 struct Entry {
   std::string value;
-  bool is_int = false;
-  std::int64_t integer = 0;
   bool has_expiry = false;
   Time expire_at{0};  ///< a reading of the deciding clock of the node holding it
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace fencesim::redis {
 
@@ -40,6 +41,17 @@ std::shared_ptr<Reply> reply_int(std::int64_t v) {
   r->integer = v;
   return r;
 }
+/// Redis stores every value as a string; INCR parses it as a signed 64-bit
+/// integer (util.c string2ll: optional '-', digits, no spaces, no '+').
+std::optional<std::int64_t> as_integer(const std::string& s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  if (s.size() > 1 && (s[0] == '0' || (s[0] == '-' && s[1] == '0'))) return std::nullopt;
+  return v;
+}
+
 std::shared_ptr<Reply> reply_nil() {
   auto r = std::make_shared<Reply>();
   r->nil = true;
@@ -94,7 +106,7 @@ bool RedisServer::expired(const Entry& e) const {
 bool RedisServer::holds(const std::string& key, const std::string& value) const {
   if (!node_.up()) return false;
   auto it = data_.find(key);
-  return it != data_.end() && !it->second.is_int && it->second.value == value && !expired(it->second);
+  return it != data_.end() && it->second.value == value && !expired(it->second);
 }
 
 Entry RedisServer::make_entry_expiry(Entry e, Duration ttl) const {
@@ -134,21 +146,20 @@ void RedisServer::apply(const Effect& eff) {
     case Effect::kIncr: {
       // INCR on a missing key starts from 0; on an existing key it keeps the
       // key's TTL (t_string.c incrDecrCommand overwrites the value only).
+      // The primary checked that the value is an integer before propagating.
       auto it = data_.find(eff.key);
       if (it == data_.end()) {
         Entry e;
-        e.is_int = true;
-        e.integer = 1;
+        e.value = "1";
         data_[eff.key] = e;
-      } else if (it->second.is_int) {
-        ++it->second.integer;
+      } else if (auto v = as_integer(it->second.value)) {
+        it->second.value = std::to_string(*v + 1);
       }
       break;
     }
     case Effect::kSetInt: {
       Entry e;
-      e.is_int = true;
-      e.integer = eff.integer;
+      e.value = std::to_string(eff.integer);
       data_[eff.key] = e;
       break;
     }
@@ -233,11 +244,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
         node_.reply(m, reply_nil());
       } else {
         auto r = std::make_shared<Reply>();
-        if (it->second.is_int) {
-          r->integer = it->second.integer;
-        } else {
-          r->text = it->second.value;
-        }
+        r->text = it->second.value;  // a bulk string, counters included
         node_.reply(m, r);
       }
       return;
@@ -259,7 +266,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
       write(std::move(effects));
       if (c.with_token) {
         const auto it = data_.find(c.counter_key);
-        token = it != data_.end() && it->second.is_int ? it->second.integer : 0;
+        token = it != data_.end() ? as_integer(it->second.value).value_or(0) : 0;
       }
       svc_.on_grant(*this, m.from, c.value, token);
       if (token) {
@@ -274,7 +281,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
     }
     case Op::kRenew: {
       auto it = data_.find(c.key);
-      if (it == data_.end() || it->second.is_int || it->second.value != c.value) {
+      if (it == data_.end() || it->second.value != c.value) {
         node_.reply(m, reply_int(0));
         return;
       }
@@ -287,7 +294,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
     }
     case Op::kRelease: {
       auto it = data_.find(c.key);
-      if (it == data_.end() || it->second.is_int || it->second.value != c.value) {
+      if (it == data_.end() || it->second.value != c.value) {
         node_.reply(m, reply_int(0));
         return;
       }
@@ -304,9 +311,15 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
       return;
     }
     case Op::kIncr: {
+      if (auto it = data_.find(c.key); it != data_.end() && !as_integer(it->second.value)) {
+        auto r = std::make_shared<Reply>();
+        r->error = "ERR value is not an integer or out of range";
+        node_.reply(m, r);
+        return;
+      }
       write({Effect{Effect::kIncr, c.key, "", 0, false, Time{0}, Duration{0}}});
       const auto it = data_.find(c.key);
-      node_.reply(m, reply_int(it != data_.end() ? it->second.integer : 0));
+      node_.reply(m, reply_int(it != data_.end() ? as_integer(it->second.value).value_or(0) : 0));
       return;
     }
     case Op::kSet: {

@@ -54,37 +54,11 @@ using json = nlohmann::json;
 
 const std::vector<Deviation>& etcd_deviations() {
   static const std::vector<Deviation> kList = {
-      {"etcd-minimum-lease-ttl",
-       "a lease granted with a TTL below etcd's minimum: etcd raises it to the minimum, ceil(1.5 x election "
-       "timeout) = 2 s (lessor.go minLeaseTTL), and answers the raised TTL in the grant and in every keepalive; "
-       "the model's EtcdService grants the TTL as asked (only cli/loader.cpp raises a scenario's `ttl`, before "
-       "the model sees it)",
-       R"(ttl 2)", R"(ttl 1)", "TTL 2 (grant 1 s)", "TTL 1", nullptr},
-      {"etcd-single-member-writes-unanswered",
-       "a 1-member cluster (`lock.nodes: 1` is valid in a scenario): the model never answers a write. With one "
-       "member, raft::RaftNode::propose commits and applies the entry before it returns, so EtcdMember::apply "
-       "runs before EtcdMember::propose has registered the request in pending_ and no reply is ever sent "
-       "(models/etcd/etcd.cpp, EtcdMember::propose); clients time out forever",
-       R"(rev 1|ttl 2 rev 1)", R"(timeout|crashed \(signal \d+\))", "rev 1 (delete of an absent key); ttl 2 rev 1 (grant)",
-       "no answer within 5 s (timeout)", nullptr},
-      {"etcd-single-member-lessor-crash",
-       "a 1-member cluster whose lessor revokes an expired lease: EtcdMember::lessor_tick iterates over expiry_ "
-       "and calls raft_.propose(revoke), which with one member applies the revoke at once and erases the lease "
-       "from expiry_ under the loop's iterator (models/etcd/etcd.cpp, lessor_tick): undefined behaviour, a "
-       "segmentation fault in this suite's runs",
-       R"(yes)", R"(crashed \(signal \d+\))", "yes: the member revokes the lease and keeps serving",
-       "the simulator crashes (SIGSEGV)", nullptr},
       {"etcd-no-timetolive",
        "LeaseTimeToLive of a live lease: the model has no TimeToLive request (a missing lease is compared through "
        "EtcdMember::has_lease)",
        R"(granted-ttl \d+)", R"(\(no TimeToLive request in the model\))", "granted-ttl 2",
        "(no TimeToLive request)", nullptr},
-      {"etcd-no-plain-put",
-       "a plain Put (no lease, overwriting an existing key): the model has no Put request, only the Mutex's "
-       "create-if-absent transaction, so it cannot overwrite a key (version 2, a new mod_revision); the get "
-       "afterwards finds nothing",
-       R"(rev \d+( create \d+ mod \d+ version \d+ lease none)?)", R"(\(no Put request in the model\)|rev 1 absent)",
-       "put: rev 2, then rev 3; get: rev 3 create 2 mod 3 version 2", "(no Put request); get: rev 1 absent", nullptr},
   };
   return kList;
 }
@@ -448,7 +422,12 @@ class ModelEtcdBackend final : public EtcdBackend {
     req->key = key;
     return header_or_error(call(req));
   }
-  std::string put(const std::string&, const std::string&) override { return "(no Put request in the model)"; }
+  std::string put(const std::string& key, const std::string& value) override {
+    auto req = request(etcd::ReqKind::kPut);
+    req->key = key;
+    req->value = value;
+    return header_or_error(call(req));
+  }
   void sleep(Millis d) override { p_->sleep(d); }
   Millis now() override { return std::chrono::duration_cast<Millis>(sim_.now()); }
 
@@ -534,18 +513,18 @@ void script_revisions(EtcdBackend& b, Transcript& t) {
 }
 
 void script_put(EtcdBackend& b, Transcript& t) {
-  t.add("put kv/p 1", b.put("kv/p", "1"), "", "etcd-no-plain-put");
-  t.add("put kv/p 2 (overwrite)", b.put("kv/p", "2"), "", "etcd-no-plain-put");
-  t.add("get kv/p: version 2, create_revision kept, new mod_revision", b.get("kv/p"), "", "etcd-no-plain-put");
+  t.add("put kv/p 1", b.put("kv/p", "1"), "");
+  t.add("put kv/p 2 (overwrite)", b.put("kv/p", "2"), "");
+  t.add("get kv/p: version 2, create_revision kept, new mod_revision", b.get("kv/p"), "");
 }
 
 void script_leases(EtcdBackend& b, Transcript& t) {
   std::string a;
   const std::int64_t l1 = b.grant(1, a);
   b.label(l1, "L1");
-  t.add("lease grant 1 (below the minimum): granted TTL", a.substr(0, a.find(" rev")), a, "etcd-minimum-lease-ttl");
+  t.add("lease grant 1 (below the minimum): granted TTL", a.substr(0, a.find(" rev")), a);
   t.add("lease timetolive L1", b.timetolive(l1), "", "etcd-no-timetolive");
-  t.add("lease keep-alive --once L1", b.keepalive(l1), "", "etcd-minimum-lease-ttl");
+  t.add("lease keep-alive --once L1", b.keepalive(l1), "");
   t.add("lease revoke L1", b.revoke(l1));
   t.add("lease timetolive L1 after the revoke", b.timetolive(l1));
 
@@ -602,16 +581,15 @@ void script_leases(EtcdBackend& b, Transcript& t) {
 }
 
 void script_single_member(EtcdBackend& b, Transcript& t) {
-  t.add("1 member: delete of an absent key (a write through Raft)", b.del("kv/none"), "",
-        "etcd-single-member-writes-unanswered");
+  t.add("1 member: delete of an absent key (a write through Raft)", b.del("kv/none"), "");
   std::string a;
   const Millis t0 = b.now();
   b.grant(2, a);
-  t.add("1 member: lease grant 2", a, "", "etcd-single-member-writes-unanswered");
+  t.add("1 member: lease grant 2", a, "");
   b.sleep_until(t0 + 4500ms);  // the lease expired and the lessor revoked it
   const std::string got = b.get("kv/none");
   t.add("1 member: still serving after the lessor revoked the expired lease", got.rfind("rev", 0) == 0 ? "yes" : "no",
-        got, "etcd-single-member-lessor-crash");
+        got);
 }
 
 // --- two mutex acquisitions ----------------------------------------------------------------
