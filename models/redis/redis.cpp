@@ -188,13 +188,16 @@ void RedisServer::expire_if_needed(const std::string& key) {
   auto it = data_.find(key);
   if (it == data_.end() || !expired(it->second)) return;
   if (!primary_) return;  // replicas hide, never delete
+  expired_[key] = it->second.value;
   write({Effect{Effect::kDel, key, "", 0, false, Time{0}, Duration{0}}});
 }
 
 void RedisServer::active_expire_cycle() {
   std::vector<Effect> dels;
   for (const auto& [k, e] : data_) {
-    if (expired(e)) dels.push_back(Effect{Effect::kDel, k, "", 0, false, Time{0}, Duration{0}});
+    if (!expired(e)) continue;
+    dels.push_back(Effect{Effect::kDel, k, "", 0, false, Time{0}, Duration{0}});
+    expired_[k] = e.value;
   }
   if (dels.empty()) return;
   for (Effect& d : dels) write({d});
@@ -803,7 +806,7 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
   if (primary->node().up()) {
     if (primary->holds(key_, value)) return true;
     auto it = primary->data().find(key_);
-    if (it != primary->data().end() && it->second.value == value) {
+    if ((it != primary->data().end() && it->second.value == value) || primary->expired_value(key_) == value) {
       why_not = fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
     } else {
       why_not = fmt::format("{} no longer has it", primary->node().name());

@@ -91,6 +91,11 @@ class RedisServer final : public sim::NodeBehaviour {
   /// clock (what a read of this node would see).
   bool holds(const std::string& key, const std::string& value) const;
   bool expired(const Entry& e) const;
+  /// The value `key` had when expiry (lazy or active) last deleted it here.
+  std::string expired_value(const std::string& key) const {
+    auto it = expired_.find(key);
+    return it == expired_.end() ? std::string() : it->second;
+  }
 
   /// REPLICAOF NO ONE.
   void promote();
@@ -131,6 +136,7 @@ class RedisServer final : public sim::NodeBehaviour {
   std::uint64_t offset_ = 0;       ///< replication offset (one per write)
   std::uint64_t sent_offset_ = 0;  ///< primary: offset streamed so far
   std::map<std::string, Entry> data_;
+  std::map<std::string, std::string> expired_;  ///< key → value deleted by expiry (for reports)
   std::set<NodeId> replicas_;  ///< primary: connected replicas
   Time last_sync_request_{-1};
   /// A replica has received a full resync from the primary it follows (at
