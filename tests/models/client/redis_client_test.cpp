@@ -156,7 +156,11 @@ TEST(ClientTimeouts, AnAcquireThatTimesOutIsDeletedByCompareAndDeleteAndRetriedA
   const auto a = beliefs_of(r, "A");
   ASSERT_EQ(a.size(), 1u) << "the late grant reply (1.202 s) was dropped";
   EXPECT_EQ(a[0]->value, kept.value);
-  EXPECT_EQ(a[0]->start, 1102ms);
+  // Its reply leaves redis-0 at 1.101 s; whether it overtakes the late reply
+  // of the first attempt (1.202 s) on the same connection is the engine's
+  // slow/FIFO rule, not the client's.
+  EXPECT_GE(a[0]->start, 1102ms);
+  EXPECT_LE(a[0]->start, 1202ms);
   EXPECT_EQ(status(r, P::kProgress), kHolds);
 }
 
