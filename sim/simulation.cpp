@@ -599,11 +599,16 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
   if (net_.loss_ppb != 0 && net_rng_.chance(net_.loss_ppb, 1'000'000'000ULL)) return id;
   Duration latency = net_.latency_min == net_.latency_max ? net_.latency_min
                                                          : net_rng_.uniform(net_.latency_min, net_.latency_max);
-  latency += src.slow_ + nodes_[to]->slow_;
-  Time at = now_ + latency;
+  // The network's own jitter never reorders a channel (FIFO like a TCP
+  // connection); `slow` then adds its delay to this message alone, as
+  // SCENARIO_FORMAT.md says ("adds its delay to messages sent while it is
+  // active"), so a message sent after a slowdown ends is not held behind
+  // the slowed ones.
+  Time base = now_ + latency;
   Time& last = channel_last_[from * channel_stride_ + to];
-  if (at < last) at = last;  // FIFO per channel, like a TCP connection
-  last = at;
+  if (base < last) base = last;
+  last = base;
+  const Time at = base + src.slow_ + nodes_[to]->slow_;
   std::uint32_t slot;
   if (!free_inflight_.empty()) {
     slot = free_inflight_.back();

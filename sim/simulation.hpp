@@ -321,9 +321,10 @@ class Simulation {
   /// Sends a message. It is lost when the sender is down, a partition blocks
   /// it now or at delivery, the loss draw says so, or the receiver is down
   /// at delivery or has crashed since the send (like a TCP connection, it
-  /// does not reach the receiver's next incarnation). Each (from, to)
-  /// channel is FIFO like a TCP connection:
-  /// a message is never delivered before one sent earlier on the channel.
+  /// does not reach the receiver's next incarnation). Latency jitter never
+  /// reorders a (from, to) channel (FIFO like a TCP connection); a `slow`
+  /// delay is then added to each message on its own, so a message sent
+  /// after a slowdown ends is not held behind the slowed ones.
   std::uint64_t send(NodeId from, NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
   bool blocked(NodeId from, NodeId to) const;
   /// Adds a partition; returns its id for `remove_partition`.
