@@ -130,21 +130,6 @@ std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
 
 // ------------------------------------------------------------- Process ----
 
-void Process::switch_to_scheduler() {
-  // Where this fiber's stack is live, for the scheduler to prefetch before
-  // resuming it (see Simulation::prefetch).
-  char here;
-  sim().stack_hints_[slot_] = &here;
-#if defined(FENCESIM_ASAN_FIBERS)
-  void* fake = nullptr;
-  __sanitizer_start_switch_fiber(&fake, caller_bottom_, caller_size_);
-#endif
-  caller_ = std::move(caller_).resume();
-#if defined(FENCESIM_ASAN_FIBERS)
-  __sanitizer_finish_switch_fiber(fake, &caller_bottom_, &caller_size_);
-#endif
-}
-
 WaitHandle Process::prepare_wait() {
   Simulation& s = sim();
   if (s.current_ != this) throw ModelBug("prepare_wait outside the running process " + name_);
@@ -152,35 +137,6 @@ WaitHandle Process::prepare_wait() {
   waiting_ = true;
   notified_ = false;
   return WaitHandle{slot_, wait_};
-}
-
-bool Process::block(ClockKind k, Time deadline) {
-  if (cancelled_) throw Cancelled{};
-  Simulation& s = sim();
-  if (!waiting_ && !resume_pending_) prepare_wait();
-  if (waiting_) {
-    timeout_clock_ = k;
-    timeout_deadline_ = deadline;
-    timeout_due_ = false;
-    s.queue_timeout(*this);
-  }
-  switch_to_scheduler();
-  if (cancelled_) throw Cancelled{};
-  timeout_key_ = 0;  // a queued timeout event is stale from now on
-  return notified_;
-}
-
-bool Process::block_forever() {
-  if (cancelled_) throw Cancelled{};
-  if (!waiting_ && !resume_pending_) prepare_wait();
-  switch_to_scheduler();
-  if (cancelled_) throw Cancelled{};
-  return notified_;
-}
-
-void Process::yield() {
-  sim().notify(prepare_wait());
-  block_forever();
 }
 
 std::uint64_t Process::send_request(NodeId to, PayloadPtr body) {
@@ -444,7 +400,9 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
   if (deferred) n.deferred_.push_back(e);
 }
 
-void Simulation::dispatch(const Event& e) {
+// Forced inline, like resume: see "Fiber switches and return prediction" in
+// simulation.hpp.
+[[gnu::always_inline]] inline void Simulation::dispatch(const Event& e) {
   switch (e.type) {
     case EventType::kResume: {
       Process* p = e.a < procs_.size() ? procs_[e.a].get() : nullptr;
@@ -561,7 +519,7 @@ void Simulation::deliver(std::uint32_t slot) {
   if (to.behaviour_ != nullptr) to.behaviour_->on_message(msg);
 }
 
-void Simulation::resume(Process& p) {
+[[gnu::always_inline]] inline void Simulation::resume(Process& p) {
   Process* previous = current_;
   current_ = &p;
   p.started_ = true;

@@ -51,6 +51,10 @@
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 
+#if defined(FENCESIM_ASAN_FIBERS)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace sim {
 
 using NodeId = std::uint32_t;
@@ -426,6 +430,59 @@ class Simulation {
 };
 
 inline Time Node::clock(ClockKind k) const { return clock_.read(k, sim_->now()); }
+
+// Fiber switches and return prediction. Boost.Context's jump_fcontext is
+// entered by a call and left by an indirect jump, so after every switch the
+// CPU's return stack buffer holds the other side's return addresses, and each
+// `ret` into a frame made before the switch is mispredicted. So the code on
+// the path of a switch is inline: a process's blocking calls here (they
+// switch inside the caller's own frame), the scheduler's run_until ->
+// dispatch -> resume in simulation.cpp. A process wake-up got about twice as
+// fast (bench/engine_bench.cpp, docs/ENGINE.md).
+
+inline void Process::switch_to_scheduler() {
+  // Where this fiber's stack is live, for the scheduler to prefetch before
+  // resuming it (see Simulation::prefetch).
+  char here;
+  sim().stack_hints_[slot_] = &here;
+#if defined(FENCESIM_ASAN_FIBERS)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, caller_bottom_, caller_size_);
+#endif
+  caller_ = std::move(caller_).resume();
+#if defined(FENCESIM_ASAN_FIBERS)
+  __sanitizer_finish_switch_fiber(fake, &caller_bottom_, &caller_size_);
+#endif
+}
+
+inline bool Process::block(ClockKind k, Time deadline) {
+  if (cancelled_) throw Cancelled{};
+  Simulation& s = sim();
+  if (!waiting_ && !resume_pending_) prepare_wait();
+  if (waiting_) {
+    timeout_clock_ = k;
+    timeout_deadline_ = deadline;
+    timeout_due_ = false;
+    s.queue_timeout(*this);
+  }
+  switch_to_scheduler();
+  if (cancelled_) throw Cancelled{};
+  timeout_key_ = 0;  // a queued timeout event is stale from now on
+  return notified_;
+}
+
+inline bool Process::block_forever() {
+  if (cancelled_) throw Cancelled{};
+  if (!waiting_ && !resume_pending_) prepare_wait();
+  switch_to_scheduler();
+  if (cancelled_) throw Cancelled{};
+  return notified_;
+}
+
+inline void Process::yield() {
+  sim().notify(prepare_wait());
+  block_forever();
+}
 
 /// A one-shot value a process can wait for (Promise/Future in one object,
 /// shared by pointer). `set` from anywhere; `wait` from a process.
