@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
 
@@ -38,6 +40,18 @@ std::string report_source(const std::string& path) {
     return path.substr(slash + 1);
   }
   return path;
+}
+
+/// A seed: plain decimal digits that fit in 64 bits (no sign, no prefix).
+std::optional<std::uint64_t> parse_seed(const std::string& s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  unsigned __int128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (v > UINT64_MAX) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
 }
 
 int cmd_validate(const std::vector<std::string>& files) {
@@ -172,13 +186,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<std::string> run_files;
-  std::optional<std::uint64_t> seed;
+  std::string seed_text;
   std::string out;
   bool quiet = false;
   bool no_color = false;
   CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
   run->add_option("files", run_files, "Scenario files (JSON)")->required();
-  run->add_option("--seed", seed, "Override the scenario's seed (reports go to DIR/<scenario>-seed<N>)");
+  run->add_option("--seed", seed_text, "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
   run->add_option("--out", out, "Folder for the reports (default: reports)");
   run->add_flag("--quiet,-q", quiet, "Print only failures");
   run->add_flag("--no-color", no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
@@ -208,7 +222,22 @@ int main(int argc, char** argv) {
     return kExitInput;
   }
   try {
-    if (run->parsed()) return cmd_run(run_files, seed, out, quiet, !no_color && isatty(STDOUT_FILENO) != 0);
+    if (run->parsed()) {
+      std::optional<std::uint64_t> seed;
+      if (run->count("--seed") > 0) {
+        seed = parse_seed(seed_text);
+        if (!seed) {
+          std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << seed_text
+                    << "\"\n";
+          return kExitInput;
+        }
+      }
+      if (run->count("--out") > 0 && out.empty()) {
+        std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+        return kExitInput;
+      }
+      return cmd_run(run_files, seed, out, quiet, !no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
+    }
     if (validate->parsed()) return cmd_validate(validate_files);
     if (matrix->parsed()) return cmd_matrix(matrix_seeds, matrix_out, matrix_quiet);
   } catch (const std::exception& e) {

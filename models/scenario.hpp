@@ -183,7 +183,9 @@ struct Limits {
   static constexpr int kMaxIterations = 100'000;
   static constexpr int kMaxFaults = 10'000;
   static constexpr Duration kMaxDuration = 24h;
-  static constexpr std::uint64_t kEventBudget = 200'000'000;
+  /// A run that needs more events than this is stopped (exit 2): about 10–40 s
+  /// of CPU, so a mistaken scenario fails fast instead of looking hung.
+  static constexpr std::uint64_t kEventBudget = 20'000'000;
 };
 
 }  // namespace fencesim

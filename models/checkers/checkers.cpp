@@ -49,7 +49,8 @@ void add_faults_between(const History& h, Time from, Time to, const std::string&
     const Time end = f.end ? *f.end : f.start;
     if (f.start > to || end < from) continue;
     if (!node.empty() && f.target != node) continue;
-    story.push_back(fmt::format("{}: fault {} on {}{}", format_time(f.start), f.kind, f.target,
+    story.push_back(fmt::format("{}: fault {}{}{}", format_time(f.start), f.kind,
+                                f.target.empty() ? "" : " on " + f.target,
                                 f.detail.empty() ? "" : " (" + f.detail + ")"));
   }
 }
@@ -164,13 +165,24 @@ Verdict check_token_monotonic(const History& h) {
       v.summary = fmt::format("{} granted token {} to {} at {}, not above token {} granted to {} at {}", g->server,
                               *g->token, g->client, format_time(g->at), *best->token, best->client,
                               format_time(best->at));
-      std::vector<std::string> story;
-      story.push_back(fmt::format("{}: {} granted the lock to {} (token {})", format_time(best->at), best->server,
-                                  best->client, *best->token));
-      add_faults_between(h, best->at, g->at, "", story);
-      for (const NoteRecord& n : h.notes) {
-        if (n.at >= best->at && n.at <= g->at) story.push_back(fmt::format("{}: {} {}", format_time(n.at), n.node, n.text));
+      // Everything between the two grants, in true-time order.
+      std::vector<std::pair<Time, std::string>> steps;
+      steps.emplace_back(best->at, fmt::format("{}: {} granted the lock to {} (token {})", format_time(best->at),
+                                               best->server, best->client, *best->token));
+      for (const FaultRecord& f : h.faults) {
+        if (f.skipped || f.start < best->at || f.start > g->at) continue;
+        steps.emplace_back(f.start, fmt::format("{}: fault {}{}{}", format_time(f.start), f.kind,
+                                                f.target.empty() ? "" : " on " + f.target,
+                                                f.detail.empty() ? "" : " (" + f.detail + ")"));
       }
+      for (const NoteRecord& n : h.notes) {
+        if (n.at >= best->at && n.at <= g->at) {
+          steps.emplace_back(n.at, fmt::format("{}: {} {}", format_time(n.at), n.node, n.text));
+        }
+      }
+      std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::string> story;
+      for (auto& [t, line] : steps) story.push_back(std::move(line));
       story.push_back(fmt::format("{}: {} granted the lock to {} (token {}): a token already handed out",
                                   format_time(g->at), g->server, g->client, *g->token));
       number(story);

@@ -809,7 +809,7 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     if ((it != primary->data().end() && it->second.value == value) || primary->expired_value(key_) == value) {
       why_not = fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
     } else {
-      why_not = fmt::format("{} no longer has it", primary->node().name());
+      why_not = fmt::format("{}, the current primary, does not hold it", primary->node().name());
     }
     return false;
   }

@@ -69,11 +69,11 @@ const char* kWorked = R"({
   "expect": {"mutual_exclusion": "violated", "no_stale_write": "holds", "no_lost_update": "holds"}
 })";
 
-TEST_F(Command, ASharedAcceptanceCasePassesAndWritesItsThreeReports) {
+TEST_F(Command, ASharedAcceptanceCasePassesAndWritesItsFourReports) {
   if (!fs::exists(kCases)) GTEST_SKIP() << "shared cases not present";
   const Result r = run("run " + kCases + "/c02-worked-example-fenced.json --out " + (dir_ / "r").string());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  for (const char* f : {"report.json", "report.md", "trace.jsonl"}) {
+  for (const char* f : {"report.json", "report.md", "timeline.html", "trace.jsonl"}) {
     EXPECT_TRUE(fs::exists(dir_ / "r" / "c02-worked-example-fenced" / f)) << f;
   }
   EXPECT_NE(r.out.find("seed 1"), std::string::npos);
@@ -171,6 +171,17 @@ TEST_F(Command, WithSeveralFilesEachRunsAndTheHighestCodeWins) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(fs::exists(dir_ / "a" / "worked" / "report.json"));
   EXPECT_TRUE(fs::exists(dir_ / "a" / "other" / "report.json"));
+}
+
+TEST_F(Command, ABadSeedIsAnInputError) {
+  const fs::path f = write_file("worked.json", kWorked);
+  for (const char* bad : {"-1", "0x10", "18446744073709551616", "''", "1.5"}) {
+    const Result r = run("run " + f.string() + " --seed " + bad + " --out " + (dir_ / "a").string());
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--seed expects"), std::string::npos) << bad << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_EQ(run("run " + f.string() + " --seed 18446744073709551615 -q --out " + (dir_ / "a").string()).code, 0);
 }
 
 TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {

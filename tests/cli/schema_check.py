@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks that scenarios/scenario.schema.json and the loader agree.
+"""Checks that scenarios/schema/scenario.schema.json and the loader agree.
 
 Every file the project ships or tests with is judged twice: by the JSON
 Schema (after stripping // and /* */ comments, refusing duplicate keys and
@@ -107,7 +107,7 @@ def main():
     ap.add_argument("--source-dir", required=True)
     args = ap.parse_args()
     src = args.source_dir
-    with open(os.path.join(src, "scenarios", "scenario.schema.json"), encoding="utf-8") as f:
+    with open(os.path.join(src, "scenarios", "schema", "scenario.schema.json"), encoding="utf-8") as f:
         schema = json.load(f)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
