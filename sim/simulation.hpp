@@ -210,7 +210,7 @@ class Node {
 
 /// A fiber process. Every blocking call returns only when the scheduler
 /// resumes it; if the node crashes meanwhile, it throws `Cancelled`.
-class alignas(64) Process {
+class Process {
  public:
   Node& node() const { return *node_; }
   Simulation& sim() const { return node_->sim(); }
