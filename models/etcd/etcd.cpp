@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <string_view>
 
 namespace fencesim::etcd {
 
@@ -13,25 +16,32 @@ namespace {
 constexpr char kSep = '\x1f';
 constexpr Duration kLessorCheck = 500ms;  // lessor.go expiredLeaseRetryInterval / revokeExpiredLeases tick
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == kSep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
+// A command is its fields joined by kSep, the request id last (decimal; 0
+// for the lessor's own revocations). Applying one splits it into views of
+// the entry's text: no allocation per field.
+struct Fields {
+  std::array<std::string_view, 6> f{};
+  std::size_t n = 0;
+  std::string_view operator[](std::size_t i) const { return f[i]; }
+  std::string_view back() const { return f[n - 1]; }
+};
+
+Fields split(std::string_view s) {
+  Fields out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = s.find(kSep, start);
+    if (out.n == out.f.size()) throw sim::ModelBug("etcd: a command with too many fields");
+    out.f[out.n++] = s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
   }
-  out.push_back(cur);
-  return out;
 }
 
-std::string join(std::initializer_list<std::string> parts) {
+std::string join(std::initializer_list<std::string_view> parts) {
   std::string out;
   bool first = true;
-  for (const std::string& p : parts) {
+  for (std::string_view p : parts) {
     if (!first) out += kSep;
     out += p;
     first = false;
@@ -39,7 +49,13 @@ std::string join(std::initializer_list<std::string> parts) {
   return out;
 }
 
-bool has_prefix(const std::string& key, const std::string& prefix) { return key.rfind(prefix, 0) == 0; }
+std::int64_t to_int(std::string_view s) {
+  std::int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+bool has_prefix(std::string_view key, std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; }
 
 /// A relayed keepalive answer from the leader back to the member that asked.
 struct KeepAliveRelay final : sim::Payload {
@@ -104,6 +120,7 @@ void EtcdMember::start() {
 void EtcdMember::on_crash() {
   raft_.on_crash();
   pending_.clear();
+  relays_.clear();
   watches_.clear();
   expiry_.clear();
   revoking_.clear();
@@ -152,22 +169,25 @@ void EtcdMember::on_message(const sim::Message& m) {
       answer(renew(k->lease), "");
     }
   } else if (const auto* a = m.as<KeepAliveRelay>()) {
-    const std::string id = fmt::format("ka{}", a->relay);
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
+    auto it = relays_.find(a->relay);
+    if (it == relays_.end()) return;
     auto r = std::make_shared<Response>();
     r->error = a->error;
     r->lease = it->second.req->lease;
     r->ttl = a->ttl;
     r->header_revision = revision_;
     node_.reply(it->second.request, r);
-    pending_.erase(it);
+    relays_.erase(it);
   }
 }
 
 void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
   auto req = std::static_pointer_cast<const Request>(m.body);
-  const std::string id = fmt::format("{}.{}.{}", index_, node_.incarnation(), next_request_++);
+  // Unique in the cluster and never reused: the member, its incarnation
+  // (a restarted member re-applies its log, and must not mistake an old
+  // entry for a request of its new life) and a counter.
+  const std::string id = std::to_string((static_cast<std::uint64_t>(index_) << 48) |
+                                        ((node_.incarnation() & 0xffff) << 32) | (next_request_++ & 0xffffffff));
   switch (r.kind) {
     case ReqKind::kLeaseGrant:
       propose(m, req, join({"grant", std::to_string(r.ttl.count()), id}));
@@ -196,12 +216,14 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
       // the first deletion and cancels its watch, so a watch that has
       // delivered one is done: it is not kept.
-      for (const auto& [rev, key] : deletions_) {
-        if (key == r.key && rev >= r.revision) {
+      if (auto d = deletions_.find(r.key); d != deletions_.end()) {
+        // Revisions of the key's deletions, in increasing order.
+        auto rev = std::lower_bound(d->second.begin(), d->second.end(), r.revision);
+        if (rev != d->second.end()) {
           auto ev = std::make_shared<WatchEvent>();
           ev->watch_id = r.watch_id;
-          ev->key = key;
-          ev->revision = rev;
+          ev->key = r.key;
+          ev->revision = *rev;
           node_.send(m.from, ev);
           return;
         }
@@ -213,7 +235,7 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
 }
 
 void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command) {
-  const std::string id = split(command).back();
+  const std::uint64_t id = static_cast<std::uint64_t>(to_int(split(command).back()));
   // Registered first: on a one-member cluster Raft commits and applies the
   // entry inside propose(), and the apply must find the request to answer.
   pending_[id] = Pending{m, std::move(r)};
@@ -264,7 +286,7 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
   auto req = std::make_shared<Request>();
   req->kind = ReqKind::kKeepAlive;
   req->lease = lease;
-  pending_[fmt::format("ka{}", relay)] = Pending{m, req};
+  relays_[relay] = Pending{m, req};
   auto f = std::make_shared<ForwardKeepAliveReq>();
   f->lease = lease;
   f->relay = relay;
@@ -324,7 +346,7 @@ void EtcdMember::delete_key(const std::string& key, std::vector<std::pair<std::s
 }
 
 void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
-  deletions_.emplace_back(revision, key);
+  deletions_[key].push_back(revision);
   // Each watch delivers one deletion and is then done (see kWatch).
   std::erase_if(watches_, [&](const Watch& w) {
     if (w.key != key || revision < w.from) return false;
@@ -344,11 +366,14 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
     if (raft_.is_leader() && term == raft_.term()) promote();
     return;
   }
-  const std::vector<std::string> f = split(command);
-  const std::string& op = f[0];
-  const std::string& id = f.back();
-  auto pending = pending_.find(id);
-  auto resp = std::make_shared<Response>();
+  const Fields f = split(command);
+  const std::string_view op = f[0];
+  auto pending = pending_.find(static_cast<std::uint64_t>(to_int(f.back())));
+  // Only the member that serves the request answers it; the others apply
+  // the entry without building an answer.
+  const bool answering = pending != pending_.end();
+  Response answer;
+  Response* const resp = &answer;
   std::vector<std::pair<std::string, std::int64_t>> deleted;
   std::string why;
   if (op == "grant") {
@@ -357,13 +382,13 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
     // lessor.Grant raises a TTL below the minimum: minLeaseTTL is
     // (3 × electionTicks / 2) heartbeats, in whole seconds rounded up
     // (etcdserver/server.go minTTL; lease/lessor.go).
-    const Duration ttl = std::max(Duration{std::stoll(f[1])}, svc_.min_lease_ttl());
+    const Duration ttl = std::max(Duration{to_int(f[1])}, svc_.min_lease_ttl());
     leases_[lease] = ttl;
     if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
     resp->lease = lease;
     resp->ttl = ttl;
   } else if (op == "revoke") {
-    const LeaseId lease = std::stoll(f[1]);
+    const LeaseId lease = to_int(f[1]);
     if (leases_.count(lease) != 0) {
       const std::set<std::string> attached = lease_keys_[lease];
       for (const std::string& k : attached) delete_key(k, deleted);
@@ -376,9 +401,9 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
     }
     revoking_.erase(lease);
   } else if (op == "lock") {
-    const std::string& key = f[1];
-    const LeaseId lease = std::stoll(f[2]);
-    const std::string& prefix = f[3];
+    const std::string key(f[1]);
+    const LeaseId lease = to_int(f[2]);
+    const std::string_view prefix = f[3];
     // Txn(If(CreateRevision(key) == 0), Then(Put(key, "", WithLease(lease)), getOwner),
     //     Else(Get(key), getOwner))  — client/v3/concurrency/mutex.go tryAcquire.
     if (keys_.count(key) == 0) {
@@ -391,7 +416,7 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
         resp->succeeded = true;
       }
     }
-    if (resp->error.empty()) {
+    if (resp->error.empty() && answering) {
       resp->kv = keys_.at(key);
       const KeyValue* owner = nullptr;
       for (const auto& [k, kv] : keys_) {
@@ -401,27 +426,27 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
     }
   } else if (op == "put") {
     // A plain Put (mvcc txn Put): creates or overwrites, attaching the lease.
-    const std::string& key = f[1];
-    const LeaseId lease = std::stoll(f[3]);
+    const std::string key(f[1]);
+    const LeaseId lease = to_int(f[3]);
     if (lease != 0 && leases_.count(lease) == 0) {
       resp->error = "lease not found";
     } else {
       ++revision_;
       auto it = keys_.find(key);
       if (it == keys_.end()) {
-        keys_[key] = KeyValue{key, f[2], revision_, revision_, 1, lease};
+        keys_[key] = KeyValue{key, std::string(f[2]), revision_, revision_, 1, lease};
       } else {
         if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
-        it->second.value = f[2];
+        it->second.value = std::string(f[2]);
         it->second.mod_revision = revision_;
         ++it->second.version;
         it->second.lease = lease;
       }
       if (lease != 0) lease_keys_[lease].insert(key);
-      resp->kv = keys_.at(key);
+      if (answering) resp->kv = keys_.at(key);
     }
   } else if (op == "del") {
-    delete_key(f[1], deleted);
+    delete_key(std::string(f[1]), deleted);
     why = "key deleted (unlock)";
   }
   if (!deleted.empty()) {
@@ -432,12 +457,12 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
     }
   }
   resp->header_revision = revision_;
-  if (pending != pending_.end()) {
+  if (answering) {
     if (op == "lock" && resp->error.empty() && resp->owner && resp->kv &&
         resp->owner->create_revision == resp->kv->create_revision) {
       svc_.on_grant(*this, pending->second.request.from, *resp->kv, revision_);
     }
-    node_.reply(pending->second.request, resp);
+    node_.reply(pending->second.request, std::make_shared<Response>(std::move(answer)));
     pending_.erase(pending);
   }
 }
@@ -467,7 +492,7 @@ void EtcdMember::lessor_tick(std::uint64_t gen) {
   for (LeaseId id : expired) {
     if (gen != lessor_gen_ || !raft_.is_leader()) return;
     revoking_.insert(id);
-    raft_.propose(join({"revoke", std::to_string(id), ""}));
+    raft_.propose(join({"revoke", std::to_string(id), "0"}));
   }
   node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
 }
