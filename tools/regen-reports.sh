@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fencesim=${1:-build/fencesim}
+mkdir -p reports
 find reports -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 files=()
 for f in scenarios/*.json; do [[ "$f" == *.schema.json ]] || files+=("$f"); done

@@ -149,7 +149,7 @@ TEST(ClientTimeouts, AnAcquireThatTimesOutIsDeletedByCompareAndDeleteAndRetriedA
   // timeout, removed it at once.
   ASSERT_EQ(r.history.lease_ends.count(lost.value), 1u);
   EXPECT_EQ(r.history.lease_ends.at(lost.value).at, 1001ms);
-  EXPECT_EQ(r.history.lease_ends.at(lost.value).reason, "redis-0 no longer has it");
+  EXPECT_EQ(r.history.lease_ends.at(lost.value).reason, "redis-0, the current primary, does not hold it");
   // The retry comes retry_interval (100 ms) after the timeout.
   EXPECT_EQ(kept.at, 1101ms);
   EXPECT_EQ(kept.token, 2) << "the timed-out attempt did consume a token";
@@ -205,7 +205,7 @@ TEST(ClientTimeouts, AReleaseThatTimesOutIsRetriedButTheBeliefEndsAtTheFirstSend
   const auto& end = r.history.lease_ends.at(a[0]->value);
   // Third send at first + 2 s, applied 1 ms later; long before the TTL.
   EXPECT_EQ(end.at, *a[0]->end + 2s + 1ms);
-  EXPECT_EQ(end.reason, "redis-0 no longer has it");
+  EXPECT_EQ(end.reason, "redis-0, the current primary, does not hold it");
 }
 
 TEST(ClientTimeouts, ResourceReadsAndWritesThatTimeOutAreNotRetried) {
@@ -403,7 +403,7 @@ TEST(ClientFailover, RenewalsReleasesAndRetriesFollowTheNewPrimary) {
   EXPECT_EQ(a[0]->end_reason, "release");
   const auto& end = r.history.lease_ends.at(a[0]->value);
   EXPECT_EQ(end.at, *a[0]->end + 1ms) << "released on redis-1";
-  EXPECT_EQ(end.reason, "redis-1 no longer has it");
+  EXPECT_EQ(end.reason, "redis-1, the current primary, does not hold it");
   // B kept retrying its SET NX, on redis-1 after the announcement, and is
   // granted the lock there once A has released it.
   ASSERT_EQ(r.history.grants.size(), 2u);

@@ -285,7 +285,7 @@ TEST(FailoverFault, PromotesTheBestReplicaNowAndTheOldPrimaryLosesItsUnreplicate
   const auto end = h.lease_end_of("v1");
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->at, 500ms);
-  EXPECT_EQ(end->reason, "redis-1 no longer has it");
+  EXPECT_EQ(end->reason, "redis-1, the current primary, does not hold it");
   ASSERT_EQ(h.inbox.switches.size(), 1u);
   EXPECT_EQ(h.inbox.switches[0].primary, h.servers[1]);
 }
