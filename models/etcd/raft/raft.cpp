@@ -168,7 +168,7 @@ void RaftNode::tick() {
 
 void RaftNode::reset_randomized_timeout() {
   // etcd raft.go resetRandomizedElectionTimeout: electionTimeout +
-  // rand(electionTimeout), i.e. uniform in {E, …, 2E−1} ticks.
+  // a random election timeout, i.e. uniform in {E, …, 2E−1} ticks.
   vol_.randomized_ticks = election_ticks_ + static_cast<int>(rng_.below(static_cast<std::uint64_t>(election_ticks_)));
 }
 
