@@ -55,6 +55,20 @@ void add_faults_between(const History& h, Time from, Time to, const std::string&
   }
 }
 
+/// Calls f(i, j, start, end) for every pair of beliefs of two different
+/// clients, with the interval [start, end) they share (empty when start >= end).
+template <class F>
+void for_each_belief_pair(const History& h, const CheckContext& ctx, F f) {
+  for (std::size_t i = 0; i < h.beliefs.size(); ++i) {
+    for (std::size_t j = i + 1; j < h.beliefs.size(); ++j) {
+      const BeliefRecord& a = h.beliefs[i];
+      const BeliefRecord& b = h.beliefs[j];
+      if (a.client == b.client) continue;
+      f(i, j, std::max(a.start, b.start), std::min(belief_end(a, ctx), belief_end(b, ctx)));
+    }
+  }
+}
+
 void number(std::vector<std::string>& story) {
   for (std::size_t i = 0; i < story.size(); ++i) story[i] = fmt::format("{}. {}", i + 1, story[i]);
 }
@@ -68,19 +82,12 @@ Verdict check_mutual_exclusion(const History& h, const CheckContext& ctx) {
   // The first overlap in true time between beliefs of two different clients.
   std::optional<std::pair<std::size_t, std::size_t>> first;
   Time first_at = sim::kTimeMax;
-  for (std::size_t i = 0; i < h.beliefs.size(); ++i) {
-    for (std::size_t j = i + 1; j < h.beliefs.size(); ++j) {
-      const BeliefRecord& a = h.beliefs[i];
-      const BeliefRecord& b = h.beliefs[j];
-      if (a.client == b.client) continue;
-      const Time start = std::max(a.start, b.start);
-      const Time end = std::min(belief_end(a, ctx), belief_end(b, ctx));
-      if (start < end && start < first_at) {
-        first_at = start;
-        first = a.start <= b.start ? std::make_pair(i, j) : std::make_pair(j, i);
-      }
+  for_each_belief_pair(h, ctx, [&](std::size_t i, std::size_t j, Time start, Time end) {
+    if (start < end && start < first_at) {
+      first_at = start;
+      first = h.beliefs[i].start <= h.beliefs[j].start ? std::make_pair(i, j) : std::make_pair(j, i);
     }
-  }
+  });
   if (!first) {
     v.summary = fmt::format("no two of {} beliefs overlapped", h.beliefs.size());
     return v;
@@ -340,16 +347,9 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
   m.renewal_latency.p50 = nearest_rank(lat, 50);
   m.renewal_latency.p99 = nearest_rank(lat, 99);
   m.renewal_latency.max = nearest_rank(lat, 100);
-  for (std::size_t i = 0; i < h.beliefs.size(); ++i) {
-    for (std::size_t j = i + 1; j < h.beliefs.size(); ++j) {
-      const BeliefRecord& a = h.beliefs[i];
-      const BeliefRecord& b = h.beliefs[j];
-      if (a.client == b.client) continue;
-      const Time start = std::max(a.start, b.start);
-      const Time end = std::min(belief_end(a, ctx), belief_end(b, ctx));
-      if (end - start > m.longest_overlap) m.longest_overlap = end - start;
-    }
-  }
+  for_each_belief_pair(h, ctx, [&](std::size_t, std::size_t, Time start, Time end) {
+    if (end - start > m.longest_overlap) m.longest_overlap = end - start;
+  });
   m.audit_findings = static_cast<std::int64_t>(h.audit.size());
   if (!h.audit.empty()) m.first_audit = h.audit.front();
   for (const IterationRecord& it : h.iterations) {
