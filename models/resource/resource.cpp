@@ -53,25 +53,9 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   }
   reply->value = value_;
   reply->version = version_;
-  History& h = svc_.history();
-  ResourceOpRecord rec;
-  rec.at = svc_.sim().now();
-  rec.client = svc_.sim().node(m.from).name();
-  rec.copy = node_.name();
-  rec.write = false;
-  rec.token = r.token;
-  rec.value = value_;
-  rec.version = version_;
-  rec.accepted = reply->accepted;
-  rec.reason = reply->reason;
-  rec.lease_value = r.lease_value;
-  rec.iteration = r.iteration;
-  rec.last_written = last_written_;
-  rec.last_seen = last_seen_;
-  h.resource_ops.push_back(rec);
+  record(m, *reply, false, r.token, 0, value_, r.lease_value, r.iteration);
   if (reply->accepted) {
     ++svc_.accepted_reads;
-    if (spec.kind == ResourceKind::kFenced) h.audit_holders(rec.at, node_.name(), last_seen_);
   } else {
     ++svc_.rejected_reads;
   }
@@ -115,31 +99,37 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   }
   reply->value = value_;
   reply->version = version_;
-  History& h = svc_.history();
-  ResourceOpRecord rec;
-  rec.at = svc_.sim().now();
-  rec.client = svc_.sim().node(m.from).name();
-  rec.copy = node_.name();
-  rec.write = true;
-  rec.token = w.token;
-  rec.read_value = w.read_value;
-  rec.value = w.value;
-  rec.version = version_;
-  rec.accepted = reply->accepted;
-  rec.reason = reply->reason;
-  rec.lease_value = w.lease_value;
-  rec.iteration = w.iteration;
-  rec.last_written = last_written_;
-  rec.last_seen = last_seen_;
-  h.resource_ops.push_back(rec);
+  record(m, *reply, true, w.token, w.read_value, w.value, w.lease_value, w.iteration);
   if (reply->accepted) {
     ++svc_.accepted_writes;
-    if (spec.kind == ResourceKind::kFenced) h.audit_holders(rec.at, node_.name(), last_seen_);
     forward(value_, version_, spec.kind == ResourceKind::kFenced ? w.token : std::nullopt);
   } else {
     ++svc_.rejected_writes;
   }
   node_.reply(m, reply);
+}
+
+void ResourceCopy::record(const sim::Message& m, const OpReply& reply, bool write, std::optional<std::int64_t> token,
+                          std::int64_t read_value, std::int64_t value, const std::string& lease_value, int iteration) {
+  History& h = svc_.history();
+  ResourceOpRecord rec;
+  rec.at = svc_.sim().now();
+  rec.client = svc_.sim().node(m.from).name();
+  rec.copy = node_.name();
+  rec.write = write;
+  rec.token = token;
+  rec.read_value = read_value;
+  rec.value = value;
+  rec.version = version_;
+  rec.accepted = reply.accepted;
+  rec.reason = reply.reason;
+  rec.lease_value = lease_value;
+  rec.iteration = iteration;
+  rec.last_written = last_written_;
+  rec.last_seen = last_seen_;
+  h.resource_ops.push_back(rec);
+  // Holder audit at every acceptance at a fenced copy (DESIGN.md metrics).
+  if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(rec.at, node_.name(), last_seen_);
 }
 
 void ResourceCopy::forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token) {

@@ -86,6 +86,9 @@ class ResourceCopy final : public sim::NodeBehaviour {
   void read(const sim::Message& m, const ReadRequest& r);
   void write(const sim::Message& m, const WriteRequest& w);
   void forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token);
+  /// Appends the operation to the History (the marks after it) and audits holders.
+  void record(const sim::Message& m, const OpReply& reply, bool write, std::optional<std::int64_t> token,
+              std::int64_t read_value, std::int64_t value, const std::string& lease_value, int iteration);
 
   ResourceService& svc_;
   sim::Node& node_;
