@@ -43,6 +43,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "sim/clock.hpp"
@@ -92,9 +94,18 @@ struct Message {
   Time sent_at{0};             ///< true time of sending
   PayloadPtr body;
 
+  /// The body as a T, or nullptr. For a `final` T one type_info comparison
+  /// decides (a T's dynamic type can only be T), cheaper than dynamic_cast,
+  /// which walks the class hierarchy on every miss.
   template <class T>
   const T* as() const {
-    return dynamic_cast<const T*>(body.get());
+    const Payload* p = body.get();
+    if (p == nullptr) return nullptr;
+    if constexpr (std::is_final_v<T>) {
+      return typeid(*p) == typeid(T) ? static_cast<const T*>(p) : nullptr;
+    } else {
+      return dynamic_cast<const T*>(p);
+    }
   }
 };
 
