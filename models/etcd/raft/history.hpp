@@ -41,7 +41,7 @@ struct RaftEvent {
   std::string member;
   Term term = 0;
   Index index = 0;
-  std::string command;
+  Command command;
   Index commit = 0;                ///< kTruncate: the member's commit index
   std::uint64_t incarnation = 0;   ///< the member's incarnation (crash count)
   sim::Time issued_at{0};          ///< kRead: true time the read was asked

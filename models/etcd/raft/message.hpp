@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/simulation.hpp"
@@ -36,13 +37,55 @@ namespace fencesim::raft {
 using Index = std::uint64_t;
 using Term = std::uint64_t;
 
+/// A log entry's command: immutable text shared by every copy of the entry
+/// (the leader's log, append messages, the followers' logs, the history), so
+/// that replicating an entry copies a pointer, not the text. Reads as a
+/// `const std::string&`. The count of references is not atomic: a command
+/// belongs to one simulation, and a simulation runs on one thread.
+class Command {
+ public:
+  Command() = default;
+  Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text)}) {}  // NOLINT: implicit
+  Command(const char* text) : Command(std::string(text)) {}                                 // NOLINT: implicit
+  Command(const Command& o) : rep_(o.rep_) {
+    if (rep_ != nullptr) ++rep_->refs;
+  }
+  Command(Command&& o) noexcept : rep_(o.rep_) { o.rep_ = nullptr; }
+  Command& operator=(Command o) noexcept {
+    std::swap(rep_, o.rep_);
+    return *this;
+  }
+  ~Command() {
+    if (rep_ != nullptr && --rep_->refs == 0) delete rep_;
+  }
+
+  const std::string& str() const { return rep_ != nullptr ? rep_->text : empty_text(); }
+  operator const std::string&() const { return str(); }  // NOLINT: implicit
+  bool empty() const { return rep_ == nullptr; }
+
+  friend bool operator==(const Command& a, const Command& b) { return a.rep_ == b.rep_ || a.str() == b.str(); }
+  friend bool operator==(const Command& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const Command& a, const char* b) { return a.str() == b; }
+
+ private:
+  struct Rep {
+    std::uint32_t refs;
+    std::string text;
+  };
+  static const std::string& empty_text() {
+    static const std::string empty;
+    return empty;
+  }
+  Rep* rep_ = nullptr;
+};
+
 /// One log entry. The index is its position in the log (1-based). An empty
 /// `command` is the empty entry a leader appends at the start of its term
 /// (Raft paper §8, etcd becomeLeader); `propose` refuses empty commands, so
 /// the two never mix.
 struct Entry {
   Term term = 0;
-  std::string command;
+  Command command;
   bool operator==(const Entry&) const = default;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace fencesim::raft {
@@ -696,10 +697,21 @@ void RaftNode::maybe_commit() {
   if (vol_.role != Role::kLeader) return;
   // The largest index held by a quorum: sort every member's match (our own
   // is our last index, persisted already) and take the quorum-th largest.
-  std::vector<Index> match;
-  match.push_back(store_.last_index());
-  for (const auto& [id, pr] : vol_.progress) match.push_back(pr.match);
-  std::sort(match.begin(), match.end(), std::greater<>());
+  // (A small buffer on the stack for the usual cluster sizes: this runs on
+  // every append response.)
+  constexpr std::size_t kInline = 16;
+  std::array<Index, kInline> inline_match;
+  std::vector<Index> heap_match;
+  const std::size_t n = vol_.progress.size() + 1;
+  Index* match = inline_match.data();
+  if (n > kInline) {
+    heap_match.resize(n);
+    match = heap_match.data();
+  }
+  std::size_t k = 0;
+  match[k++] = store_.last_index();
+  for (const auto& [id, pr] : vol_.progress) match[k++] = pr.match;
+  std::sort(match, match + n, std::greater<>());
   const Index q = match[quorum() - 1];
   if (q <= store_.commit) return;
   // §5.4.2: "Raft never commits log entries from previous terms by counting
@@ -848,7 +860,7 @@ void RaftNode::fail_forwarded_reads(const char* why) {
 
 // ============================================================ recording ==
 
-void RaftNode::record(EventKind kind, Term term, Index index, std::string command, std::string detail) {
+void RaftNode::record(EventKind kind, Term term, Index index, Command command, std::string detail) {
   if (!history_->record_events) return;
   RaftEvent e;
   e.at = node_.sim().now();

@@ -35,7 +35,7 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
   std::map<Term, const RaftEvent*> leader_of;
   struct Known {
     Term term = 0;
-    std::string command;
+    Command command;
     const RaftEvent* first = nullptr;   ///< first commit or apply of this index
     const RaftEvent* commit = nullptr;  ///< first commit of this index
   };

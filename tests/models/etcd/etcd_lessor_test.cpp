@@ -35,7 +35,7 @@ std::optional<Time> stepped_down(const raft::RaftHistory& h, const std::string& 
 bool any_revoke_in_logs(EtcdHarness& h) {
   for (int i = 0; i < static_cast<int>(h.members.size()); ++i) {
     for (const raft::Entry& e : h.member(i).raft().log()) {
-      if (e.command.rfind("revoke", 0) == 0) return true;
+      if (e.command.str().rfind("revoke", 0) == 0) return true;
     }
   }
   return false;
@@ -54,7 +54,7 @@ TEST(EtcdLessor, TheBootstrapLeaderIsPromotedOnceAtTimeZeroAndChecksExpiryEvery5
   EXPECT_FALSE(h.member(0).has_lease(g->lease));
   Time revoked{0};
   for (const raft::RaftEvent& e : h.svc->raft_history().events) {
-    if (e.kind == raft::EventKind::kCommit && e.member == "etcd-0" && e.command.rfind("revoke", 0) == 0) revoked = e.at;
+    if (e.kind == raft::EventKind::kCommit && e.member == "etcd-0" && e.command.str().rfind("revoke", 0) == 0) revoked = e.at;
   }
   EXPECT_EQ(revoked, 2502ms);
 }

@@ -278,7 +278,7 @@ RunOutcome run_seed(std::uint64_t seed, const SweepConfig& cfg) {
   std::uint64_t h = sim::fnv1a64("");
   for (const raft::RaftEvent& e : c.history.events) {
     h = sim::fnv1a64(fmt::format("{} {} {} {} {} {} {} {}|", e.at.count(), raft::event_kind_name(e.kind), e.member,
-                                 e.term, e.index, e.command, e.commit, e.issued_at.count()),
+                                 e.term, e.index, e.command.str(), e.commit, e.issued_at.count()),
                      h);
   }
   out.fingerprint = h;
