@@ -594,8 +594,7 @@ int group_of(const Partition& p, NodeId n) {
 }
 }  // namespace
 
-bool Simulation::blocked(NodeId from, NodeId to) const {
-  if (from == to) return false;
+bool Simulation::partitioned(NodeId from, NodeId to) const {
   for (const auto& [id, p] : partitions_) {
     if (!p.isolate.empty()) {
       const bool fi = contains(p.isolate, from);

@@ -49,6 +49,7 @@
 
 #include "sim/clock.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/payload_pool.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
@@ -341,7 +342,8 @@ class Simulation {
   /// delay is then added to each message on its own, so a message sent
   /// after a slowdown ends is not held behind the slowed ones.
   std::uint64_t send(NodeId from, NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
-  bool blocked(NodeId from, NodeId to) const;
+  bool blocked(NodeId from, NodeId to) const { return from != to && !partitions_.empty() && partitioned(from, to); }
+  bool partitioned(NodeId from, NodeId to) const;
   /// Adds a partition; returns its id for `remove_partition`.
   std::uint64_t add_partition(Partition p);
   void remove_partition(std::uint64_t id);

@@ -89,7 +89,7 @@ void ClientNode::workload(sim::Process& p) {
     history_.iterations[rec].acquired = node_.sim().now();
     const std::optional<std::int64_t> token = fencing ? lease.token : std::nullopt;
 
-    auto read = std::make_shared<resource::ReadRequest>();
+    auto read = sim::make_payload<resource::ReadRequest>();
     if (resource_.fence_reads) read->token = token;
     read->lease_value = lease.value;
     read->iteration = index;
@@ -104,7 +104,7 @@ void ClientNode::workload(sim::Process& p) {
       const std::int64_t seen = rr->value;
       const std::int64_t version = rr->version;
       p.sleep(w.work);
-      auto write = std::make_shared<resource::WriteRequest>();
+      auto write = sim::make_payload<resource::WriteRequest>();
       write->token = token;
       write->read_value = seen;
       write->value = w.kind == WorkloadKind::kSequenceAllocator ? seen + w.block : seen + 1;

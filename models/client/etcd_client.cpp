@@ -65,7 +65,7 @@ class EtcdLockClient final : public LockClientBase {
     end_belief("release");
     const std::string key = key_;
     for (;;) {
-      auto req = std::make_shared<Request>();
+      auto req = sim::make_payload<Request>();
       req->kind = ReqKind::kDelete;
       req->key = key;
       if (auto r = call(p, req); r && r->error.empty()) return;
@@ -102,7 +102,7 @@ class EtcdLockClient final : public LockClientBase {
   }
 
   void send_watch() {
-    auto req = std::make_shared<Request>();
+    auto req = sim::make_payload<Request>();
     req->kind = ReqKind::kWatch;
     req->key = watch_->key;
     req->revision = watch_->from;
@@ -129,7 +129,7 @@ class EtcdLockClient final : public LockClientBase {
   }
 
   bool open_session(sim::Process& p) {
-    auto req = std::make_shared<Request>();
+    auto req = sim::make_payload<Request>();
     req->kind = ReqKind::kLeaseGrant;
     req->ttl = lock_.ttl;
     auto r = call(p, req);
@@ -170,7 +170,7 @@ class EtcdLockClient final : public LockClientBase {
       if (gen != session_gen_) return;
       const sim::Time first_sent = node_.sim().now();
       for (;;) {
-        auto req = std::make_shared<Request>();
+        auto req = sim::make_payload<Request>();
         req->kind = ReqKind::kKeepAlive;
         req->lease = lease_id_;
         auto r = call(p, req);
@@ -206,7 +206,7 @@ class EtcdLockClient final : public LockClientBase {
     const std::uint64_t gen = session_gen_;
     const std::string prefix = lock_.key + "/";
     key_ = prefix + fmt::format("{:x}", lease_id_);
-    auto txn = std::make_shared<Request>();
+    auto txn = sim::make_payload<Request>();
     txn->kind = ReqKind::kLockTxn;
     txn->key = key_;
     txn->lease = lease_id_;
@@ -222,7 +222,7 @@ class EtcdLockClient final : public LockClientBase {
     // waitDeletes(ctx, client, prefix, myRev - 1)
     for (;;) {
       if (gen != session_gen_) return std::nullopt;
-      auto q = std::make_shared<Request>();
+      auto q = sim::make_payload<Request>();
       q->kind = ReqKind::kLastCreated;
       q->prefix = prefix;
       q->revision = my_rev - 1;
@@ -258,7 +258,7 @@ class EtcdLockClient final : public LockClientBase {
     // Re-check our own key: gone means the session expired meanwhile.
     for (;;) {
       if (gen != session_gen_) return std::nullopt;
-      auto g = std::make_shared<Request>();
+      auto g = sim::make_payload<Request>();
       g->kind = ReqKind::kGet;
       g->key = key_;
       g->lock_check = true;

@@ -38,7 +38,7 @@ struct CallResult {
 };
 
 std::shared_ptr<Command> make_command(Op op, const LockSpec& lock, const std::string& value, bool with_token) {
-  auto c = std::make_shared<Command>();
+  auto c = sim::make_payload<Command>();
   c->op = op;
   c->key = lock.key;
   c->value = value;
@@ -143,7 +143,7 @@ class RedisLockClient final : public LockClientBase {
 
   void ask_sentinels(sim::Process& p) {
     for (sim::NodeId s : sentinels_) {
-      auto r = p.call(s, std::make_shared<redis::GetPrimary>(), spec_.command_timeout);
+      auto r = p.call(s, sim::make_payload<redis::GetPrimary>(), spec_.command_timeout);
       if (!r) continue;
       if (const auto* pi = r->as<redis::PrimaryIs>()) {
         if (pi->epoch >= primary_epoch_) {

@@ -37,7 +37,7 @@ constexpr Duration kSentinelTick = 100ms;        // sentinelTimer runs at server
 constexpr Duration kSentinelHelloPeriod = 2s;    // sentinel.c SENTINEL_PUBLISH_PERIOD
 
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
-  auto r = std::make_shared<Reply>();
+  auto r = sim::make_payload<Reply>();
   r->integer = v;
   return r;
 }
@@ -53,7 +53,7 @@ std::optional<std::int64_t> as_integer(const std::string& s) {
 }
 
 std::shared_ptr<Reply> reply_nil() {
-  auto r = std::make_shared<Reply>();
+  auto r = sim::make_payload<Reply>();
   r->nil = true;
   return r;
 }
@@ -172,7 +172,7 @@ void RedisServer::write(std::vector<Effect> effects) {
   const std::uint64_t off = offset_;
   // Asynchronous replication: answer first, send `replication_delay` later.
   // A crash before then drops this timer, and the write with it.
-  auto stream = std::make_shared<ReplStream>();
+  auto stream = sim::make_payload<ReplStream>();
   stream->replid = replid_;
   stream->offset = off;
   stream->effects = std::move(effects);
@@ -205,7 +205,7 @@ void RedisServer::active_expire_cycle() {
 }
 
 void RedisServer::heartbeat() {
-  auto hb = std::make_shared<ReplHeartbeat>();
+  auto hb = sim::make_payload<ReplHeartbeat>();
   hb->replid = replid_;
   hb->offset = sent_offset_;
   for (NodeId r : replicas_) node_.send(r, hb);
@@ -215,7 +215,7 @@ void RedisServer::request_sync() {
   const Time now = node_.monotonic();
   if (last_sync_request_ >= Time{0} && now - last_sync_request_ < 1s) return;
   last_sync_request_ = now;
-  node_.send(following_, std::make_shared<SyncRequest>());
+  node_.send(following_, sim::make_payload<SyncRequest>());
 }
 
 void RedisServer::retry_sync(std::uint64_t epoch) {
@@ -234,7 +234,7 @@ void RedisServer::retry_sync(std::uint64_t epoch) {
 void RedisServer::handle_command(const sim::Message& m, const Command& c) {
   const bool is_write = c.op != Op::kGet;
   if (is_write && !primary_) {
-    auto r = std::make_shared<Reply>();
+    auto r = sim::make_payload<Reply>();
     r->error = "READONLY You can't write against a read only replica.";
     node_.reply(m, r);
     return;
@@ -246,7 +246,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
       if (it == data_.end() || expired(it->second)) {
         node_.reply(m, reply_nil());
       } else {
-        auto r = std::make_shared<Reply>();
+        auto r = sim::make_payload<Reply>();
         r->text = it->second.value;  // a bulk string, counters included
         node_.reply(m, r);
       }
@@ -275,7 +275,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
       if (token) {
         node_.reply(m, reply_int(*token));
       } else {
-        auto r = std::make_shared<Reply>();
+        auto r = sim::make_payload<Reply>();
         r->text = "OK";
         node_.reply(m, r);
       }
@@ -315,7 +315,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
     }
     case Op::kIncr: {
       if (auto it = data_.find(c.key); it != data_.end() && !as_integer(it->second.value)) {
-        auto r = std::make_shared<Reply>();
+        auto r = sim::make_payload<Reply>();
         r->error = "ERR value is not an integer or out of range";
         node_.reply(m, r);
         return;
@@ -329,7 +329,7 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
       Effect set{Effect::kSet, c.key, c.value, 0, c.ttl > Duration{0}, Time{0}, c.ttl};
       set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
       write({set});
-      auto r = std::make_shared<Reply>();
+      auto r = sim::make_payload<Reply>();
       r->text = "OK";
       node_.reply(m, r);
       svc_.reevaluate();
@@ -364,7 +364,7 @@ void RedisServer::on_message(const sim::Message& m) {
   } else if (m.as<SyncRequest>() != nullptr) {
     if (!primary_) return;
     replicas_.insert(m.from);
-    auto fs = std::make_shared<FullSync>();
+    auto fs = sim::make_payload<FullSync>();
     fs->replid = replid_;
     fs->offset = offset_;
     fs->data = data_;
@@ -400,11 +400,11 @@ void RedisServer::on_message(const sim::Message& m) {
     } else if (r->primary != node_.id()) {
       follow(r->primary);
     }
-    auto ok = std::make_shared<Reply>();
+    auto ok = sim::make_payload<Reply>();
     ok->text = "OK";
     node_.reply(m, ok);
   } else if (m.as<Ping>() != nullptr) {
-    auto p = std::make_shared<Pong>();
+    auto p = sim::make_payload<Pong>();
     p->primary = primary_;
     p->offset = offset_;
     node_.reply(m, p);
@@ -521,7 +521,7 @@ void Sentinel::hello_loop(sim::Process& p) {
   for (;;) {
     p.sleep(kSentinelHelloPeriod);
     if (config_epoch_ == 0) continue;
-    auto hello = std::make_shared<SwitchPrimary>();
+    auto hello = sim::make_payload<SwitchPrimary>();
     hello->primary = config_primary_;
     hello->epoch = config_epoch_;
     for (NodeId s : svc_.sentinels()) {
@@ -541,7 +541,7 @@ void Sentinel::adopt(NodeId primary, std::uint64_t epoch) {
 void Sentinel::monitor(sim::Process& p, NodeId target) {
   for (;;) {
     const Time started = node_.monotonic();
-    auto reply = p.call(target, std::make_shared<Ping>(), kSentinelPingPeriod);
+    auto reply = p.call(target, sim::make_payload<Ping>(), kSentinelPingPeriod);
     if (reply) {
       if (const auto* pong = reply->as<Pong>()) {
         last_ok_[target] = node_.monotonic();
@@ -549,7 +549,7 @@ void Sentinel::monitor(sim::Process& p, NodeId target) {
         // An old primary that comes back is converted to a replica of the
         // configured one (sentinel.c: "+convert-to-slave").
         if (pong->primary && target != config_primary_ && config_epoch_ > 0) {
-          auto r = std::make_shared<ReplicaOf>();
+          auto r = sim::make_payload<ReplicaOf>();
           r->primary = config_primary_;
           r->epoch = config_epoch_;
           node_.send(target, r);
@@ -588,7 +588,7 @@ bool Sentinel::try_failover(sim::Process& p) {
     std::vector<std::uint64_t> calls;
     for (NodeId s : svc_.sentinels()) {
       if (s == node_.id()) continue;
-      auto q = std::make_shared<IsDown>();
+      auto q = sim::make_payload<IsDown>();
       q->primary = primary;
       calls.push_back(p.send_request(s, q));
     }
@@ -618,7 +618,7 @@ bool Sentinel::try_failover(sim::Process& p) {
     std::vector<std::uint64_t> calls;
     for (NodeId s : svc_.sentinels()) {
       if (s == node_.id()) continue;
-      auto q = std::make_shared<IsDown>();
+      auto q = sim::make_payload<IsDown>();
       q->primary = primary;
       q->epoch = epoch;
       q->candidate = node_.id();
@@ -652,7 +652,7 @@ bool Sentinel::try_failover(sim::Process& p) {
     svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "no suitable replica");
     return false;
   }
-  auto promote = std::make_shared<ReplicaOf>();
+  auto promote = sim::make_payload<ReplicaOf>();
   promote->epoch = epoch;
   auto r = p.call(best, promote, timeout);
   if (!r) return false;
@@ -661,7 +661,7 @@ bool Sentinel::try_failover(sim::Process& p) {
                       fmt::format("promoted {} (epoch {})", svc_.sim().node(best).name(), epoch));
   for (NodeId s : svc_.servers()) {
     if (s == best) continue;
-    auto f = std::make_shared<ReplicaOf>();
+    auto f = sim::make_payload<ReplicaOf>();
     f->primary = best;
     f->epoch = epoch;
     node_.send(s, f);
@@ -672,12 +672,12 @@ bool Sentinel::try_failover(sim::Process& p) {
 
 void Sentinel::on_message(const sim::Message& m) {
   if (m.as<GetPrimary>() != nullptr) {
-    auto r = std::make_shared<PrimaryIs>();
+    auto r = sim::make_payload<PrimaryIs>();
     r->primary = config_primary_;
     r->epoch = config_epoch_;
     node_.reply(m, r);
   } else if (const auto* q = m.as<IsDown>()) {
-    auto r = std::make_shared<IsDownReply>();
+    auto r = sim::make_payload<IsDownReply>();
     r->down = q->primary == config_primary_ && subjectively_down();
     if (q->candidate != sim::kNoNode) {
       // sentinelVoteLeader: one vote per epoch, to the first that asks.
@@ -838,7 +838,7 @@ void RedisService::reevaluate() {
 }
 
 void RedisService::announce(NodeId from, NodeId primary, std::uint64_t epoch) {
-  auto sw = std::make_shared<SwitchPrimary>();
+  auto sw = sim::make_payload<SwitchPrimary>();
   sw->primary = primary;
   sw->epoch = epoch;
   for (NodeId s : sentinel_ids_) {

@@ -38,7 +38,7 @@ void ResourceCopy::on_message(const sim::Message& m) {
 
 void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   const ResourceSpec& spec = svc_.spec();
-  auto reply = std::make_shared<OpReply>();
+  auto reply = sim::make_payload<OpReply>();
   reply->accepted = true;
   if (spec.kind == ResourceKind::kFenced && spec.fence_reads) {
     if (!r.token) {
@@ -64,7 +64,7 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
 
 void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   const ResourceSpec& spec = svc_.spec();
-  auto reply = std::make_shared<OpReply>();
+  auto reply = sim::make_payload<OpReply>();
   reply->accepted = true;
   switch (spec.kind) {
     case ResourceKind::kUnfenced:
@@ -134,8 +134,8 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, bool writ
 
 void ResourceCopy::forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token) {
   if (svc_.copies().size() < 2) return;
-  auto p = std::make_shared<Pending>();
-  p->fwd = std::make_shared<Forward>();
+  auto p = sim::make_payload<Pending>();
+  p->fwd = sim::make_payload<Forward>();
   p->fwd->value = value;
   p->fwd->version = version;
   p->fwd->token = token;
