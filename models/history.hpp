@@ -136,6 +136,7 @@ class History {
   /// Starts a belief; returns its index for `end_belief`.
   std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token) {
     beliefs.push_back(BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, ""});
+    open_beliefs_.push_back(beliefs.size() - 1);
     return beliefs.size() - 1;
   }
   void end_belief(std::size_t index, Time at, std::string reason) {
@@ -143,6 +144,7 @@ class History {
     if (b.end) return;
     b.end = at;
     b.end_reason = std::move(reason);
+    std::erase(open_beliefs_, index);
   }
   /// Records the end of a lease at the service (first end wins).
   void lease_end(Time at, const std::string& value, std::string reason) {
@@ -150,8 +152,12 @@ class History {
   }
   /// Holder audit (DESIGN.md metrics): at every acceptance at a copy, a
   /// believed holder whose token is below the copy's last_seen is broken.
+  /// Looks only at the beliefs still open (begun with begin_belief and not
+  /// ended), in the order they began: a long run has thousands of beliefs,
+  /// a handful of them open at a time.
   void audit_holders(Time at, const std::string& copy, std::int64_t last_seen) {
-    for (const BeliefRecord& b : beliefs) {
+    for (std::size_t i : open_beliefs_) {
+      const BeliefRecord& b = beliefs[i];
       if (!b.end && b.token && *b.token < last_seen) {
         audit.push_back(AuditFinding{at, copy, b.client, *b.token, last_seen});
       }
@@ -160,6 +166,9 @@ class History {
   void note(Time at, std::string node, std::string kind, std::string text) {
     notes.push_back(NoteRecord{at, std::move(node), std::move(kind), std::move(text)});
   }
+
+ private:
+  std::vector<std::size_t> open_beliefs_;  ///< indices into `beliefs`, ascending
 };
 
 }  // namespace fencesim
