@@ -36,11 +36,20 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
   struct Known {
     Term term = 0;
     Command command;
-    const RaftEvent* first = nullptr;   ///< first commit or apply of this index
+    const RaftEvent* first = nullptr;   ///< first commit or apply of this index; null: none yet
     const RaftEvent* commit = nullptr;  ///< first commit of this index
   };
-  std::map<Index, Known> known;
-  std::map<std::string, Index> last_applied;  // per member, this incarnation
+  // By log index (indices are dense from 1): a vector, not a map.
+  std::vector<Known> known;
+  // Per member, this incarnation: (member, last applied index); a cluster
+  // has a handful of members, so a linear search.
+  std::vector<std::pair<std::string, Index>> last_applied;
+  auto last_applied_of = [&last_applied](const std::string& member) -> Index& {
+    for (auto& [name, index] : last_applied) {
+      if (name == member) return index;
+    }
+    return last_applied.emplace_back(member, 0).second;
+  };
   // Commit frontier over time: (true time, highest index committed so far).
   std::vector<std::pair<sim::Time, Index>> frontier;
   Index highest = 0;
@@ -64,8 +73,10 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
       }
       case EventKind::kCommit:
       case EventKind::kApply: {
-        auto [it, fresh] = known.emplace(e.index, Known{e.term, e.command, &e, nullptr});
-        Known& k = it->second;
+        if (e.index >= known.size()) known.resize(e.index + 1);
+        Known& k = known[e.index];
+        const bool fresh = k.first == nullptr;
+        if (fresh) k = Known{e.term, e.command, &e, nullptr};
         if (!fresh && (k.term != e.term || k.command != e.command)) {
           const RaftEvent& first = k.commit != nullptr ? *k.commit : *k.first;
           const bool lost = first.kind == EventKind::kCommit;
@@ -88,7 +99,7 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
             frontier.emplace_back(e.at, highest);
           }
         } else {
-          Index& last = last_applied[e.member];
+          Index& last = last_applied_of(e.member);
           if (e.index != last + 1) {
             return violated(e, "apply order",
                             fmt::format("at {} {} applied index {} after index {} (incarnation {})", t(e.at),
@@ -114,7 +125,7 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
         break;
       case EventKind::kCrash:
       case EventKind::kRestart:
-        last_applied[e.member] = 0;
+        last_applied_of(e.member) = 0;
         break;
       case EventKind::kRead: {
         // Highest index committed strictly before the read was asked.
