@@ -16,43 +16,118 @@ namespace {
 constexpr char kSep = '\x1f';
 constexpr Duration kLessorCheck = 500ms;  // lessor.go expiredLeaseRetryInterval / revokeExpiredLeases tick
 
-// A command is its fields joined by kSep, the request id last (decimal; 0
-// for the lessor's own revocations). Applying one splits it into views of
-// the entry's text: no allocation per field.
-struct Fields {
-  std::array<std::string_view, 6> f{};
-  std::size_t n = 0;
-  std::string_view operator[](std::size_t i) const { return f[i]; }
-  std::string_view back() const { return f[n - 1]; }
+// A command's text is its fields joined by kSep, the request id last
+// (decimal; 0 for the lessor's own revocations):
+//   grant  TTL(ns) id            revoke LEASE id
+//   lock   KEY LEASE PREFIX id   del    KEY id
+//   put    KEY VALUE LEASE id
+// The text is what Raft replicates and what the history shows. The member
+// that proposes a command also attaches it decoded (raft::Command
+// with_decoded), so that no member parses the text when it applies it; the
+// parser below is for commands built from text alone.
+enum class OpKind : std::uint8_t { kGrant, kRevoke, kLock, kDelete, kPut };
+
+struct Op {
+  OpKind kind = OpKind::kDelete;
+  std::string key;
+  std::string value;
+  std::string prefix;
+  LeaseId lease = 0;
+  std::int64_t ttl_ns = 0;
+  std::uint64_t id = 0;
 };
-
-Fields split(std::string_view s) {
-  Fields out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t end = s.find(kSep, start);
-    if (out.n == out.f.size()) throw sim::ModelBug("etcd: a command with too many fields");
-    out.f[out.n++] = s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (end == std::string_view::npos) return out;
-    start = end + 1;
-  }
-}
-
-std::string join(std::initializer_list<std::string_view> parts) {
-  std::string out;
-  bool first = true;
-  for (std::string_view p : parts) {
-    if (!first) out += kSep;
-    out += p;
-    first = false;
-  }
-  return out;
-}
 
 std::int64_t to_int(std::string_view s) {
   std::int64_t v = 0;
   std::from_chars(s.data(), s.data() + s.size(), v);
   return v;
+}
+
+std::string decimal(std::int64_t v) {
+  std::array<char, 24> digits;
+  return std::string(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr);
+}
+
+raft::Command encode(Op op) {
+  std::string text;
+  auto field = [&text](std::string_view f) {
+    text += f;
+    text += kSep;
+  };
+  switch (op.kind) {
+    case OpKind::kGrant:
+      field("grant");
+      field(decimal(op.ttl_ns));
+      break;
+    case OpKind::kRevoke:
+      field("revoke");
+      field(decimal(op.lease));
+      break;
+    case OpKind::kLock:
+      field("lock");
+      field(op.key);
+      field(decimal(op.lease));
+      field(op.prefix);
+      break;
+    case OpKind::kDelete:
+      field("del");
+      field(op.key);
+      break;
+    case OpKind::kPut:
+      field("put");
+      field(op.key);
+      field(op.value);
+      field(decimal(op.lease));
+      break;
+  }
+  text += decimal(static_cast<std::int64_t>(op.id));
+  return raft::Command::with_decoded(std::move(text), std::make_shared<const Op>(std::move(op)));
+}
+
+Op decode(std::string_view text) {
+  std::array<std::string_view, 6> f{};
+  std::size_t n = 0;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find(kSep, start);
+    if (n == f.size()) throw sim::ModelBug("etcd: a command with too many fields");
+    f[n++] = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  auto need = [&](std::size_t k) {
+    if (n != k) throw sim::ModelBug("etcd: a malformed command: " + std::string(text));
+  };
+  Op op;
+  op.id = static_cast<std::uint64_t>(to_int(f[n - 1]));
+  if (f[0] == "grant") {
+    need(3);
+    op.kind = OpKind::kGrant;
+    op.ttl_ns = to_int(f[1]);
+  } else if (f[0] == "revoke") {
+    need(3);
+    op.kind = OpKind::kRevoke;
+    op.lease = to_int(f[1]);
+  } else if (f[0] == "lock") {
+    need(5);
+    op.kind = OpKind::kLock;
+    op.key = f[1];
+    op.lease = to_int(f[2]);
+    op.prefix = f[3];
+  } else if (f[0] == "del") {
+    need(3);
+    op.kind = OpKind::kDelete;
+    op.key = f[1];
+  } else if (f[0] == "put") {
+    need(5);
+    op.kind = OpKind::kPut;
+    op.key = f[1];
+    op.value = f[2];
+    op.lease = to_int(f[3]);
+  } else {
+    throw sim::ModelBug("etcd: an unknown command: " + std::string(text));
+  }
+  return op;
 }
 
 bool has_prefix(std::string_view key, std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; }
@@ -73,7 +148,15 @@ struct ForwardKeepAliveReq final : sim::Payload {
 }  // namespace
 
 std::string hold_value(const std::string& key, std::int64_t create_revision) {
-  return fmt::format("{}@{}", key, create_revision);
+  // key + "@" + revision (not fmt::format: this runs on every grant and every deletion).
+  std::array<char, 24> digits;
+  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), create_revision).ptr;
+  std::string out;
+  out.reserve(key.size() + 1 + static_cast<std::size_t>(end - digits.data()));
+  out += key;
+  out += '@';
+  out.append(digits.data(), end);
+  return out;
 }
 
 std::string Request::describe() const {
@@ -92,7 +175,7 @@ EtcdMember::EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Confi
     : svc_(svc), node_(node), index_(index), raft_(node, std::move(cfg), h, /*attach=*/false) {
   node_.set_behaviour(this);
   raft::Callbacks cb;
-  cb.apply = [this](raft::Index i, raft::Term t, const std::string& c) { apply(i, t, c); };
+  cb.apply = [this](raft::Index i, raft::Term t, const raft::Command& c) { apply(i, t, c); };
   cb.stepped_down = [this](raft::Term) {
     // lessor Demote: only a leader expires leases.
     ++lessor_gen_;
@@ -130,7 +213,7 @@ void EtcdMember::on_crash() {
 void EtcdMember::on_restart() { raft_.on_restart(); }
 
 void EtcdMember::reply_error(const sim::Message& m, const std::string& error) {
-  auto r = std::make_shared<Response>();
+  auto r = sim::make_payload<Response>();
   r->error = error;
   r->header_revision = revision_;
   node_.reply(m, r);
@@ -148,7 +231,7 @@ void EtcdMember::on_message(const sim::Message& m) {
     const NodeId from = m.from;
     const std::uint64_t relay = k->relay;
     auto answer = [this, from, relay](Duration ttl, const std::string& error) {
-      auto a = std::make_shared<KeepAliveRelay>();
+      auto a = sim::make_payload<KeepAliveRelay>();
       a->relay = relay;
       a->ttl = ttl;
       a->error = error;
@@ -171,7 +254,7 @@ void EtcdMember::on_message(const sim::Message& m) {
   } else if (const auto* a = m.as<KeepAliveRelay>()) {
     auto it = relays_.find(a->relay);
     if (it == relays_.end()) return;
-    auto r = std::make_shared<Response>();
+    auto r = sim::make_payload<Response>();
     r->error = a->error;
     r->lease = it->second.req->lease;
     r->ttl = a->ttl;
@@ -186,23 +269,40 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
   // Unique in the cluster and never reused: the member, its incarnation
   // (a restarted member re-applies its log, and must not mistake an old
   // entry for a request of its new life) and a counter.
-  const std::string id = std::to_string((static_cast<std::uint64_t>(index_) << 48) |
-                                        ((node_.incarnation() & 0xffff) << 32) | (next_request_++ & 0xffffffff));
+  const std::uint64_t id = (static_cast<std::uint64_t>(index_) << 48) | ((node_.incarnation() & 0xffff) << 32) |
+                          (next_request_++ & 0xffffffff);
+  // Writes go through Raft as commands; the rest is answered here.
+  Op op;
+  op.id = id;
+  op.lease = r.lease;
+  op.key = r.key;
   switch (r.kind) {
     case ReqKind::kLeaseGrant:
-      propose(m, req, join({"grant", std::to_string(r.ttl.count()), id}));
+      op.kind = OpKind::kGrant;
+      op.ttl_ns = r.ttl.count();
+      op.lease = 0;
+      op.key.clear();
+      propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kLeaseRevoke:
-      propose(m, req, join({"revoke", std::to_string(r.lease), id}));
+      op.kind = OpKind::kRevoke;
+      op.key.clear();
+      propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kLockTxn:
-      propose(m, req, join({"lock", r.key, std::to_string(r.lease), r.prefix, id}));
+      op.kind = OpKind::kLock;
+      op.prefix = r.prefix;
+      propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kDelete:
-      propose(m, req, join({"del", r.key, id}));
+      op.kind = OpKind::kDelete;
+      op.lease = 0;
+      propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kPut:
-      propose(m, req, join({"put", r.key, r.value, std::to_string(r.lease), id}));
+      op.kind = OpKind::kPut;
+      op.value = r.value;
+      propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kKeepAlive:
       keepalive(m, r.lease, sim::kNoNode);
@@ -220,7 +320,7 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
         // Revisions of the key's deletions, in increasing order.
         auto rev = std::lower_bound(d->second.begin(), d->second.end(), r.revision);
         if (rev != d->second.end()) {
-          auto ev = std::make_shared<WatchEvent>();
+          auto ev = sim::make_payload<WatchEvent>();
           ev->watch_id = r.watch_id;
           ev->key = r.key;
           ev->revision = *rev;
@@ -234,19 +334,19 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
   }
 }
 
-void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command) {
-  const std::uint64_t id = static_cast<std::uint64_t>(to_int(split(command).back()));
+void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, std::uint64_t id,
+                         raft::Command command) {
   // Registered first: on a one-member cluster Raft commits and applies the
   // entry inside propose(), and the apply must find the request to answer.
   pending_[id] = Pending{m, std::move(r)};
   if (raft_.is_leader()) {
-    if (!raft_.propose(command)) {
+    if (!raft_.propose(std::move(command))) {
       pending_.erase(id);
       reply_error(m, "no leader");
     }
   } else if (raft_.leader() != sim::kNoNode) {
-    auto f = std::make_shared<ForwardProposal>();
-    f->command = command;
+    auto f = sim::make_payload<ForwardProposal>();
+    f->command = std::move(command);
     node_.send(raft_.leader(), f);
   } else {
     pending_.erase(id);
@@ -256,7 +356,7 @@ void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r
 
 void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
   auto answer = [this, m, lease](Duration ttl, const std::string& error) {
-    auto r = std::make_shared<Response>();
+    auto r = sim::make_payload<Response>();
     r->error = error;
     r->lease = lease;
     r->ttl = ttl;
@@ -283,11 +383,11 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
   }
   // Relay to the leader and back.
   const std::uint64_t relay = next_request_++;
-  auto req = std::make_shared<Request>();
+  auto req = sim::make_payload<Request>();
   req->kind = ReqKind::kKeepAlive;
   req->lease = lease;
   relays_[relay] = Pending{m, req};
-  auto f = std::make_shared<ForwardKeepAliveReq>();
+  auto f = sim::make_payload<ForwardKeepAliveReq>();
   f->lease = lease;
   f->relay = relay;
   node_.send(raft_.leader(), f);
@@ -316,7 +416,7 @@ void EtcdMember::serve_read(const sim::Message& m, std::shared_ptr<const Request
 }
 
 void EtcdMember::answer_read(const sim::Message& m, const Request& r) {
-  auto resp = std::make_shared<Response>();
+  auto resp = sim::make_payload<Response>();
   resp->header_revision = revision_;
   if (r.kind == ReqKind::kGet) {
     auto it = keys_.find(r.key);
@@ -350,7 +450,7 @@ void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
   // Each watch delivers one deletion and is then done (see kWatch).
   std::erase_if(watches_, [&](const Watch& w) {
     if (w.key != key || revision < w.from) return false;
-    auto ev = std::make_shared<WatchEvent>();
+    auto ev = sim::make_payload<WatchEvent>();
     ev->watch_id = w.id;
     ev->key = key;
     ev->revision = revision;
@@ -359,16 +459,20 @@ void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
   });
 }
 
-void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& command) {
+void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& command) {
   if (command.empty()) {
     // A leader's empty entry. When the leader applies its own term's entry,
     // the lessor is promoted (etcdserver applyEntryNormal → lessor.Promote).
     if (raft_.is_leader() && term == raft_.term()) promote();
     return;
   }
-  const Fields f = split(command);
-  const std::string_view op = f[0];
-  auto pending = pending_.find(static_cast<std::uint64_t>(to_int(f.back())));
+  Op parsed;
+  const Op* op = command.decoded<Op>();
+  if (op == nullptr) {
+    parsed = decode(command.str());
+    op = &parsed;
+  }
+  auto pending = pending_.find(op->id);
   // Only the member that serves the request answers it; the others apply
   // the entry without building an answer.
   const bool answering = pending != pending_.end();
@@ -376,19 +480,19 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
   Response* const resp = &answer;
   std::vector<std::pair<std::string, std::int64_t>> deleted;
   std::string why;
-  if (op == "grant") {
+  if (op->kind == OpKind::kGrant) {
     // The lease id is the index of the grant entry: unique in the cluster.
     const auto lease = static_cast<LeaseId>(index);
     // lessor.Grant raises a TTL below the minimum: minLeaseTTL is
     // (3 × electionTicks / 2) heartbeats, in whole seconds rounded up
     // (etcdserver/server.go minTTL; lease/lessor.go).
-    const Duration ttl = std::max(Duration{to_int(f[1])}, svc_.min_lease_ttl());
+    const Duration ttl = std::max(Duration{op->ttl_ns}, svc_.min_lease_ttl());
     leases_[lease] = ttl;
     if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
     resp->lease = lease;
     resp->ttl = ttl;
-  } else if (op == "revoke") {
-    const LeaseId lease = to_int(f[1]);
+  } else if (op->kind == OpKind::kRevoke) {
+    const LeaseId lease = op->lease;
     if (leases_.count(lease) != 0) {
       const std::set<std::string> attached = lease_keys_[lease];
       for (const std::string& k : attached) delete_key(k, deleted);
@@ -400,10 +504,10 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
       resp->error = "lease not found";
     }
     revoking_.erase(lease);
-  } else if (op == "lock") {
-    const std::string key(f[1]);
-    const LeaseId lease = to_int(f[2]);
-    const std::string_view prefix = f[3];
+  } else if (op->kind == OpKind::kLock) {
+    const std::string& key = op->key;
+    const LeaseId lease = op->lease;
+    const std::string_view prefix = op->prefix;
     // Txn(If(CreateRevision(key) == 0), Then(Put(key, "", WithLease(lease)), getOwner),
     //     Else(Get(key), getOwner))  — client/v3/concurrency/mutex.go tryAcquire.
     if (keys_.count(key) == 0) {
@@ -424,20 +528,20 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
       }
       if (owner != nullptr) resp->owner = *owner;
     }
-  } else if (op == "put") {
+  } else if (op->kind == OpKind::kPut) {
     // A plain Put (mvcc txn Put): creates or overwrites, attaching the lease.
-    const std::string key(f[1]);
-    const LeaseId lease = to_int(f[3]);
+    const std::string& key = op->key;
+    const LeaseId lease = op->lease;
     if (lease != 0 && leases_.count(lease) == 0) {
       resp->error = "lease not found";
     } else {
       ++revision_;
       auto it = keys_.find(key);
       if (it == keys_.end()) {
-        keys_[key] = KeyValue{key, std::string(f[2]), revision_, revision_, 1, lease};
+        keys_[key] = KeyValue{key, op->value, revision_, revision_, 1, lease};
       } else {
         if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
-        it->second.value = std::string(f[2]);
+        it->second.value = op->value;
         it->second.mod_revision = revision_;
         ++it->second.version;
         it->second.lease = lease;
@@ -445,8 +549,8 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
       if (lease != 0) lease_keys_[lease].insert(key);
       if (answering) resp->kv = keys_.at(key);
     }
-  } else if (op == "del") {
-    delete_key(std::string(f[1]), deleted);
+  } else if (op->kind == OpKind::kDelete) {
+    delete_key(op->key, deleted);
     why = "key deleted (unlock)";
   }
   if (!deleted.empty()) {
@@ -458,11 +562,11 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const std::string& co
   }
   resp->header_revision = revision_;
   if (answering) {
-    if (op == "lock" && resp->error.empty() && resp->owner && resp->kv &&
+    if (op->kind == OpKind::kLock && resp->error.empty() && resp->owner && resp->kv &&
         resp->owner->create_revision == resp->kv->create_revision) {
       svc_.on_grant(*this, pending->second.request.from, *resp->kv, revision_);
     }
-    node_.reply(pending->second.request, std::make_shared<Response>(std::move(answer)));
+    node_.reply(pending->second.request, sim::make_payload<Response>(std::move(answer)));
     pending_.erase(pending);
   }
 }
@@ -492,7 +596,10 @@ void EtcdMember::lessor_tick(std::uint64_t gen) {
   for (LeaseId id : expired) {
     if (gen != lessor_gen_ || !raft_.is_leader()) return;
     revoking_.insert(id);
-    raft_.propose(join({"revoke", std::to_string(id), "0"}));
+    Op revoke;
+    revoke.kind = OpKind::kRevoke;
+    revoke.lease = id;  // id 0: no client waits for this one
+    raft_.propose(encode(std::move(revoke)));
   }
   node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
 }

@@ -157,12 +157,12 @@ class EtcdMember final : public sim::NodeBehaviour {
   };
 
   void handle_client(const sim::Message& m, const Request& r);
-  void propose(const sim::Message& m, std::shared_ptr<const Request> r, const std::string& command);
+  void propose(const sim::Message& m, std::shared_ptr<const Request> r, std::uint64_t id, raft::Command command);
   void serve_read(const sim::Message& m, std::shared_ptr<const Request> r);
   void answer_read(const sim::Message& m, const Request& r);
   void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
   Duration renew(LeaseId lease);
-  void apply(raft::Index index, raft::Term term, const std::string& command);
+  void apply(raft::Index index, raft::Term term, const raft::Command& command);
   void delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted);
   void notify_watches(const std::string& key, std::int64_t revision);
   void promote();
@@ -192,7 +192,7 @@ class EtcdMember final : public sim::NodeBehaviour {
 
 /// A follower's proposal forwarded to its leader (raft MsgProp).
 struct ForwardProposal final : sim::Payload {
-  std::string command;
+  raft::Command command;
   std::string describe() const override { return "MsgProp"; }
 };
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -45,7 +46,7 @@ using Term = std::uint64_t;
 class Command {
  public:
   Command() = default;
-  Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text)}) {}  // NOLINT: implicit
+  Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text), {}}) {}  // NOLINT: implicit
   Command(const char* text) : Command(std::string(text)) {}                                 // NOLINT: implicit
   Command(const Command& o) : rep_(o.rep_) {
     if (rep_ != nullptr) ++rep_->refs;
@@ -59,6 +60,24 @@ class Command {
     if (rep_ != nullptr && --rep_->refs == 0) delete rep_;
   }
 
+  /// A command that also carries a decoded form of its text, made by the
+  /// layer that proposes it (etcd attaches the parsed request), so that
+  /// every member applies it without parsing the text again. Raft never looks
+  /// at it; the text stays the command's identity (equality, history).
+  template <class T>
+  static Command with_decoded(std::string text, std::shared_ptr<const T> decoded) {
+    Command c(std::move(text));
+    if (c.rep_ != nullptr) c.rep_->decoded = Decoded{std::move(decoded), &typeid(T)};
+    return c;
+  }
+  /// The decoded form attached by `with_decoded`, if it is a T; else null
+  /// (a command built from text alone: parse the text).
+  template <class T>
+  const T* decoded() const {
+    if (rep_ == nullptr || rep_->decoded.type == nullptr || *rep_->decoded.type != typeid(T)) return nullptr;
+    return static_cast<const T*>(rep_->decoded.value.get());
+  }
+
   const std::string& str() const { return rep_ != nullptr ? rep_->text : empty_text(); }
   operator const std::string&() const { return str(); }  // NOLINT: implicit
   bool empty() const { return rep_ == nullptr; }
@@ -68,9 +87,14 @@ class Command {
   friend bool operator==(const Command& a, const char* b) { return a.str() == b; }
 
  private:
+  struct Decoded {
+    std::shared_ptr<const void> value;
+    const std::type_info* type = nullptr;
+  };
   struct Rep {
     std::uint32_t refs;
     std::string text;
+    Decoded decoded;
   };
   static const std::string& empty_text() {
     static const std::string empty;

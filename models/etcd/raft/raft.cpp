@@ -346,7 +346,7 @@ void RaftNode::poll_and_maybe_win(NodeId from, bool granted, bool pre) {
 // ============================================================= messages ==
 
 void RaftNode::send(NodeId to, RaftMessage m) {
-  node_.send(to, std::make_shared<RaftMessage>(std::move(m)));
+  node_.send(to, sim::make_payload<RaftMessage>(std::move(m)));
 }
 
 bool RaftNode::step(const sim::Message& msg) {
@@ -680,7 +680,7 @@ void RaftNode::broadcast_heartbeat(std::uint64_t context) {
 
 void RaftNode::append_local(Entry e) { store_.log.push_back(std::move(e)); }
 
-std::optional<Index> RaftNode::propose(std::string command) {
+std::optional<Index> RaftNode::propose(Command command) {
   if (command.empty()) throw sim::ModelBug("raft: empty commands are reserved for the leader's empty entry");
   if (!node_.up() || vol_.role != Role::kLeader) return std::nullopt;
   append_local(Entry{store_.term, std::move(command)});

@@ -160,7 +160,7 @@ struct Callbacks {
   /// A committed entry, in index order, exactly once per incarnation of the
   /// member (after a restart the log is applied again from index 1). An empty
   /// `command` is a leader's empty entry.
-  std::function<void(Index, Term, const std::string& command)> apply;
+  std::function<void(Index, Term, const Command& command)> apply;
   /// This member became leader of `term` (the etcd lessor Promotes here).
   std::function<void(Term)> became_leader;
   /// This member stopped being leader of `term` (not called on a crash).
@@ -196,7 +196,7 @@ class RaftNode final : public sim::NodeBehaviour {
   /// `leader()` names the leader to forward to, if known. An accepted
   /// proposal may still be lost if this leader is deposed before it commits.
   /// An empty command is a bug (it is reserved for the leader's empty entry).
-  std::optional<Index> propose(std::string command);
+  std::optional<Index> propose(Command command);
   /// Asks for a linearizable read point (ReadIndex). On the leader: after a
   /// quorum confirms its leadership and the state machine caught up. On a
   /// follower: forwarded to its known leader, answered once this member has
