@@ -1,7 +1,8 @@
 // sim/payload_pool.hpp — recycled memory for message payloads.
 //
 // A run sends thousands of small messages, each a shared_ptr to a payload
-// that lives from send to delivery. `make_payload<T>(args...)` builds one
+// that lives from send to delivery (and keeps maps of calls and requests in
+// flight, one node per message: `PooledMap`). `make_payload<T>(args...)` builds one
 // like std::make_shared, but takes the block (payload and reference counts
 // together) from a free list of same-sized blocks and gives it back there,
 // instead of going through malloc and free every time.
@@ -17,6 +18,8 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <new>
 #include <utility>
@@ -112,6 +115,11 @@ struct PooledAllocator {
 };
 
 }  // namespace detail
+
+/// A std::map whose nodes come from the payload pool: for maps that gain
+/// and lose an entry per message (pending calls, requests in flight).
+template <class K, class V, class Less = std::less<K>>
+using PooledMap = std::map<K, V, Less, detail::PooledAllocator<std::pair<const K, V>>>;
 
 /// std::make_shared<T>(args...), with the block recycled through the
 /// payload pool. Use it for message payloads (and anything as short-lived).

@@ -216,7 +216,7 @@ class Node {
   std::vector<Event> deferred_;            // fell due while paused, in due order
   std::vector<std::uint32_t> processes_;   // live process slots
   std::uint32_t timer_head_ = UINT32_MAX;  // intrusive list of pending timers
-  std::map<std::uint64_t, PendingCall> calls_;
+  PooledMap<std::uint64_t, PendingCall> calls_;
   Duration slow_{0};
 };
 

@@ -180,8 +180,8 @@ class EtcdMember final : public sim::NodeBehaviour {
   std::map<LeaseId, std::set<std::string>> lease_keys_;     ///< attached keys
   std::map<std::string, std::vector<std::int64_t>> deletions_;  ///< key → revisions of its deletions, for watch replay
   // Volatile member state.
-  std::map<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
-  std::map<std::uint64_t, Pending> relays_;   ///< keepalive relayed to the leader → client request
+  sim::PooledMap<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
+  sim::PooledMap<std::uint64_t, Pending> relays_;   ///< keepalive relayed to the leader → client request
   std::uint64_t next_request_ = 1;
   std::vector<Watch> watches_;
   std::map<LeaseId, Time> expiry_;  ///< leader's lessor: monotonic deadline
