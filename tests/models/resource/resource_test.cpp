@@ -15,7 +15,7 @@ struct Op {
   bool write;
   std::optional<std::int64_t> token;
   std::int64_t value = 0;
-  std::optional<std::int64_t> expected_version;
+  std::optional<std::int64_t> expected_version{};
 };
 
 /// A world with one client "C" and the resource copies; runs `ops` in order
