@@ -43,30 +43,35 @@ std::int64_t to_int(std::string_view s) {
   return v;
 }
 
-std::string decimal(std::int64_t v) {
+void append_decimal(std::string& out, std::int64_t v) {
   std::array<char, 24> digits;
-  return std::string(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr);
+  out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr);
 }
 
 raft::Command encode(Op op) {
   std::string text;
+  text.reserve(64 + op.key.size() + op.value.size() + op.prefix.size());
   auto field = [&text](std::string_view f) {
     text += f;
+    text += kSep;
+  };
+  auto number = [&text](std::int64_t v) {
+    append_decimal(text, v);
     text += kSep;
   };
   switch (op.kind) {
     case OpKind::kGrant:
       field("grant");
-      field(decimal(op.ttl_ns));
+      number(op.ttl_ns);
       break;
     case OpKind::kRevoke:
       field("revoke");
-      field(decimal(op.lease));
+      number(op.lease);
       break;
     case OpKind::kLock:
       field("lock");
       field(op.key);
-      field(decimal(op.lease));
+      number(op.lease);
       field(op.prefix);
       break;
     case OpKind::kDelete:
@@ -77,11 +82,11 @@ raft::Command encode(Op op) {
       field("put");
       field(op.key);
       field(op.value);
-      field(decimal(op.lease));
+      number(op.lease);
       break;
   }
-  text += decimal(static_cast<std::int64_t>(op.id));
-  return raft::Command::with_decoded(std::move(text), std::make_shared<const Op>(std::move(op)));
+  append_decimal(text, static_cast<std::int64_t>(op.id));
+  return raft::Command::with_decoded<Op>(std::move(text), sim::make_payload<Op>(std::move(op)));
 }
 
 Op decode(std::string_view text) {
@@ -478,7 +483,10 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
   const bool answering = pending != pending_.end();
   Response answer;
   Response* const resp = &answer;
-  std::vector<std::pair<std::string, std::int64_t>> deleted;
+  // The keys this entry deletes, with their create revisions (a member
+  // buffer, reused: apply never runs inside apply).
+  std::vector<std::pair<std::string, std::int64_t>>& deleted = deleted_scratch_;
+  deleted.clear();
   std::string why;
   if (op->kind == OpKind::kGrant) {
     // The lease id is the index of the grant entry: unique in the cluster.

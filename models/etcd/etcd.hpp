@@ -183,6 +183,7 @@ class EtcdMember final : public sim::NodeBehaviour {
   sim::PooledMap<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
   sim::PooledMap<std::uint64_t, Pending> relays_;   ///< keepalive relayed to the leader → client request
   std::uint64_t next_request_ = 1;
+  std::vector<std::pair<std::string, std::int64_t>> deleted_scratch_;  ///< apply's deletions (reused)
   std::vector<Watch> watches_;
   std::map<LeaseId, Time> expiry_;  ///< leader's lessor: monotonic deadline
   std::set<LeaseId> revoking_;

@@ -862,7 +862,8 @@ void RaftNode::fail_forwarded_reads(const char* why) {
 
 void RaftNode::record(EventKind kind, Term term, Index index, Command command, std::string detail) {
   if (!history_->record_events) return;
-  RaftEvent e;
+  // Built in place: two events per entry per member (commit and apply).
+  RaftEvent& e = history_->events.emplace_back();
   e.at = node_.sim().now();
   e.kind = kind;
   e.member = node_.name();
@@ -872,7 +873,6 @@ void RaftNode::record(EventKind kind, Term term, Index index, Command command, s
   e.commit = store_.commit;
   e.incarnation = node_.incarnation();
   e.detail = std::move(detail);
-  history_->add(std::move(e));
 }
 
 void RaftNode::trace(std::string_view kind, std::initializer_list<sim::TraceField> fields) {
