@@ -375,10 +375,28 @@ class Loader {
     load_faults();
     load_nemesis();
     load_expect();
+    note_inputs_without_effect();
     return std::move(s_);
   }
 
  private:
+  /// Valid input that cannot change the run gets a note (in the reports and
+  /// on stderr), not an error: a file may be cut short on purpose, but a
+  /// fault that never happens is more often a slip in `at` or `duration`.
+  void note_inputs_without_effect() {
+    const std::string end = sim::format_duration(s_.duration);
+    for (const FaultSpec& f : s_.faults) {
+      if (f.at < s_.duration) continue;
+      s_.notes.push_back(f.origin + " at " + sim::format_duration(f.at) + " is not before the end of the run (duration " +
+                         end + "): it never happens");
+    }
+    for (const ClientSpec& c : s_.clients) {
+      if (c.start < s_.duration) continue;
+      s_.notes.push_back("client " + c.name + " starts at " + sim::format_duration(c.start) +
+                         ", not before the end of the run (duration " + end + "): it never runs");
+    }
+  }
+
   // -- generic accessors ---------------------------------------------------
 
   static const json* find(const json& obj, std::string_view key) {

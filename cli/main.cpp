@@ -63,6 +63,7 @@ int cmd_validate(const std::vector<std::string>& files) {
       code = kExitInput;
     } else {
       std::cout << "ok " << f << " (" << r.scenario->name << ")\n";
+      for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << f << ": note: " << n << "\n";
     }
   }
   return code;
@@ -84,6 +85,7 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       code = kExitInput;
       continue;
     }
+    for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << f << ": note: " << n << "\n";
     const std::uint64_t s = seed.value_or(r.scenario->seed);
     const std::string dir = out.empty() ? "reports" : out;
     const std::string name = seed ? r.scenario->name + "-seed" + std::to_string(s) : r.scenario->name;

@@ -388,6 +388,27 @@ TEST(LoaderErrors, MalformedJsonGivesLineAndColumn) {
   EXPECT_EQ(r.error->to_string().rfind("m.json:3:17: malformed JSON", 0), 0u) << r.error->to_string();
 }
 
+TEST(LoaderNotes, AFaultAtOrAfterTheEndOfTheRunGetsANote) {
+  json j = base_scenario();  // duration 60s
+  j["faults"] = json::parse(R"([{"at": "59s", "kind": "pause", "target": "A", "duration": "10s"},
+                                {"at": "60s", "kind": "pause", "target": "B", "duration": "1s"},
+                                {"at": "90s", "kind": "crash", "target": "A"}])");
+  const Scenario s = load_ok(j);
+  EXPECT_EQ(s.notes, (std::vector<std::string>{
+                         "faults[1] at 60s is not before the end of the run (duration 60s): it never happens",
+                         "faults[2] at 90s is not before the end of the run (duration 60s): it never happens"}));
+}
+
+TEST(LoaderNotes, AClientThatStartsAtOrAfterTheEndOfTheRunGetsANote) {
+  json j = base_scenario();
+  j["clients"][1]["start"] = "2m";
+  const Scenario s = load_ok(j);
+  EXPECT_EQ(s.notes, (std::vector<std::string>{
+                         "client B starts at 120s, not before the end of the run (duration 60s): it never runs"}));
+  j["clients"][1]["start"] = "59.999s";
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
 TEST(LoaderErrors, ErrorLineFormats) {
   LoadError e{"f.json", "faults[0].duraton", "unknown key", "did you mean \"duration\"?", 0, 0};
   EXPECT_EQ(e.to_string(), "f.json: at faults[0].duraton: unknown key (did you mean \"duration\"?)");
@@ -460,7 +481,9 @@ TEST(LoaderFuzzRegressions, EveryFuzzFindingLoadsOrFailsCleanly) {
     ++files;
     const LoadResult r = load_scenario_file(e.path().string());
     EXPECT_NE(r.ok(), r.error.has_value()) << e.path();
-    if (r.error) EXPECT_EQ(r.error->to_string().find('\n'), std::string::npos) << e.path();
+    if (r.error) {
+      EXPECT_EQ(r.error->to_string().find('\n'), std::string::npos) << e.path();
+    }
   }
   RecordProperty("files", files);
 }
