@@ -211,6 +211,24 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
   validate->add_option("files", validate_files, "Scenario files (JSON)")->required();
 
+  // A first word that is no subcommand and no option: name it, rather than
+  // CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string first = argv[1];
+    if (first != "run" && first != "validate" && first != "matrix") {
+      std::string hint;
+      if (first.ends_with(".json")) {
+        hint = "; to run a scenario file: fencesim run " + first;
+      } else {
+        for (const char* known : {"run", "validate", "matrix"}) {
+          if (std::string_view(known).starts_with(first.substr(0, 1))) hint = std::string("; did you mean \"") + known + "\"?";
+        }
+      }
+      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are run, validate and matrix)" << hint
+                << "\nRun 'fencesim --help' for usage.\n";
+      return kExitInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
