@@ -376,9 +376,23 @@ std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool
   const char* kYellow = "\x1b[33m";
   const char* kMagenta = "\x1b[35m";
   const char* kCyan = "\x1b[36m";
-  for (const FaultRecord& f : h.faults) {
+  // Overlapping pauses of one node merge (the engine resumes it at the
+  // latest end): a pause's end is a resume only if no other pause of the
+  // node that had begun by then lasts longer.
+  // (Two pauses ending at the same instant: the later-listed one resumes.)
+  auto resumes_at_end = [&h](std::size_t i) {
+    const FaultRecord& p = h.faults[i];
+    for (std::size_t j = 0; j < h.faults.size(); ++j) {
+      const FaultRecord& o = h.faults[j];
+      if (j == i || o.skipped || o.kind != "pause" || o.target != p.target || !o.end) continue;
+      if (o.start <= *p.end && (*o.end > *p.end || (*o.end == *p.end && j > i))) return false;
+    }
+    return true;
+  };
+  for (std::size_t i = 0; i < h.faults.size(); ++i) {
+    const FaultRecord& f = h.faults[i];
     lines.push_back({f.start, order++, f.target, f.kind, f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
-    if (f.end && *f.end > f.start && f.kind == "pause") {
+    if (!f.skipped && f.end && *f.end > f.start && f.kind == "pause" && resumes_at_end(i)) {
       lines.push_back({*f.end, order++, f.target, "resumes", "", kMagenta});
     }
   }
@@ -412,7 +426,7 @@ std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool
   std::size_t shown = 0;
   for (const Line& l : lines) {
     if (shown == max_lines) {
-      o += fmt::format("    … {} more events in report.md / trace.jsonl\n", lines.size() - shown);
+      o += fmt::format("    … {} more events: see timeline.html and trace.jsonl\n", lines.size() - shown);
       break;
     }
     const std::string what = color ? std::string(l.col) + l.what + "\x1b[0m" : l.what;

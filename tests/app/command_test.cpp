@@ -194,6 +194,40 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(run("--version").code, 0);
 }
 
+TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
+  Result r = run("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fencesim: unknown command \"frobnicate\" (the commands are run, validate and matrix)\n"
+                   "Run 'fencesim --help' for usage.\n");
+  r = run("vaildate x.json");
+  EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
+  r = run("scenarios/x.json");
+  EXPECT_NE(r.err.find("to run a scenario file: fencesim run scenarios/x.json"), std::string::npos) << r.err;
+}
+
+TEST_F(Command, TheTerminalTimelineShowsOneResumeForOverlappingPauses) {
+  const fs::path f = write_file("overlap.json", R"({
+    "scenario": "overlap", "duration": "20s",
+    "lock": {"service": "redis", "ttl": "5s"},
+    "resource": {"kind": "fenced"},
+    "clients": [{"name": "A", "workload": {"kind": "counter", "iterations": 1}}],
+    "faults": [{"at": "1s", "kind": "pause", "target": "A", "duration": "4s"},
+               {"at": "2s", "kind": "pause", "target": "A", "duration": "6s"},
+               {"at": "12s", "kind": "pause", "target": "A", "duration": "1s"}]
+  })");
+  const Result r = run("run --no-color " + f.string() + " --out " + (dir_ / "r").string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // A resumes at 8 s (the longer of the two overlapping pauses) and at 13 s, not at 5 s.
+  std::vector<std::string> resumes;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("resumes") != std::string::npos) resumes.push_back(line.substr(0, line.find(" A ")));
+  }
+  ASSERT_EQ(resumes.size(), 2u) << r.out;
+  EXPECT_NE(resumes[0].find("8.000000s"), std::string::npos) << resumes[0];
+  EXPECT_NE(resumes[1].find("13.000000s"), std::string::npos) << resumes[1];
+}
+
 TEST_F(Command, ValidateChecksWithoutRunning) {
   const fs::path f = write_file("worked.json", kWorked);
   const Result r = run("validate " + f.string());
