@@ -272,9 +272,13 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
   o += fmt::format("| grants at the service | {} |\n", mt.grants);
   o += fmt::format("| acquisitions (grants received) | {} |\n", mt.acquisitions);
   o += fmt::format("| lease losses (refused renewals) | {} |\n", mt.lease_losses);
-  o += fmt::format("| renewal latency p50 / p99 / max ({} renewals) | {} / {} / {} (TTL {}) |\n",
-                   mt.renewal_latency.count, dur(mt.renewal_latency.p50), dur(mt.renewal_latency.p99),
-                   dur(mt.renewal_latency.max), dur(mt.ttl));
+  if (mt.renewal_latency.count == 0) {
+    o += fmt::format("| renewal latency p50 / p99 / max (0 renewals) | n/a (TTL {}) |\n", dur(mt.ttl));
+  } else {
+    o += fmt::format("| renewal latency p50 / p99 / max ({} renewals) | {} / {} / {} (TTL {}) |\n",
+                     mt.renewal_latency.count, dur(mt.renewal_latency.p50), dur(mt.renewal_latency.p99),
+                     dur(mt.renewal_latency.max), dur(mt.ttl));
+  }
   o += fmt::format("| longest two-holder overlap | {} |\n", dur(mt.longest_overlap));
   o += fmt::format("| holder audit findings | {} |\n", mt.audit_findings);
   o += fmt::format("| iterations succeeded / run | {} / {} |\n\n", mt.iterations_ok, mt.iterations);
@@ -329,11 +333,15 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
                      v.expected ? (v.met ? "ok" : "MISMATCH") : "");
   }
   const Metrics& mt = r.metrics;
-  o += fmt::format(
-      "\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  renewal p99 {} (max {}, ttl {})  "
-      "longest overlap {}  audit findings {}\n",
-      mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, dur(mt.renewal_latency.p99),
-      dur(mt.renewal_latency.max), dur(mt.ttl), dur(mt.longest_overlap), mt.audit_findings);
+  // No renewal at all (renew off, or no lease held long enough): "n/a", not a 0s latency.
+  const std::string renewal = mt.renewal_latency.count == 0
+                                  ? fmt::format("renewal p99 n/a (no renewals, ttl {})", dur(mt.ttl))
+                                  : fmt::format("renewal p99 {} (max {}, ttl {})", dur(mt.renewal_latency.p99),
+                                                dur(mt.renewal_latency.max), dur(mt.ttl));
+  o += fmt::format("\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  {}  longest overlap {}  "
+                   "audit findings {}\n",
+                   mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, renewal,
+                   dur(mt.longest_overlap), mt.audit_findings);
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated) continue;
     o += fmt::format("\n  {} violated: {}\n", to_string(v.property), v.summary);
