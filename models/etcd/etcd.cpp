@@ -154,13 +154,11 @@ struct ForwardKeepAliveReq final : sim::Payload {
 
 std::string hold_value(const std::string& key, std::int64_t create_revision) {
   // key + "@" + revision (not fmt::format: this runs on every grant and every deletion).
-  std::array<char, 24> digits;
-  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), create_revision).ptr;
   std::string out;
-  out.reserve(key.size() + 1 + static_cast<std::size_t>(end - digits.data()));
+  out.reserve(key.size() + 21);
   out += key;
   out += '@';
-  out.append(digits.data(), end);
+  append_decimal(out, create_revision);
   return out;
 }
 
@@ -279,34 +277,34 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
   // Writes go through Raft as commands; the rest is answered here.
   Op op;
   op.id = id;
-  op.lease = r.lease;
-  op.key = r.key;
   switch (r.kind) {
     case ReqKind::kLeaseGrant:
       op.kind = OpKind::kGrant;
       op.ttl_ns = r.ttl.count();
-      op.lease = 0;
-      op.key.clear();
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kLeaseRevoke:
       op.kind = OpKind::kRevoke;
-      op.key.clear();
+      op.lease = r.lease;
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kLockTxn:
       op.kind = OpKind::kLock;
+      op.key = r.key;
+      op.lease = r.lease;
       op.prefix = r.prefix;
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kDelete:
       op.kind = OpKind::kDelete;
-      op.lease = 0;
+      op.key = r.key;
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kPut:
       op.kind = OpKind::kPut;
+      op.key = r.key;
       op.value = r.value;
+      op.lease = r.lease;
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kKeepAlive:

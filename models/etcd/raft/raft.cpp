@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <stdexcept>
 
 namespace fencesim::raft {
@@ -697,21 +696,12 @@ void RaftNode::maybe_commit() {
   if (vol_.role != Role::kLeader) return;
   // The largest index held by a quorum: sort every member's match (our own
   // is our last index, persisted already) and take the quorum-th largest.
-  // (A small buffer on the stack for the usual cluster sizes: this runs on
-  // every append response.)
-  constexpr std::size_t kInline = 16;
-  std::array<Index, kInline> inline_match;
-  std::vector<Index> heap_match;
-  const std::size_t n = vol_.progress.size() + 1;
-  Index* match = inline_match.data();
-  if (n > kInline) {
-    heap_match.resize(n);
-    match = heap_match.data();
-  }
-  std::size_t k = 0;
-  match[k++] = store_.last_index();
-  for (const auto& [id, pr] : vol_.progress) match[k++] = pr.match;
-  std::sort(match, match + n, std::greater<>());
+  // (A buffer kept between calls: this runs on every append response.)
+  std::vector<Index>& match = match_scratch_;
+  match.clear();
+  match.push_back(store_.last_index());
+  for (const auto& [id, pr] : vol_.progress) match.push_back(pr.match);
+  std::sort(match.begin(), match.end(), std::greater<>());
   const Index q = match[quorum() - 1];
   if (q <= store_.commit) return;
   // §5.4.2: "Raft never commits log entries from previous terms by counting

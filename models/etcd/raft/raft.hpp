@@ -330,6 +330,7 @@ class RaftNode final : public sim::NodeBehaviour {
   int election_ticks_ = 0;  ///< E
   Storage store_;           ///< persisted
   Volatile vol_;            ///< lost on a crash
+  std::vector<Index> match_scratch_;  ///< maybe_commit's buffer, reused (no state)
 };
 
 }  // namespace fencesim::raft
