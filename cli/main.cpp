@@ -157,6 +157,13 @@ int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
   }
   fencesim::MatrixOptions opt;
   opt.seeds = seeds;
+  if (!quiet) {
+    // Progress on stderr, one line per design (a thousand seeds take minutes).
+    opt.on_row_done = [seeds](const std::string& design, std::size_t done, std::size_t total) {
+      std::cerr << "fencesim matrix: " << done << "/" << total << " designs done (" << seeds
+                << (seeds == 1 ? " seed" : " seeds") << " per cell): " << design << "\n";
+    };
+  }
   const fencesim::Matrix m = fencesim::run_matrix(opt);
   const std::string md = fencesim::render_matrix_markdown(m);
   const std::string js = fencesim::render_matrix_json(m);

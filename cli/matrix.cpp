@@ -277,7 +277,8 @@ Matrix run_matrix(const MatrixOptions& opt) {
   Matrix m;
   m.seeds = opt.seeds;
   for (Fault f : faults()) m.columns.push_back(fault_name(f));
-  for (const Design& d : designs()) {
+  const std::vector<Design> all = designs();
+  for (const Design& d : all) {
     MatrixRow row;
     row.design = d.name;
     for (Fault f : faults()) {
@@ -301,6 +302,7 @@ Matrix run_matrix(const MatrixOptions& opt) {
       row.cells.push_back(cell);
     }
     m.rows.push_back(row);
+    if (opt.on_row_done) opt.on_row_done(d.name, m.rows.size(), all.size());
   }
   return m;
 }
@@ -336,8 +338,8 @@ std::string render_matrix_markdown(const Matrix& m) {
     }
     o += "\n";
   }
-  o += "\nRe-run with more seeds: `fencesim matrix --seeds 100 --out /tmp/m`. The JSON beside this file has every "
-       "count.\n";
+  o += "\nRe-run with more seeds: `fencesim matrix --seeds 100` (`--out DIR` writes elsewhere). The JSON beside "
+       "this file has every count.\n";
   return o;
 }
 

@@ -228,6 +228,19 @@ TEST_F(Command, TheTerminalTimelineShowsOneResumeForOverlappingPauses) {
   EXPECT_NE(resumes[1].find("13.000000s"), std::string::npos) << resumes[1];
 }
 
+TEST_F(Command, MatrixReportsProgressPerDesignUnlessQuiet) {
+  Result r = run("matrix --seeds 1 --out " + (dir_ / "m").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("fencesim matrix: 1/21 designs done (1 seed per cell): Redis single primary · unfenced\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("21/21 designs done"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "m" / "MATRIX.md"));
+  r = run("matrix --seeds 1 --quiet --out " + (dir_ / "q").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_F(Command, ValidateChecksWithoutRunning) {
   const fs::path f = write_file("worked.json", kWorked);
   const Result r = run("validate " + f.string());

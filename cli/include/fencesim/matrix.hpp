@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -17,6 +18,9 @@ namespace fencesim {
 struct MatrixOptions {
   std::uint64_t seeds = 10;      ///< runs per cell
   std::uint64_t first_seed = 1;  ///< seeds first_seed … first_seed + seeds − 1
+  /// Called after each design's row with (design, rows done, rows in all),
+  /// for progress output; may be empty. No effect on the results.
+  std::function<void(const std::string& design, std::size_t done, std::size_t total)> on_row_done;
 };
 
 struct MatrixCell {
