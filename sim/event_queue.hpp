@@ -10,11 +10,14 @@
 //   kReplay  events that fell due while their node was paused, replayed at
 //            the pause's end in the order they fell due
 //   kNormal  everything else
-// The queue is a 4-ary min-heap on a contiguous, cache-line-aligned vector:
-// no allocation per event once the vector has grown, shallower than a binary
+// The queue is a vector sorted latest-first while it holds at most 64
+// events (a simulation's usual few dozen: a pop moves nothing), and a 4-ary
+// min-heap on a contiguous, cache-line-aligned vector beyond that: no
+// allocation per event once the storage has grown, shallower than a binary
 // heap, and each node's four children share two cache lines.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -77,41 +80,106 @@ struct CacheLineAllocator {
 
 class EventQueue {
  public:
-  /// Schedules an event; returns its key. Amortised O(log4 n), no allocation
-  /// once the heap has grown to its working size.
+  /// Schedules an event; returns its key. O(n) moves of 32 bytes while the
+  /// queue is small (sorted mode), amortised O(log4 n) beyond; no allocation
+  /// once the storage has grown to its working size.
   std::uint64_t push(Time t, EventClass c, EventType type, std::uint32_t a, std::uint64_t b) {
     const std::uint64_t key = (static_cast<std::uint64_t>(c) << 62) | seq_++;
-    slots_.push_back(Event{t, key, type, a, b});
-    sift_up(size() - 1);
+    const Event e{t, key, type, a, b};
+    if (sorted_mode_) {
+      if (sorted_.size() < kSortedMax) {
+        sorted_insert(e);
+        return key;
+      }
+      to_heap();
+    }
+    slots_.push_back(e);
+    sift_up(heap_size() - 1);
     return key;
   }
 
-  bool empty() const { return slots_.size() == kPad; }
-  std::size_t size() const { return slots_.size() - kPad; }
-  const Event& top() const { return slots_[kPad]; }
+  bool empty() const { return size() == 0; }
+  std::size_t size() const { return sorted_mode_ ? sorted_.size() : heap_size(); }
+  /// The earliest event. Precondition: !empty().
+  const Event& top() const { return sorted_mode_ ? sorted_.back() : slots_[kPad]; }
 
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
+    if (sorted_mode_) {
+      const Event out = sorted_.back();
+      sorted_.pop_back();
+      return out;
+    }
     Event out = slots_[kPad];
     Event last = slots_.back();
     slots_.pop_back();
-    if (!empty()) sift_down(last);
+    if (heap_size() != 0) sift_down(last);
+    if (heap_size() < kSortedMin) to_sorted();
     return out;
   }
 
-  void reserve(std::size_t n) { slots_.reserve(n + kPad); }
+  void reserve(std::size_t n) {
+    sorted_.reserve(std::min(n, kSortedMax));
+    slots_.reserve(n + kPad);
+  }
   void clear() {
+    sorted_.clear();
     slots_.resize(kPad);
+    sorted_mode_ = true;
     seq_ = 0;
   }
 
  private:
+  // Two representations, the same order. A simulation mostly has a few dozen
+  // pending events; then a vector sorted latest-first is cheapest: the
+  // earliest event is at the back (a pop moves nothing), and a new event,
+  // usually due soon, goes near the back after a branch-free binary search.
+  // Beyond kSortedMax events the insertions' moves grow too long, and the
+  // queue turns into a 4-ary heap until it shrinks below kSortedMin (the gap
+  // keeps it from switching back and forth). Either way events come out in
+  // (time, key) order, which is total: the representation never shows.
+  static constexpr std::size_t kSortedMax = 64;
+  static constexpr std::size_t kSortedMin = 40;
+
+  void sorted_insert(const Event& e) {
+    // The index of the first event earlier than e (the array is latest
+    // first): a branch-free lower bound, the partition point staying within
+    // [base, base + n].
+    std::size_t n = sorted_.size();
+    if (n == 0) {
+      sorted_.push_back(e);
+      return;
+    }
+    const Event* base = sorted_.data();
+    while (n > 1) {
+      const std::size_t half = n / 2;
+      base = e < base[half] ? base + half : base;
+      n -= half;
+    }
+    const std::size_t pos = static_cast<std::size_t>(base - sorted_.data()) + (e < *base ? 1 : 0);
+    sorted_.insert(sorted_.begin() + static_cast<std::ptrdiff_t>(pos), e);
+  }
+  void to_heap() {
+    // Earliest first is a valid heap already.
+    slots_.resize(kPad);
+    slots_.insert(slots_.end(), sorted_.rbegin(), sorted_.rend());
+    sorted_.clear();
+    sorted_mode_ = false;
+  }
+  void to_sorted() {
+    sorted_.assign(slots_.begin() + kPad, slots_.end());
+    std::sort(sorted_.begin(), sorted_.end(), [](const Event& x, const Event& y) { return y < x; });
+    slots_.resize(kPad);
+    sorted_mode_ = true;
+  }
+
   // The heap starts kPad slots into cache-line-aligned storage, so that the
   // four children of every node (heap indices 4i+1 .. 4i+4) fill exactly two
   // cache lines: a level of sift_down touches two lines, never three.
   static constexpr std::size_t kPad = 3;
   static_assert((kPad + 1) * sizeof(Event) % 64 == 0);
 
+  std::size_t heap_size() const { return slots_.size() - kPad; }
   Event* heap() { return slots_.data() + kPad; }
 
   void sift_up(std::size_t i) {
@@ -128,7 +196,7 @@ class EventQueue {
   // Places `e` (the old last element) starting from the root.
   void sift_down(const Event& e) {
     Event* h = heap();
-    const std::size_t n = size();
+    const std::size_t n = heap_size();
     std::size_t i = 0;
     for (;;) {
       std::size_t first = 4 * i + 1;
@@ -147,6 +215,8 @@ class EventQueue {
 
   using Storage = std::vector<Event, detail::CacheLineAllocator<Event>>;
   Storage slots_ = Storage(kPad);
+  std::vector<Event> sorted_;  ///< sorted mode: latest first, the earliest at the back
+  bool sorted_mode_ = true;
   std::uint64_t seq_ = 0;
 };
 

@@ -102,6 +102,52 @@ TEST(EventQueue, InterleavedPushesAndPopsMatchASortedReference) {
   }
 }
 
+TEST(EventQueue, GrowingAndShrinkingAcrossTheSortedAndHeapFormsKeepsTheOrder) {
+  // The queue changes representation above 64 and below 40 events; swing
+  // its size across both thresholds many times and compare with a reference.
+  struct Ref {
+    sim::Time time;
+    int cls;
+    std::uint32_t seq;
+    bool operator<(const Ref& o) const { return std::tie(time, cls, seq) < std::tie(o.time, o.cls, o.seq); }
+  };
+  auto later = [](const Ref& x, const Ref& y) { return y < x; };
+  EventQueue q;
+  std::vector<Ref> ref;
+  sim::Rng r(29);
+  std::uint32_t seq = 0;
+  sim::Time now{0};
+  std::size_t crossings = 0;
+  bool growing = true;
+  for (int step = 0; step < 60000; ++step) {
+    if (ref.size() >= 300) growing = false;
+    if (ref.size() <= 5) growing = true;
+    const bool push = ref.empty() || (growing ? r.chance(4, 5) : r.chance(1, 5));
+    if (push) {
+      const sim::Time t = now + sim::Duration{r.uniform(0, 50)};
+      const auto cls = static_cast<int>(r.uniform(0, 2));
+      q.push(t, static_cast<EventClass>(cls), EventType::kUser, seq, seq * 3);
+      ref.push_back(Ref{t, cls, seq});
+      std::push_heap(ref.begin(), ref.end(), later);
+      ++seq;
+      if (ref.size() == 65) ++crossings;
+    } else {
+      std::pop_heap(ref.begin(), ref.end(), later);
+      const Ref want = ref.back();
+      ref.pop_back();
+      ASSERT_EQ(q.top().a, want.seq);
+      const sim::Event got = q.pop();
+      ASSERT_EQ(got.a, want.seq);
+      ASSERT_EQ(got.b, std::uint64_t{want.seq} * 3);
+      ASSERT_EQ(got.time, want.time);
+      now = got.time;
+      if (ref.size() == 39) ++crossings;
+    }
+    ASSERT_EQ(q.size(), ref.size());
+  }
+  EXPECT_GT(crossings, 100u);  // the test did swing across both thresholds
+}
+
 TEST(EventQueue, AnEventKeepsItsPayloadFields) {
   EventQueue q;
   q.push(7ns, EventClass::kReplay, EventType::kDeliver, 123, 0xdeadbeefcafeULL);
