@@ -1,5 +1,11 @@
 // Writing a run's reports atomically.
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -11,6 +17,50 @@ namespace fencesim {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The temporary files being written, for the signal handler: an interrupted
+// run (Ctrl-C, kill) removes them instead of leaving hidden .tmp files
+// beside the reports. Fixed-size C strings: a handler may only call
+// async-signal-safe functions (unlink, signal, raise) and read plain memory.
+constexpr std::size_t kMaxTemps = 4;
+constexpr std::size_t kMaxPath = 4096;
+char g_temps[kMaxTemps][kMaxPath];
+volatile std::sig_atomic_t g_temp_count = 0;
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (std::sig_atomic_t i = 0; i < g_temp_count; ++i) ::unlink(g_temps[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+/// Registers the temporary paths with the handler while it lives.
+class TempGuard {
+ public:
+  explicit TempGuard(const std::vector<fs::path>& temps) {
+    g_temp_count = 0;
+    for (const fs::path& t : temps) {
+      const std::string s = t.string();
+      if (s.size() >= kMaxPath || g_temp_count == static_cast<std::sig_atomic_t>(kMaxTemps)) continue;
+      std::memcpy(g_temps[g_temp_count], s.c_str(), s.size() + 1);
+      g_temp_count = g_temp_count + 1;
+    }
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) previous_[index(sig)] = std::signal(sig, remove_temps_and_reraise);
+  }
+  TempGuard(const TempGuard&) = delete;
+  TempGuard& operator=(const TempGuard&) = delete;
+  ~TempGuard() {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, previous_[index(sig)]);
+    g_temp_count = 0;
+  }
+
+ private:
+  static std::size_t index(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2; }
+  std::array<void (*)(int), 3> previous_{};
+};
+
+}  // namespace
+
 bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
                    std::string& error) {
   // Render everything first: a rendering failure must not leave files.
@@ -21,23 +71,36 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
       {"trace.jsonl", render_trace_jsonl(r)},
   };
   std::error_code ec;
+  // Anything in the way of a report file is found before anything is
+  // written, so that a failure cannot leave a mix of new and old reports.
+  for (const auto& [name, text] : files) {
+    const fs::path target = fs::path(dir) / name;
+    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
+      error = "cannot write " + target.string() + ": something other than a file is in the way; remove it";
+      return false;
+    }
+  }
+  const bool created = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) {
     error = "cannot create " + dir + ": " + ec.message();
     return false;
   }
   std::vector<fs::path> temps;
+  for (const auto& [name, text] : files) temps.push_back(fs::path(dir) / ("." + name + ".tmp"));
+  const TempGuard guard(temps);
   auto cleanup = [&] {
     for (const fs::path& t : temps) fs::remove(t, ec);
+    if (created) fs::remove(dir, ec);  // only if still empty
   };
-  for (const auto& [name, text] : files) {
-    const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
-    temps.push_back(tmp);
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    errno = 0;
+    std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
+    out << files[i].second;
     out.close();
     if (!out) {
-      error = "cannot write " + tmp.string();
+      const int why = errno;
+      error = "cannot write " + temps[i].string() + (why != 0 ? std::string(": ") + std::strerror(why) : "");
       cleanup();
       return false;
     }
