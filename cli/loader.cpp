@@ -740,6 +740,12 @@ class Loader {
     const std::int64_t et_ns = e.election_timeout.count();
     const std::int64_t min_s = (3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000;  // ceil(1.5 × et / 1 s)
     const Duration min_ttl = std::chrono::seconds(min_s);
+    if (min_ttl > Limits::kMaxDuration) {
+      fail("lock.election_timeout",
+           "with this election_timeout etcd's minimum lease TTL would be " + sim::format_duration(min_ttl) +
+               ", above the " + std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h limit of any duration",
+           "an election_timeout of at most 16h");
+    }
     if (s_.lock.ttl < min_ttl) {
       s_.notes.push_back("lock.ttl raised from " + sim::format_duration(s_.lock.ttl) + " to " +
                          sim::format_duration(min_ttl) +
@@ -802,7 +808,12 @@ class Loader {
         count = static_cast<int>(get_int(*x, key_path(path, "count"), 1, Limits::kMaxClients));
       }
       total += static_cast<std::size_t>(count);
-      if (total > static_cast<std::size_t>(Limits::kMaxClients)) fail(key_path(path, "count"), too_many);
+      if (total > static_cast<std::size_t>(Limits::kMaxClients)) {
+        // Point at this client's `count` only if it has one; else at the
+        // client that tipped the total over (the counts are earlier).
+        fail(find(c, "count") != nullptr ? key_path(path, "count") : path,
+             too_many + " (this client makes " + std::to_string(total) + ")");
+      }
       if (const json* x = find(c, "start")) spec.start = get_duration(*x, key_path(path, "start"));
       if (const json* x = find(c, "fencing")) spec.fencing = get_bool(*x, key_path(path, "fencing"));
       if (const json* x = find(c, "renew")) spec.renew = get_bool(*x, key_path(path, "renew"));
@@ -1229,6 +1240,9 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
     return error_result(file_label, "", "the file is too large (" + std::to_string(text.size()) + " bytes; at most " +
                                             std::to_string(LoaderLimits::kMaxFileBytes) + ")");
   }
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return error_result(file_label, "", "the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
+  }
   try {
     json root;
     GuardedSax sax(root);
@@ -1279,6 +1293,11 @@ LoadResult load_scenario_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return error_result(path, "", "no such file");
   if (std::filesystem::is_directory(path, ec)) return error_result(path, "", "is a directory, not a scenario file");
+  // A named pipe would block the read until a writer comes; a device may
+  // never end. Only regular files (or links to them) are read.
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return error_result(path, "", "is not a regular file (a pipe, socket or device); give a scenario file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return error_result(path, "", "cannot open the file for reading");
   std::string text;

@@ -409,6 +409,30 @@ TEST(LoaderNotes, AClientThatStartsAtOrAfterTheEndOfTheRunGetsANote) {
   EXPECT_TRUE(load_ok(j).notes.empty());
 }
 
+TEST(LoaderErrors, AnEmptyFileIsCalledEmpty) {
+  EXPECT_EQ(load_err_text(""), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
+  EXPECT_EQ(load_err_text(" \n\t\r\n"), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
+}
+
+TEST(LoaderErrors, TooManyClientsPointsAtTheClientThatTipsTheTotal) {
+  json j = base_scenario();
+  j["clients"][0]["count"] = 200;  // B, without a count, makes 201
+  const std::string e = load_err(j);
+  EXPECT_NE(e.find("at clients[1]: too many clients"), std::string::npos) << e;
+  EXPECT_EQ(e.find("clients[1].count"), std::string::npos) << e;
+  EXPECT_NE(e.find("this client makes 201"), std::string::npos) << e;
+}
+
+TEST(LoaderEtcd, AnElectionTimeoutThatWouldRaiseTheTtlPastTheLimitIsRefused) {
+  json j = base_scenario();
+  j["lock"] = {{"service", "etcd"}, {"ttl", "24h"}, {"election_timeout", "24h"}, {"heartbeat", "1h"}};
+  const std::string e = load_err(j);
+  EXPECT_NE(e.find("at lock.election_timeout"), std::string::npos) << e;
+  EXPECT_NE(e.find("above the 24h limit"), std::string::npos) << e;
+  j["lock"]["election_timeout"] = "16h";
+  EXPECT_EQ(load_ok(j).lock.ttl, std::chrono::hours(24));
+}
+
 TEST(LoaderErrors, ErrorLineFormats) {
   LoadError e{"f.json", "faults[0].duraton", "unknown key", "did you mean \"duration\"?", 0, 0};
   EXPECT_EQ(e.to_string(), "f.json: at faults[0].duraton: unknown key (did you mean \"duration\"?)");
