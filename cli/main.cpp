@@ -7,6 +7,7 @@
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
 // input or usage, or a run that exceeded its event budget; 3 an internal
 // error (a bug in fencesim: please report it with the scenario and seed).
+#include <cctype>
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <iostream>
@@ -85,7 +86,10 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       code = kExitInput;
       continue;
     }
-    for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << f << ": note: " << n << "\n";
+    // Without --quiet the summary shows the notes; with it, stderr does.
+    if (quiet) {
+      for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << f << ": note: " << n << "\n";
+    }
     const std::uint64_t s = seed.value_or(r.scenario->seed);
     const std::string dir = out.empty() ? "reports" : out;
     const std::string name = seed ? r.scenario->name + "-seed" + std::to_string(s) : r.scenario->name;
@@ -121,8 +125,8 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       continue;
     }
     if (result.budget_exceeded) {
-      std::cerr << "fencesim: " << j.file << ": the run exceeded its event budget of "
-                << fencesim::Limits::kEventBudget << " events at " << result.events
+      std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of "
+                << fencesim::Limits::kEventBudget
                 << " events; shorten `duration` or reduce clients/iterations. No report was written.\n";
       code = std::max(code, kExitInput);
       continue;
@@ -218,8 +222,17 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
   validate->add_option("files", validate_files, "Scenario files (JSON)")->required();
 
-  // A first word that is no subcommand and no option: name it, rather than
-  // CLI11's "A subcommand is required".
+  // A first word that is no subcommand (or an option the top level does not
+  // have): name it, rather than CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] == '-') {
+    const std::string first = argv[1];
+    if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
+      std::cerr << "fencesim: unknown option \"" << first
+                << "\" before the command (the commands are run, validate and matrix; options go after them)"
+                << "\nRun 'fencesim --help' for usage.\n";
+      return kExitInput;
+    }
+  }
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
     if (first != "run" && first != "validate" && first != "matrix") {
@@ -227,8 +240,12 @@ int main(int argc, char** argv) {
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
       } else {
+        std::string lower = first;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         for (const char* known : {"run", "validate", "matrix"}) {
-          if (std::string_view(known).starts_with(first.substr(0, 1))) hint = std::string("; did you mean \"") + known + "\"?";
+          if (lower == known || std::string_view(known).starts_with(lower.substr(0, 1))) {
+            hint = std::string("; did you mean \"") + known + "\"?";
+          }
         }
       }
       std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are run, validate and matrix)" << hint

@@ -1,11 +1,13 @@
 // The `fencesim` command end to end: what a user and a CI job see.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -239,6 +241,57 @@ TEST_F(Command, MatrixReportsProgressPerDesignUnlessQuiet) {
   r = run("matrix --seeds 1 --quiet --out " + (dir_ / "q").string());
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
+}
+
+TEST_F(Command, AnOptionBeforeTheCommandIsNamed) {
+  const Result r = run("--bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown option \"--bogus\" before the command"), std::string::npos) << r.err;
+  EXPECT_NE(run("Run x.json").err.find("did you mean \"run\"?"), std::string::npos);
+}
+
+TEST_F(Command, ANamedPipeIsRefusedInsteadOfBlocking) {
+  const fs::path fifo = dir_ / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = run("validate " + fifo.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is not a regular file"), std::string::npos) << r.err;
+}
+
+TEST_F(Command, SomethingInTheWayOfAReportFileFailsBeforeAnyReportIsWritten) {
+  const fs::path f = write_file("worked.json", kWorked);
+  const fs::path out = dir_ / "r";
+  fs::create_directories(out / "worked" / "report.md");  // a directory where report.md goes
+  const Result r = run("run -q " + f.string() + " --out " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("something other than a file is in the way"), std::string::npos) << r.err;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(out / "worked")) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"report.md"}));  // no report.json, no .tmp files
+}
+
+TEST_F(Command, ADescriptionCannotRestructureReportMd) {
+  const fs::path f = write_file("md.json", R"({"scenario": "md", "description": "# not a heading\n1. not a list",
+    "duration": "5s", "lock": {"service": "redis", "ttl": "2s"}, "resource": {"kind": "fenced"},
+    "clients": [{"name": "A", "workload": {"kind": "counter"}}]})");
+  const Result r = run("run -q " + f.string() + " --out " + (dir_ / "r").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir_ / "r" / "md" / "report.md");
+  EXPECT_NE(md.find("\n\\# not a heading\n1\\. not a list\n"), std::string::npos) << md;
+}
+
+TEST_F(Command, NotesGoToTheSummaryOrWithQuietToStderrNotBoth) {
+  const fs::path f = write_file("late.json", R"({"scenario": "late", "duration": "10s",
+    "lock": {"service": "redis", "ttl": "5s"}, "resource": {"kind": "fenced"},
+    "clients": [{"name": "A", "workload": {"kind": "counter"}}],
+    "faults": [{"at": "11s", "kind": "pause", "target": "A", "duration": "1s"}]})");
+  const std::string note = "faults[0] at 11s is not before the end of the run";
+  Result r = run("run --no-color " + f.string() + " --out " + (dir_ / "a").string());
+  EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find(note), std::string::npos) << r.err;
+  r = run("run -q " + f.string() + " --out " + (dir_ / "b").string());
+  EXPECT_EQ(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
 }
 
 TEST_F(Command, ValidateChecksWithoutRunning) {
