@@ -17,6 +17,37 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
+/// Free text (a scenario's description) as a Markdown paragraph: a line that
+/// would start a heading, quote, list, table or code fence gets a backslash,
+/// so the text reads as written instead of restructuring the report.
+std::string markdown_text(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos) {
+      const char c = line[first];
+      const bool block = c == '#' || c == '>' || c == '-' || c == '*' || c == '+' || c == '|' || c == '`' || c == '=';
+      const std::size_t after = line.find_first_not_of("0123456789", first);
+      const bool numbered = c >= '0' && c <= '9' && after != std::string::npos && (line[after] == '.' || line[after] == ')');
+      if (block) {
+        out += line.substr(0, first) + "\\" + line.substr(first);
+      } else if (numbered) {
+        out += line.substr(0, after) + "\\" + line.substr(after);  // "1\." is not a list item
+      } else {
+        out += line;
+      }
+    }
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string dur(sim::Duration d) { return sim::format_duration(d); }
 
 ojson duration_json(sim::Duration d) { return ojson{{"ns", d.count()}, {"text", dur(d)}}; }
@@ -226,7 +257,7 @@ std::string md_escape(const std::string& s) {
 std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string o;
   o += fmt::format("# {}\n\n", s.name);
-  if (!s.description.empty()) o += s.description + "\n\n";
+  if (!s.description.empty()) o += markdown_text(s.description) + "\n\n";
   o += fmt::format("- seed: {}{}\n", r.seed, m.seed_overridden ? " (from the command line)" : "");
   o += fmt::format("- simulated: {} (settle {})\n", dur(s.duration), dur(s.settle));
   o += fmt::format("- lock service: {}", to_string(s.lock.service));

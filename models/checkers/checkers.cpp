@@ -166,7 +166,8 @@ Verdict check_no_stale_write(const History& h) {
     v.story = std::move(story);
     return v;
   }
-  v.summary = fmt::format("every one of {} accepted writes came from a live lease", v.checked);
+  v.summary = v.checked == 1 ? std::string("the one accepted write came from a live lease")
+                             : fmt::format("every one of {} accepted writes came from a live lease", v.checked);
   return v;
 }
 
@@ -256,7 +257,8 @@ Verdict check_no_lost_update(const History& h, std::int64_t initial) {
     current = op.value;
     prev = &op;
   }
-  v.summary = fmt::format("{} accepted writes form a serial history", v.checked);
+  v.summary = v.checked == 1 ? std::string("1 accepted write forms a serial history")
+                             : fmt::format("{} accepted writes form a serial history", v.checked);
   return v;
 }
 
