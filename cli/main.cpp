@@ -35,12 +35,13 @@ constexpr int kExitInternal = 3;
 
 /// The file name as the user gave it when it is relative; otherwise just its
 /// base name, so reports never contain absolute paths.
+/// The scenario file as reports name it: its file name without the folder,
+/// so that a report depends on the file's content and the seed only, not on
+/// where it was run from or how the path was spelled (and carries no path
+/// of the machine). The terminal's reproduce line uses the path as given.
 std::string report_source(const std::string& path) {
-  if (!path.empty() && path.front() == '/') {
-    const auto slash = path.find_last_of('/');
-    return path.substr(slash + 1);
-  }
-  return path;
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 /// A seed: plain decimal digits that fit in 64 bits (no sign, no prefix).
@@ -145,7 +146,8 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
     }
     if (!result.all_met) {
       std::cout << (quiet ? j.scenario.name + ": " : std::string("  "))
-                << "an expectation was not met; reproduce with: " << fencesim::reproduce_command(j.scenario, result, meta)
+                << "an expectation was not met; reproduce with: "
+                << fencesim::reproduce_command(j.scenario, result, fencesim::ReportMeta{j.file, meta.seed_overridden})
                 << "\n";
       code = std::max(code, kExitExpectation);
     }
