@@ -504,6 +504,27 @@ class Loader {
     fail(path, "unknown value " + quote(s) + "; expected one of " + join_quoted(options), suggest(s, options));
   }
 
+  /// For a duration whose unit is spelt another way ("200MS", "200µs",
+  /// "5 sec"): the same text with the unit the format knows, or "".
+  static std::string unit_hint(const std::string& text, bool allow_negative) {
+    std::string lower;
+    for (char c : text) {
+      if (c != ' ') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    static const std::vector<std::pair<std::string, std::string>> kUnits = {
+        {"µs", "us"}, {"μs", "us"}, {"usec", "us"}, {"msec", "ms"}, {"millis", "ms"}, {"nsec", "ns"},
+        {"secs", "s"}, {"sec", "s"},  {"mins", "m"},  {"min", "m"},   {"hrs", "h"},       {"hr", "h"}};
+    std::string fixed = lower;
+    for (const auto& [from, to] : kUnits) {
+      if (fixed.size() > from.size() && fixed.ends_with(from)) {
+        fixed = fixed.substr(0, fixed.size() - from.size()) + to;
+        break;
+      }
+    }
+    if (fixed == text || !sim::parse_duration(fixed, allow_negative).value) return "";
+    return "did you mean \"" + fixed + "\"?";
+  }
+
   static Duration get_duration(const json& v, const std::string& path, DurationRule rule = kNonNegative) {
     if (v.is_number()) {
       std::string hint;
@@ -516,7 +537,7 @@ class Loader {
     if (!p.value) {
       std::string msg = "invalid duration " + quote(text) + ": " + p.error;
       if (!rule.allow_negative && !text.empty() && text[0] == '-') msg += " (a negative value is allowed only for a clock_jump's \"by\")";
-      fail(path, msg);
+      fail(path, msg, unit_hint(text, rule.allow_negative));
     }
     const Duration d = *p.value;
     const Duration abs = d < Duration::zero() ? -d : d;
@@ -556,6 +577,8 @@ class Loader {
 
   void load_top() {
     if (const json* v = find(root_, "version")) {
+      if (v->is_string() && v->get_ref<const std::string&>() == "1") fail("version", "expected the number 1, got the string \"1\"", "write 1 without quotes");
+      if (!v->is_number()) fail("version", "expected the number 1, got " + describe(*v));
       const std::int64_t ver = get_int(*v, "version", INT32_MIN, INT32_MAX);
       if (ver != 1) fail("version", "unsupported format version " + std::to_string(ver) + "; this fencesim reads version 1");
     }

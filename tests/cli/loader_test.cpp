@@ -409,6 +409,24 @@ TEST(LoaderNotes, AClientThatStartsAtOrAfterTheEndOfTheRunGetsANote) {
   EXPECT_TRUE(load_ok(j).notes.empty());
 }
 
+TEST(LoaderErrors, AUnitSpeltAnotherWayGetsTheFormatsSpelling) {
+  json j = base_scenario();
+  j["duration"] = "200MS";
+  EXPECT_NE(load_err(j).find("did you mean \"200ms\"?"), std::string::npos) << load_err(j);
+  j["duration"] = "200µs";
+  EXPECT_NE(load_err(j).find("did you mean \"200us\"?"), std::string::npos) << load_err(j);
+  j["duration"] = "5 sec";
+  EXPECT_NE(load_err(j).find("did you mean \"5s\"?"), std::string::npos) << load_err(j);
+  j["duration"] = "five seconds";
+  EXPECT_EQ(load_err(j).find("did you mean"), std::string::npos) << load_err(j);
+}
+
+TEST(LoaderErrors, AQuotedVersionSaysWriteItWithoutQuotes) {
+  json j = base_scenario();
+  j["version"] = "1";
+  EXPECT_EQ(load_err(j), "test.json: at version: expected the number 1, got the string \"1\" (write 1 without quotes)");
+}
+
 TEST(LoaderErrors, AnEmptyFileIsCalledEmpty) {
   EXPECT_EQ(load_err_text(""), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
   EXPECT_EQ(load_err_text(" \n\t\r\n"), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
