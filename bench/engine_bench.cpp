@@ -7,6 +7,8 @@
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include "sim/heap.hpp"
+
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <functional>
@@ -243,4 +245,13 @@ BENCHMARK(BM_EmptyRun)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// BENCHMARK_MAIN, with the heap kept between runs as `fencesim` keeps it
+// (sim/heap.hpp): many runs in one process, like a seed sweep.
+int main(int argc, char** argv) {
+  sim::keep_heap_between_runs();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -22,6 +22,7 @@
 
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
+#include "sim/heap.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -196,6 +197,8 @@ int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `run` with many files and `matrix` run simulations one after another.
+  sim::keep_heap_between_runs();
   CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
   app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
   app.require_subcommand(1);
