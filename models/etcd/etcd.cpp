@@ -623,6 +623,13 @@ EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std
   cfg.election_timeout = spec_.election_timeout;
   cfg.heartbeat = spec_.heartbeat;
   cfg.pre_vote = spec_.pre_vote;
+  // Every member records a commit and an apply per entry, and a busy client
+  // makes about two entries a second: room for that up front, so the event
+  // vector does not regrow (and move thousands of events) as the run goes.
+  // Only a guess for the capacity; capped at 64 k events (≈ 9 MB).
+  const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(1, sc.duration / std::chrono::seconds(1)));
+  raft_history_.events.reserve(std::min<std::size_t>(std::size_t{1} << 16,
+                                                     member_ids_.size() * 4 * sc.clients.size() * seconds));
   for (std::size_t i = 0; i < member_ids_.size(); ++i) {
     members_.push_back(std::make_unique<EtcdMember>(*this, sim_.node(member_ids_[i]), static_cast<int>(i), cfg,
                                                     &raft_history_));
