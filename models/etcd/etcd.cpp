@@ -485,7 +485,9 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
   // buffer, reused: apply never runs inside apply).
   std::vector<std::pair<std::string, std::int64_t>>& deleted = deleted_scratch_;
   deleted.clear();
-  std::string why;
+  // Why the deleted keys' holds end (for the history; read on the leader only).
+  std::string revoked_why;
+  std::string_view why;
   if (op->kind == OpKind::kGrant) {
     // The lease id is the index of the grant entry: unique in the cluster.
     const auto lease = static_cast<LeaseId>(index);
@@ -500,12 +502,13 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
   } else if (op->kind == OpKind::kRevoke) {
     const LeaseId lease = op->lease;
     if (leases_.count(lease) != 0) {
-      const std::set<std::string> attached = lease_keys_[lease];
+      const std::vector<std::string> attached = lease_keys_[lease].keys;
       for (const std::string& k : attached) delete_key(k, deleted);
       leases_.erase(lease);
       lease_keys_.erase(lease);
       expiry_.erase(lease);
-      why = fmt::format("lease {} revoked", lease);
+      revoked_why = fmt::format("lease {} revoked", lease);
+      why = revoked_why;
     } else {
       resp->error = "lease not found";
     }
@@ -557,7 +560,7 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
     }
   } else if (op->kind == OpKind::kDelete) {
     delete_key(op->key, deleted);
-    why = "key deleted (unlock)";
+    why = "key deleted (unlock)";  // a literal: no string built per member per unlock
   }
   if (!deleted.empty()) {
     ++revision_;  // one write transaction, one revision
@@ -664,13 +667,13 @@ void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std
 }
 
 void EtcdService::on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision,
-                                 const std::string& why) {
+                                 std::string_view why) {
   // "An etcd lease ends at the lock service at the true time the leader
   // learns that the entry revoking the lease, or deleting the holder's key,
   // is committed." A member applies an entry only once it is committed; the
   // leader's apply is when the leader learns it.
   if (!m.raft().is_leader()) return;
-  history_.lease_end(sim_.now(), hold_value(key, create_revision), why);
+  history_.lease_end(sim_.now(), hold_value(key, create_revision), std::string(why));
 }
 
 void EtcdService::on_promoted(EtcdMember& m) {

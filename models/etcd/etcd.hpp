@@ -46,12 +46,14 @@
 // client the owner (SCENARIO_FORMAT.md "etcd semantics").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/etcd/raft/raft.hpp"
@@ -177,7 +179,21 @@ class EtcdMember final : public sim::NodeBehaviour {
   std::int64_t revision_ = 1;
   std::map<std::string, KeyValue> keys_;
   std::map<LeaseId, Duration> leases_;                      ///< lease → TTL
-  std::map<LeaseId, std::set<std::string>> lease_keys_;     ///< attached keys
+  /// Keys attached to a lease, sorted. A flat sorted vector, not a set: a
+  /// session's lease keeps one key that each lock adds and each unlock
+  /// removes, and the vector keeps its room between them.
+  struct AttachedKeys {
+    std::vector<std::string> keys;
+    void insert(const std::string& k) {
+      auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it == keys.end() || *it != k) keys.insert(it, k);
+    }
+    void erase(const std::string& k) {
+      auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it != keys.end() && *it == k) keys.erase(it);
+    }
+  };
+  std::map<LeaseId, AttachedKeys> lease_keys_;
   std::map<std::string, std::vector<std::int64_t>> deletions_;  ///< key → revisions of its deletions, for watch replay
   // Volatile member state.
   sim::PooledMap<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
@@ -220,7 +236,7 @@ class EtcdService {
 
   // Hooks for the members.
   void on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision);
-  void on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision, const std::string& why);
+  void on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision, std::string_view why);
   /// A member's lessor was promoted: holds whose key it no longer has end
   /// now, if no leader recorded their end yet.
   void on_promoted(EtcdMember& m);
