@@ -7,8 +7,6 @@
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
-#include "sim/heap.hpp"
-
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <functional>
@@ -245,13 +243,4 @@ BENCHMARK(BM_EmptyRun)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-// BENCHMARK_MAIN, with the heap kept between runs as `fencesim` keeps it
-// (sim/heap.hpp): many runs in one process, like a seed sweep.
-int main(int argc, char** argv) {
-  sim::keep_heap_between_runs();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// main() is in bench_main.cpp.

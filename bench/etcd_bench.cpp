@@ -12,8 +12,6 @@
 //   build-etcd-bench/bench/fencesim_etcd_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
-#include "sim/heap.hpp"
-
 #include "tests/models/scenario_builder.hpp"
 
 namespace {
@@ -52,13 +50,4 @@ BENCHMARK(BM_EtcdFiveClientsRun)
 
 }  // namespace
 
-// BENCHMARK_MAIN, with the heap kept between runs as `fencesim` keeps it
-// (sim/heap.hpp): many runs in one process, like a seed sweep.
-int main(int argc, char** argv) {
-  sim::keep_heap_between_runs();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// main() is in bench_main.cpp.

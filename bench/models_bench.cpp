@@ -3,8 +3,6 @@
 // teardown included. Target: >= 5,000 runs/s.
 #include <benchmark/benchmark.h>
 
-#include "sim/heap.hpp"
-
 #include "tests/models/scenario_builder.hpp"
 
 namespace {
@@ -65,13 +63,4 @@ BENCHMARK(BM_SentinelFailoverRun)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-// BENCHMARK_MAIN, with the heap kept between runs as `fencesim` keeps it
-// (sim/heap.hpp): many runs in one process, like a seed sweep.
-int main(int argc, char** argv) {
-  sim::keep_heap_between_runs();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+// main() is in bench_main.cpp.
