@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
       std::string hint;
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
-      } else {
+      } else if (!first.empty()) {
         std::string lower = first;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         for (const char* known : {"run", "validate", "matrix"}) {
