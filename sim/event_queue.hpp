@@ -136,7 +136,7 @@ class EventQueue {
   // Two representations, the same order. A simulation mostly has a few dozen
   // pending events; then a vector sorted latest-first is cheapest: the
   // earliest event is at the back (a pop moves nothing), and a new event,
-  // usually due soon, goes near the back after a branch-free binary search.
+  // usually due soon, is walked in from the back (see sorted_insert).
   // Beyond kSortedMax events the insertions' moves grow too long, and the
   // queue turns into a 4-ary heap until it shrinks below kSortedMin (the gap
   // keeps it from switching back and forth). Either way events come out in
