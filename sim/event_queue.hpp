@@ -10,17 +10,22 @@
 //   kReplay  events that fell due while their node was paused, replayed at
 //            the pause's end in the order they fell due
 //   kNormal  everything else
-// The queue is a vector sorted latest-first while it holds at most 64
-// events (a simulation's usual few dozen: a pop moves nothing), and a 4-ary
-// min-heap on a contiguous, cache-line-aligned vector beyond that: no
-// allocation per event once the storage has grown, shallower than a binary
-// heap, and each node's four children share two cache lines.
+// The queue has two parts, and a pop takes the earlier of their fronts:
+//   near  a short vector sorted latest-first (the earliest at the back: a
+//         pop moves nothing). An event that belongs within kNearWalk slots
+//         of its back — most new events: message deliveries, wake-ups —
+//         is walked in from the back, as insertion sort does.
+//   far   a 4-ary min-heap on a contiguous, cache-line-aligned vector, for
+//         the rest (timers and deadlines set well ahead): O(log4 n), no
+//         allocation per event once the storage has grown, and each node's
+//         four children share two cache lines.
+// Which part an event sits in never shows: both keep the (time, key)
+// order, which is total.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -54,7 +59,7 @@ struct Event {
   }
 };
 static_assert(sizeof(Event) == 32, "events stay 32 bytes");
-static_assert(std::is_trivially_copyable_v<Event>, "the sorted queue moves events with memmove");
+static_assert(std::is_trivially_copyable_v<Event>, "events are moved as plain bytes");
 
 namespace detail {
 /// std::allocator, but 64-byte (cache line) aligned. It over-allocates by a
@@ -83,108 +88,76 @@ struct CacheLineAllocator {
 
 class EventQueue {
  public:
-  /// Schedules an event; returns its key. O(n) moves of 32 bytes while the
-  /// queue is small (sorted mode), amortised O(log4 n) beyond; no allocation
-  /// once the storage has grown to its working size.
+  /// Schedules an event; returns its key. At most kNearWalk moves of 32
+  /// bytes, or O(log4 n) in the far heap; no allocation once the storage
+  /// has grown to its working size.
   std::uint64_t push(Time t, EventClass c, EventType type, std::uint32_t a, std::uint64_t b) {
     const std::uint64_t key = (static_cast<std::uint64_t>(c) << 62) | seq_++;
     const Event e{t, key, type, a, b};
-    if (sorted_mode_) {
-      if (sorted_.size() < kSortedMax) {
-        sorted_insert(e);
-        return key;
-      }
-      to_heap();
+    const std::size_t n = near_.size();
+    // The walk stops within kNearWalk steps if the event kNearWalk + 1 from
+    // the back is later than e (or there is none).
+    if (n <= kNearWalk || e < near_[n - 1 - kNearWalk]) {
+      near_insert(e);
+    } else {
+      slots_.push_back(e);
+      sift_up(heap_size() - 1);
     }
-    slots_.push_back(e);
-    sift_up(heap_size() - 1);
     return key;
   }
 
-  bool empty() const { return size() == 0; }
-  std::size_t size() const { return sorted_mode_ ? sorted_.size() : heap_size(); }
+  bool empty() const { return near_.empty() && heap_size() == 0; }
+  std::size_t size() const { return near_.size() + heap_size(); }
+  /// How many events wait in the far heap (for tests of the queue).
+  std::size_t far_size() const { return heap_size(); }
   /// The earliest event. Precondition: !empty().
-  const Event& top() const { return sorted_mode_ ? sorted_.back() : slots_[kPad]; }
+  const Event& top() const { return from_near() ? near_.back() : slots_[kPad]; }
 
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
-    if (sorted_mode_) {
-      const Event out = sorted_.back();
-      sorted_.pop_back();
+    if (from_near()) {
+      const Event out = near_.back();
+      near_.pop_back();
       return out;
     }
     Event out = slots_[kPad];
     Event last = slots_.back();
     slots_.pop_back();
     if (heap_size() != 0) sift_down(last);
-    if (heap_size() < kSortedMin) to_sorted();
     return out;
   }
 
   void reserve(std::size_t n) {
-    sorted_.reserve(std::min(n, kSortedMax));
+    near_.reserve(64);
     slots_.reserve(n + kPad);
   }
   void clear() {
-    sorted_.clear();
+    near_.clear();
     slots_.resize(kPad);
-    sorted_mode_ = true;
     seq_ = 0;
   }
 
  private:
-  // Two representations, the same order. A simulation mostly has a few dozen
-  // pending events; then a vector sorted latest-first is cheapest: the
-  // earliest event is at the back (a pop moves nothing), and a new event,
-  // usually due soon, is walked in from the back (see sorted_insert).
-  // Beyond kSortedMax events the insertions' moves grow too long, and the
-  // queue turns into a 4-ary heap until it shrinks below kSortedMin (the gap
-  // keeps it from switching back and forth). Either way events come out in
-  // (time, key) order, which is total: the representation never shows.
-  static constexpr std::size_t kSortedMax = 64;
-  static constexpr std::size_t kSortedMin = 40;
+  static constexpr std::size_t kNearWalk = 6;
 
-  void sorted_insert(const Event& e) {
-    // Most new events are due soon and belong near the back (in the etcd
-    // run 70 % land within 3 slots of it): walk from the back a few steps,
-    // moving each earlier event up by one, as insertion sort does.
-    sorted_.push_back(e);
-    Event* a = sorted_.data();
-    std::size_t i = sorted_.size() - 1;  // the free slot
-    for (int step = 0; step < 8; ++step) {
-      if (i == 0 || !(a[i - 1] < e)) {
-        a[i] = e;
-        return;
-      }
+  /// Whether the earliest event is the near vector's back.
+  bool from_near() const {
+    if (heap_size() == 0) return true;
+    if (near_.empty()) return false;
+    return near_.back() < slots_[kPad];
+  }
+
+  void near_insert(const Event& e) {
+    // Walk from the back, moving each earlier event up by one; push's check
+    // bounds the walk to kNearWalk steps.
+    near_.push_back(e);
+    Event* a = near_.data();
+    std::size_t i = near_.size() - 1;  // the free slot
+    while (i > 0 && a[i - 1] < e) {
       a[i] = a[i - 1];
       --i;
     }
-    // Further in: a branch-free lower bound over [0, i) for the first event
-    // earlier than e (the partition point stays within [base, base + n]),
-    // then one block move.
-    const Event* base = a;
-    std::size_t n = i;
-    while (n > 1) {
-      const std::size_t half = n / 2;
-      base = e < base[half] ? base + half : base;
-      n -= half;
-    }
-    const std::size_t pos = static_cast<std::size_t>(base - a) + (n == 1 && e < *base ? 1 : 0);
-    std::memmove(static_cast<void*>(a + pos + 1), a + pos, (i - pos) * sizeof(Event));
-    a[pos] = e;
-  }
-  void to_heap() {
-    // Earliest first is a valid heap already.
-    slots_.resize(kPad);
-    slots_.insert(slots_.end(), sorted_.rbegin(), sorted_.rend());
-    sorted_.clear();
-    sorted_mode_ = false;
-  }
-  void to_sorted() {
-    sorted_.assign(slots_.begin() + kPad, slots_.end());
-    std::sort(sorted_.begin(), sorted_.end(), [](const Event& x, const Event& y) { return y < x; });
-    slots_.resize(kPad);
-    sorted_mode_ = true;
+    a[i] = e;
   }
 
   // The heap starts kPad slots into cache-line-aligned storage, so that the
@@ -228,9 +201,8 @@ class EventQueue {
   }
 
   using Storage = std::vector<Event, detail::CacheLineAllocator<Event>>;
-  Storage slots_ = Storage(kPad);
-  std::vector<Event> sorted_;  ///< sorted mode: latest first, the earliest at the back
-  bool sorted_mode_ = true;
+  std::vector<Event> near_;       ///< latest first, the earliest at the back
+  Storage slots_ = Storage(kPad);  ///< the far heap, from index kPad
   std::uint64_t seq_ = 0;
 };
 
