@@ -10,10 +10,16 @@
 // fresh pages). `keep_heap_between_runs()` keeps freed memory in the heap
 // instead, at the price of the process holding its peak heap until it exits.
 //
+// A program linked with mimalloc (FENCESIM_MIMALLOC, see CMakeLists.txt)
+// gets the same from mimalloc: freed memory is not decommitted.
+//
 // Call it once, early in main(). It changes where memory comes from, never
-// what a run does. glibc only; elsewhere it does nothing.
+// what a run does. glibc or mimalloc only; elsewhere it does nothing.
 #pragma once
 
+#if defined(FENCESIM_MIMALLOC)
+#include <mimalloc.h>
+#endif
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -21,6 +27,11 @@
 namespace sim {
 
 inline void keep_heap_between_runs() {
+#if defined(FENCESIM_MIMALLOC)
+  // Also what ties the program to mimalloc: linked and called, it serves
+  // malloc and operator new for the whole process.
+  mi_option_disable(mi_option_allow_decommit);
+#endif
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);   // blocks up to 32 MiB from the heap, not mmap
   mallopt(M_TRIM_THRESHOLD, 256 << 20);  // give memory back only beyond 256 MiB free

@@ -3,7 +3,7 @@
 #   tools/deps.sh          build dependencies
 #   tools/deps.sh --test   plus what the test suite needs
 set -euo pipefail
-pkgs=(cmake g++ make libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
+pkgs=(cmake g++ make libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libmimalloc-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-jsonschema chromium)
   # model conformance (tests/conformance): real servers and the Redis client library
