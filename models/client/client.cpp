@@ -120,7 +120,7 @@ void ClientNode::workload(sim::Process& p) {
       } else {
         outcome = w.kind == WorkloadKind::kSequenceAllocator
                       ? fmt::format("ok: claimed {}..{}", seen, seen + w.block - 1)
-                      : fmt::format("ok: wrote {}", write->value);
+                      : "ok: wrote " + std::to_string(write->value);
         history_.iterations[rec].success = true;
         history_.iterations[rec].done = node_.sim().now();
       }

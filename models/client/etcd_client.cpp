@@ -23,7 +23,7 @@
 // deadline (the client's monotonic time at the last successful reply + TTL)
 // passes. A Lock waiting on an ended session fails; the next attempt opens a
 // new session.
-#include <fmt/format.h>
+#include <charconv>
 
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
@@ -113,19 +113,20 @@ class EtcdLockClient final : public LockClientBase {
   /// One request to the current member. Nothing on a timeout or a failure
   /// answer ("no leader", a failed read): the client then moves to the next
   /// member. Refusals (an error such as "lease not found") come back.
-  std::optional<Response> call(sim::Process& p, std::shared_ptr<Request> req) {
+  /// The answer is the reply's own body, shared, not a copy.
+  std::shared_ptr<const Response> call(sim::Process& p, std::shared_ptr<Request> req) {
     const std::size_t used = cursor_;
-    auto reply = p.call(member(), req, spec_.command_timeout);
-    const auto* r = reply ? reply->as<Response>() : nullptr;
+    auto reply = p.call(member(), std::move(req), spec_.command_timeout);
+    const Response* r = reply ? reply->as<Response>() : nullptr;
     if (r == nullptr || (!r->error.empty() && r->error != "lease not found")) {
       // The keepalive loop and the Lock share one member (clientv3 uses one
       // connection for both). When both were waiting on the same failed
       // member, only the first failure moves: the second must not skip the
       // member the first one moved to.
       if (cursor_ == used) move();
-      return std::nullopt;
+      return nullptr;
     }
-    return *r;
+    return std::shared_ptr<const Response>(std::move(reply->body), r);
   }
 
   bool open_session(sim::Process& p) {
@@ -205,7 +206,10 @@ class EtcdLockClient final : public LockClientBase {
   std::optional<Lease> lock(sim::Process& p) {
     const std::uint64_t gen = session_gen_;
     const std::string prefix = lock_.key + "/";
-    key_ = prefix + fmt::format("{:x}", lease_id_);
+    // prefix/<lease id in hex>, as concurrency.NewMutex's pfx + fmt.Sprintf("%x", lease).
+    key_ = prefix;
+    char hex[16];
+    key_.append(hex, std::to_chars(hex, hex + sizeof hex, static_cast<std::uint64_t>(lease_id_), 16).ptr);
     auto txn = sim::make_payload<Request>();
     txn->kind = ReqKind::kLockTxn;
     txn->key = key_;

@@ -850,7 +850,7 @@ void RaftNode::fail_forwarded_reads(const char* why) {
 
 // ============================================================ recording ==
 
-void RaftNode::record(EventKind kind, Term term, Index index, Command command, std::string detail) {
+void RaftNode::record(EventKind kind, Term term, Index index, const Command& command, std::string_view detail) {
   if (!history_->record_events) return;
   // Built in place: two events per entry per member (commit and apply).
   RaftEvent& e = history_->events.emplace_back();
@@ -859,10 +859,10 @@ void RaftNode::record(EventKind kind, Term term, Index index, Command command, s
   e.member = node_.name();
   e.term = term;
   e.index = index;
-  e.command = std::move(command);
+  e.command = command;
   e.commit = store_.commit;
   e.incarnation = node_.incarnation();
-  e.detail = std::move(detail);
+  if (!detail.empty()) e.detail = detail;
 }
 
 void RaftNode::trace(std::string_view kind, std::initializer_list<sim::TraceField> fields) {

@@ -318,7 +318,7 @@ class RaftNode final : public sim::NodeBehaviour {
   void fail_leader_reads(const char* why);
   void fail_forwarded_reads(const char* why);
 
-  void record(EventKind kind, Term term, Index index, Command command = {}, std::string detail = {});
+  void record(EventKind kind, Term term, Index index, const Command& command = {}, std::string_view detail = {});
   void trace(std::string_view kind, std::initializer_list<sim::TraceField> fields);
 
   sim::Node& node_;
