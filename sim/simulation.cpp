@@ -114,6 +114,12 @@ TimerId Node::at_clock(ClockKind k, Time reading, std::function<void()> fn) {
   return sim_->add_timer(id_, k, reading, false, std::move(fn));
 }
 
+TimerId Node::every(Duration period, std::function<void()> fn) {
+  if (!up_) return TimerId{};
+  if (period <= Duration{0}) throw ModelBug("every: the period must be positive on " + name_);
+  return sim_->add_timer(id_, ClockKind::kMonotonic, monotonic() + period, false, std::move(fn), period);
+}
+
 void Node::cancel(TimerId t) { sim_->cancel(t); }
 
 void Node::abandon_call(std::uint64_t call) {
@@ -232,7 +238,8 @@ TimerId Simulation::observe_clock(NodeId n, ClockKind k, Time reading, std::func
   return add_timer(n, k, reading, true, std::move(fn));
 }
 
-TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn) {
+TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn,
+                              Duration period) {
   std::uint32_t slot;
   if (!free_timers_.empty()) {
     slot = free_timers_.back();
@@ -248,6 +255,7 @@ TimerId Simulation::add_timer(NodeId n, ClockKind k, Time reading, bool observer
   t.active = true;
   t.observer = observer;
   t.due = false;
+  t.period = period;
   t.fn = std::move(fn);
   ++t.gen;
   t.resched = 0;
@@ -431,7 +439,26 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
           return;
         }
       }
+      // Run from a local: the callback may add timers, and so move the
+      // timer table (and a function stored in it) while it runs.
       std::function<void()> fn = std::move(t.fn);
+      if (t.period > Duration{0}) {
+        // Periodic: re-armed after the callback, unless it cancelled the
+        // timer (its generation moved on) — as if the callback's last step
+        // had been `after(period, ...)`.
+        const std::uint32_t gen = t.gen;
+        const NodeId node = t.node;
+        fn();
+        Timer& again = timers_[e.a];
+        if (!again.active || again.gen != gen) return;
+        again.fn = std::move(fn);
+        again.clock = ClockKind::kMonotonic;
+        again.deadline = nodes_[node]->monotonic() + again.period;
+        again.due = false;
+        ++again.resched;  // no event queued for an earlier arming can match now
+        schedule_timer(e.a);
+        return;
+      }
       free_timer(e.a);
       if (fn) fn();
       return;

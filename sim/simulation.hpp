@@ -184,6 +184,13 @@ class Node {
   TimerId after(Duration d, std::function<void()> fn) {
     return at_clock(ClockKind::kMonotonic, monotonic() + d, std::move(fn));
   }
+  /// Periodic node-code timer on the monotonic clock: `fn` runs `period`
+  /// from now, and each time it has run, again `period` after that moment.
+  /// Exactly `after(period, ...)` re-armed by `fn` as its last step (the
+  /// next firing is measured from when this one ran, so a pause delays
+  /// the beat rather than bunching it), without a new timer per beat. The
+  /// TimerId stays valid until `cancel` or a crash ends the timer.
+  TimerId every(Duration period, std::function<void()> fn);
   void cancel(TimerId t);
 
   /// Sends a message from this node; returns its id. See Simulation::send.
@@ -385,6 +392,7 @@ class Simulation {
     bool due = false;
     Time when{0};           // true time of its queued event
     std::uint64_t key = 0;  // queue key of that event: clock steps keep timer order
+    Duration period{0};     // > 0: re-armed on the monotonic clock after each firing
     std::function<void()> fn;
     std::uint32_t prev = UINT32_MAX, next = UINT32_MAX;
   };
@@ -399,7 +407,8 @@ class Simulation {
     std::uint32_t gen = 0;
     bool used = false;
   };
-  TimerId add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn);
+  TimerId add_timer(NodeId n, ClockKind k, Time reading, bool observer, std::function<void()>&& fn,
+                    Duration period = Duration{0});
   void queue_timeout(Process& p);
   void schedule_timer(std::uint32_t slot);
   void unlink_timer(std::uint32_t slot);

@@ -201,4 +201,61 @@ TEST(ClockTimers, ACancelledTimerStaysCancelledAfterAClockStep) {
   EXPECT_THAT(w.log, ElementsAre("8s other timer"));
 }
 
+// Periodic timers (Node::every): each beat is measured from the previous one.
+
+TEST(PeriodicTimers, BeatEveryPeriodUntilCancelled) {
+  World w;
+  sim::Node& n = w.node("N");
+  const sim::TimerId t = n.every(1s, [&] { w.note("beat"); });
+  w.sim.at(3500ms, [&] { n.cancel(t); });
+  w.run(10s);
+  EXPECT_THAT(w.log, ElementsAre("1s beat", "2s beat", "3s beat"));
+}
+
+TEST(PeriodicTimers, ACallbackThatCancelsItsOwnTimerEndsIt) {
+  World w;
+  sim::Node& n = w.node("N");
+  int beats = 0;
+  sim::TimerId t;
+  t = n.every(1s, [&] {
+    w.note("beat");
+    // Timers set meanwhile may take other slots and move the timer table.
+    for (int i = 0; i < 100; ++i) n.after(1h, [] {});
+    if (++beats == 2) n.cancel(t);
+  });
+  w.run(10s);
+  EXPECT_THAT(w.log, ElementsAre("1s beat", "2s beat"));
+}
+
+TEST(PeriodicTimers, APauseDelaysTheBeatWhichThenCountsFromWhenItRan) {
+  World w;
+  sim::Node& n = w.node("N");
+  n.every(1s, [&] { w.note("beat"); });
+  w.sim.at(1500ms, [&] { w.sim.pause(n.id(), 2s); }, sim::EventClass::kFault);
+  w.run(6s);
+  EXPECT_THAT(w.log, ElementsAre("1s beat", "3.5s beat", "4.5s beat", "5.5s beat"));
+}
+
+TEST(PeriodicTimers, AMonotonicJumpMovesTheNextBeatAndLeavesNoStaleOne) {
+  // The jump moves the pending beat earlier; the beat's original event must
+  // not fire a second beat later on.
+  World w;
+  sim::Node& n = w.node("N");
+  n.every(1s, [&] { w.note("beat, monotonic reads " + sim::format_duration(n.monotonic())); });
+  jump_at(w, n, 1500ms, ClockKind::kMonotonic, 300ms);
+  w.run(4s);
+  EXPECT_THAT(w.log, ElementsAre("1s beat, monotonic reads 1s", "1.7s beat, monotonic reads 2s",
+                                 "2.7s beat, monotonic reads 3s", "3.7s beat, monotonic reads 4s"));
+}
+
+TEST(PeriodicTimers, ACrashDropsThePeriodicTimer) {
+  World w;
+  sim::Node& n = w.node("N");
+  n.every(1s, [&] { w.note("beat"); });
+  w.sim.at(2500ms, [&] { w.sim.crash(n.id()); }, sim::EventClass::kFault);
+  w.sim.at(3s, [&] { w.sim.restart(n.id()); }, sim::EventClass::kFault);
+  w.run(6s);
+  EXPECT_THAT(w.log, ElementsAre("1s beat", "2s beat"));
+}
+
 }  // namespace

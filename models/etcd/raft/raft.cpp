@@ -154,7 +154,9 @@ void RaftNode::on_restart() {
 // ================================================================ ticks ==
 
 void RaftNode::schedule_tick() {
-  vol_.tick_timer = node_.after(config_.heartbeat, [this] { tick(); });
+  // One tick per heartbeat interval on the monotonic clock, each measured
+  // from the previous one (etcd's node ticker).
+  vol_.tick_timer = node_.every(config_.heartbeat, [this] { tick(); });
 }
 
 void RaftNode::tick() {
@@ -163,7 +165,6 @@ void RaftNode::tick() {
   } else {
     tick_election();
   }
-  schedule_tick();
 }
 
 void RaftNode::reset_randomized_timeout() {
