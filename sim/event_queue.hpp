@@ -11,7 +11,7 @@
 //            the pause's end in the order they fell due
 //   kNormal  everything else
 // The queue has two parts, and a pop takes the earlier of their fronts:
-//   near  a short vector sorted latest-first (the earliest at the back: a
+//   near  a short array sorted latest-first (the earliest at the back: a
 //         pop moves nothing). An event that belongs within kNearWalk slots
 //         of its back — most new events: message deliveries, wake-ups —
 //         is walked in from the back, as insertion sort does.
@@ -24,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -94,10 +95,10 @@ class EventQueue {
   std::uint64_t push(Time t, EventClass c, EventType type, std::uint32_t a, std::uint64_t b) {
     const std::uint64_t key = (static_cast<std::uint64_t>(c) << 62) | seq_++;
     const Event e{t, key, type, a, b};
-    const std::size_t n = near_.size();
+    const std::size_t n = near_n_;
     // The walk stops within kNearWalk steps if the event kNearWalk + 1 from
     // the back is later than e (or there is none).
-    if (n <= kNearWalk || e < near_[n - 1 - kNearWalk]) {
+    if (n < kNearCap && (n <= kNearWalk || e < near_[n - 1 - kNearWalk])) {
       near_insert(e);
     } else {
       slots_.push_back(e);
@@ -106,20 +107,16 @@ class EventQueue {
     return key;
   }
 
-  bool empty() const { return near_.empty() && heap_size() == 0; }
-  std::size_t size() const { return near_.size() + heap_size(); }
+  bool empty() const { return near_n_ == 0 && heap_size() == 0; }
+  std::size_t size() const { return near_n_ + heap_size(); }
   /// How many events wait in the far heap (for tests of the queue).
   std::size_t far_size() const { return heap_size(); }
   /// The earliest event. Precondition: !empty().
-  const Event& top() const { return from_near() ? near_.back() : slots_[kPad]; }
+  const Event& top() const { return from_near() ? near_[near_n_ - 1] : slots_[kPad]; }
 
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
-    if (from_near()) {
-      const Event out = near_.back();
-      near_.pop_back();
-      return out;
-    }
+    if (from_near()) return near_[--near_n_];
     Event out = slots_[kPad];
     Event last = slots_.back();
     slots_.pop_back();
@@ -127,32 +124,29 @@ class EventQueue {
     return out;
   }
 
-  void reserve(std::size_t n) {
-    near_.reserve(64);
-    slots_.reserve(n + kPad);
-  }
+  void reserve(std::size_t n) { slots_.reserve(n + kPad); }
   void clear() {
-    near_.clear();
+    near_n_ = 0;
     slots_.resize(kPad);
     seq_ = 0;
   }
 
  private:
   static constexpr std::size_t kNearWalk = 6;
+  static constexpr std::size_t kNearCap = 128;  // a full near part sends new events to the heap
 
-  /// Whether the earliest event is the near vector's back.
+  /// Whether the earliest event is the near part's back.
   bool from_near() const {
     if (heap_size() == 0) return true;
-    if (near_.empty()) return false;
-    return near_.back() < slots_[kPad];
+    if (near_n_ == 0) return false;
+    return near_[near_n_ - 1] < slots_[kPad];
   }
 
   void near_insert(const Event& e) {
     // Walk from the back, moving each earlier event up by one; push's check
     // bounds the walk to kNearWalk steps.
-    near_.push_back(e);
     Event* a = near_.data();
-    std::size_t i = near_.size() - 1;  // the free slot
+    std::size_t i = near_n_++;  // the free slot
     while (i > 0 && a[i - 1] < e) {
       a[i] = a[i - 1];
       --i;
@@ -201,7 +195,8 @@ class EventQueue {
   }
 
   using Storage = std::vector<Event, detail::CacheLineAllocator<Event>>;
-  std::vector<Event> near_;       ///< latest first, the earliest at the back
+  std::array<Event, kNearCap> near_;  ///< [0, near_n_): latest first, the earliest at the back
+  std::size_t near_n_ = 0;
   Storage slots_ = Storage(kPad);  ///< the far heap, from index kPad
   std::uint64_t seq_ = 0;
 };
