@@ -309,12 +309,12 @@ void RaftNode::hup(bool transfer) {
 void RaftNode::send_vote_requests(bool pre, bool transfer) {
   for (NodeId m : config_.members) {
     if (m == node_.id()) continue;
-    RaftMessage msg;
-    msg.type = pre ? MessageType::kPreVote : MessageType::kVote;
-    msg.term = pre ? store_.term + 1 : store_.term;
-    msg.index = store_.last_index();
-    msg.log_term = store_.last_term();
-    msg.transfer = transfer;
+    auto msg = new_message();
+    msg->type = pre ? MessageType::kPreVote : MessageType::kVote;
+    msg->term = pre ? store_.term + 1 : store_.term;
+    msg->index = store_.last_index();
+    msg->log_term = store_.last_term();
+    msg->transfer = transfer;
     send(m, std::move(msg));
   }
 }
@@ -345,9 +345,9 @@ void RaftNode::poll_and_maybe_win(NodeId from, bool granted, bool pre) {
 
 // ============================================================= messages ==
 
-void RaftNode::send(NodeId to, RaftMessage m) {
-  node_.send(to, sim::make_payload<RaftMessage>(std::move(m)));
-}
+std::shared_ptr<RaftMessage> RaftNode::new_message() { return sim::make_payload<RaftMessage>(); }
+
+void RaftNode::send(NodeId to, std::shared_ptr<RaftMessage> m) { node_.send(to, std::move(m)); }
 
 bool RaftNode::step(const sim::Message& msg) {
   const RaftMessage* mp = msg.as<RaftMessage>();
@@ -385,15 +385,15 @@ bool RaftNode::step(const sim::Message& msg) {
       // etcd: with CheckQuorum or PreVote, answer a stale leader so it learns
       // the newer term and steps down (a member ignoring it would let it keep
       // trying forever).
-      RaftMessage r;
-      r.type = MessageType::kAppendResp;
-      r.term = store_.term;
+      auto r = new_message();
+      r->type = MessageType::kAppendResp;
+      r->term = store_.term;
       send(from, std::move(r));
     } else if (m.type == MessageType::kPreVote) {
-      RaftMessage r;
-      r.type = MessageType::kPreVoteResp;
-      r.term = store_.term;
-      r.reject = true;
+      auto r = new_message();
+      r->type = MessageType::kPreVoteResp;
+      r->term = store_.term;
+      r->reject = true;
       send(from, std::move(r));
     }
     return true;
@@ -427,19 +427,19 @@ void RaftNode::handle_vote(NodeId from, const RaftMessage& m) {
   // future term (pre-votes do not record anything).
   const bool can_vote = store_.vote == from || (store_.vote == sim::kNoNode && vol_.lead == sim::kNoNode) ||
                         (pre && m.term > store_.term);
-  RaftMessage r;
-  r.type = pre ? MessageType::kPreVoteResp : MessageType::kVoteResp;
+  auto r = new_message();
+  r->type = pre ? MessageType::kPreVoteResp : MessageType::kVoteResp;
   if (can_vote && up_to_date(m.index, m.log_term)) {
     // The reply carries the term of the request, so a granted pre-vote does
     // not make the pre-candidate step down.
-    r.term = m.term;
+    r->term = m.term;
     if (!pre) {
       vol_.election_elapsed = 0;
       store_.vote = from;  // persisted before the reply leaves (§5.2, Figure 2)
     }
   } else {
-    r.term = store_.term;
-    r.reject = true;
+    r->term = store_.term;
+    r->reject = true;
   }
   send(from, std::move(r));
 }
@@ -570,12 +570,12 @@ void RaftNode::step_follower(NodeId from, const RaftMessage& m) {
 }
 
 void RaftNode::handle_append(NodeId from, const RaftMessage& m) {
-  RaftMessage r;
-  r.type = MessageType::kAppendResp;
-  r.term = store_.term;
+  auto r = new_message();
+  r->type = MessageType::kAppendResp;
+  r->term = store_.term;
   if (m.index < store_.commit) {
     // Already committed here: say how far we are (etcd handleAppendEntries).
-    r.index = store_.commit;
+    r->index = store_.commit;
     send(from, std::move(r));
     return;
   }
@@ -583,9 +583,9 @@ void RaftNode::handle_append(NodeId from, const RaftMessage& m) {
   if (!prev_term || *prev_term != m.log_term) {
     // Log matching (§5.3, Figure 2 AppendEntries step 2): reject; the hint
     // lets the leader jump back to our last index.
-    r.reject = true;
-    r.index = m.index;
-    r.reject_hint = store_.last_index();
+    r->reject = true;
+    r->index = m.index;
+    r->reject_hint = store_.last_index();
     send(from, std::move(r));
     return;
   }
@@ -625,7 +625,7 @@ void RaftNode::handle_append(NodeId from, const RaftMessage& m) {
   }
   const Index last_new = m.index + m.entries.size();
   commit_to(std::min(m.commit, last_new));
-  r.index = last_new;
+  r->index = last_new;
   send(from, std::move(r));
 }
 
@@ -633,24 +633,24 @@ void RaftNode::handle_heartbeat(NodeId from, const RaftMessage& m) {
   // The leader sends min(our match, its commit), so this never runs past
   // what we hold; the min below only guards against a broken leader.
   commit_to(std::min(m.commit, store_.last_index()));
-  RaftMessage r;
-  r.type = MessageType::kHeartbeatResp;
-  r.term = store_.term;
-  r.context = m.context;
+  auto r = new_message();
+  r->type = MessageType::kHeartbeatResp;
+  r->term = store_.term;
+  r->context = m.context;
   send(from, std::move(r));
 }
 
 void RaftNode::send_append(NodeId to) {
   Progress& pr = vol_.progress.at(to);
   const Index prev = pr.next - 1;
-  RaftMessage m;
-  m.type = MessageType::kAppend;
-  m.term = store_.term;
-  m.index = prev;
-  m.log_term = store_.term_at(prev).value_or(0);
-  m.commit = store_.commit;
+  auto m = new_message();
+  m->type = MessageType::kAppend;
+  m->term = store_.term;
+  m->index = prev;
+  m->log_term = store_.term_at(prev).value_or(0);
+  m->commit = store_.commit;
   const Index last = std::min<Index>(store_.last_index(), prev + config_.max_entries_per_append);
-  for (Index i = prev + 1; i <= last; ++i) m.entries.push_back(store_.at(i));
+  for (Index i = prev + 1; i <= last; ++i) m->entries.push_back(store_.at(i));
   // Optimistic pipelining: the next append continues after these entries; a
   // rejection or a heartbeat response sets `next` back.
   pr.next = last + 1;
@@ -665,13 +665,13 @@ void RaftNode::broadcast_append() {
 
 void RaftNode::broadcast_heartbeat(std::uint64_t context) {
   for (const auto& [id, pr] : vol_.progress) {
-    RaftMessage m;
-    m.type = MessageType::kHeartbeat;
-    m.term = store_.term;
+    auto m = new_message();
+    m->type = MessageType::kHeartbeat;
+    m->term = store_.term;
     // etcd sendHeartbeat: min(match, committed), since the follower may not
     // hold the leader's whole committed prefix yet.
-    m.commit = std::min(pr.match, store_.commit);
-    m.context = context;
+    m->commit = std::min(pr.match, store_.commit);
+    m->context = context;
     send(id, std::move(m));
   }
 }
@@ -761,10 +761,10 @@ void RaftNode::read_index(ReadCallback done) {
   // etcd stepFollower MsgReadIndex: forward to the leader.
   const std::uint64_t id = vol_.next_read_id++;
   vol_.forwarded.emplace(id, Forwarded{node_.sim().now(), std::move(done)});
-  RaftMessage m;
-  m.type = MessageType::kReadIndex;
-  m.term = 0;
-  m.context = id;
+  auto m = new_message();
+  m->type = MessageType::kReadIndex;
+  m->term = 0;
+  m->context = id;
   send(vol_.lead, std::move(m));
 }
 
@@ -797,11 +797,11 @@ void RaftNode::release_reads(std::uint64_t up_to_id) {
   vol_.reads.erase(vol_.reads.begin(), it);
   for (ReadRequest& r : done) {
     if (r.from != sim::kNoNode) {
-      RaftMessage m;
-      m.type = MessageType::kReadIndexResp;
-      m.term = store_.term;
-      m.index = r.index;
-      m.context = r.remote_ctx;
+      auto m = new_message();
+      m->type = MessageType::kReadIndexResp;
+      m->term = store_.term;
+      m->index = r.index;
+      m->context = r.remote_ctx;
       send(r.from, std::move(m));
     } else {
       vol_.read_waits.push_back(ReadWait{r.index, r.issued_at, std::move(r.done)});
