@@ -127,9 +127,10 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, bool writ
   rec.iteration = iteration;
   rec.last_written = last_written_;
   rec.last_seen = last_seen_;
-  h.resource_ops.push_back(rec);
+  const Time at = rec.at;
+  h.resource_ops.push_back(std::move(rec));
   // Holder audit at every acceptance at a fenced copy (DESIGN.md metrics).
-  if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(rec.at, node_.name(), last_seen_);
+  if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(at, node_.name(), last_seen_);
 }
 
 void ResourceCopy::forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token) {
