@@ -22,9 +22,10 @@ constexpr Duration kLessorCheck = 500ms;  // lessor.go expiredLeaseRetryInterval
 //   lock   KEY LEASE PREFIX id   del    KEY id
 //   put    KEY VALUE LEASE id
 // The text is what Raft replicates and what the history shows. The member
-// that proposes a command also attaches it decoded (raft::Command
-// with_decoded), so that no member parses the text when it applies it; the
-// parser below is for commands built from text alone.
+// that proposes a command builds it from the decoded request (raft::Command
+// with_decoded), so that no member parses text when it applies it, and the
+// text is rendered only if something reads it; the parser below is for
+// commands built from text alone.
 enum class OpKind : std::uint8_t { kGrant, kRevoke, kLock, kDelete, kPut };
 
 struct Op {
@@ -48,7 +49,9 @@ void append_decimal(std::string& out, std::int64_t v) {
   out.append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), v).ptr);
 }
 
-raft::Command encode(Op op) {
+/// The command's text (see above); Raft's history renders it only when
+/// something reads it (raft::Command::with_decoded).
+std::string render(const Op& op) {
   std::string text;
   text.reserve(64 + op.key.size() + op.value.size() + op.prefix.size());
   auto field = [&text](std::string_view f) {
@@ -86,8 +89,10 @@ raft::Command encode(Op op) {
       break;
   }
   append_decimal(text, static_cast<std::int64_t>(op.id));
-  return raft::Command::with_decoded<Op>(std::move(text), sim::make_payload<Op>(std::move(op)));
+  return text;
 }
+
+raft::Command encode(Op op) { return raft::Command::with_decoded<Op, &render>(sim::make_payload<Op>(std::move(op))); }
 
 Op decode(std::string_view text) {
   std::array<std::string_view, 6> f{};
@@ -658,8 +663,12 @@ std::optional<NodeId> EtcdService::leader() const {
 }
 
 void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision) {
-  const std::string value = hold_value(kv.key, kv.create_revision);
-  if (!granted_.insert(value).second) return;  // the same hold answered again (a retried request)
+  // A create revision names one key's creation in the cluster, so it
+  // identifies the hold.
+  auto [held, fresh] = granted_.try_emplace(kv.create_revision);
+  if (!fresh) return;  // the same hold answered again (a retried request)
+  held->second = hold_value(kv.key, kv.create_revision);
+  const std::string& value = held->second;
   std::optional<std::int64_t> token;
   if (spec_.token == EtcdToken::kCreateRevision) token = kv.create_revision;
   if (spec_.token == EtcdToken::kHeaderRevision) token = header_revision;
@@ -680,13 +689,13 @@ void EtcdService::on_promoted(EtcdMember& m) {
   // A deletion committed and applied by the followers while the old leader
   // went away before applying it: the new leader learns it at the latest when
   // it takes over.
-  for (const std::string& value : granted_) {
+  // (In revision order; the lease ends are kept by value, so the order
+  // shows nowhere.)
+  for (const auto& [create_revision, value] : granted_) {
     if (history_.lease_ends.count(value) != 0) continue;
-    const auto at = value.rfind('@');
-    const std::string key = value.substr(0, at);
-    const std::int64_t rev = std::stoll(value.substr(at + 1));
+    const std::string key = value.substr(0, value.rfind('@'));
     auto it = m.keys().find(key);
-    if (it == m.keys().end() || it->second.create_revision != rev) {
+    if (it == m.keys().end() || it->second.create_revision != create_revision) {
       history_.lease_end(sim_.now(), value, "deleted before " + m.node().name() + " took over as leader");
     }
   }

@@ -249,7 +249,7 @@ class EtcdService {
   std::vector<NodeId> member_ids_;
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<EtcdMember>> members_;
-  std::set<std::string> granted_;  ///< "key@create_revision" already recorded
+  std::map<std::int64_t, std::string> granted_;  ///< holds recorded: create revision → "key@create_revision"
   Duration min_lease_ttl_{0};
 };
 

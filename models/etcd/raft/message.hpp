@@ -46,8 +46,8 @@ using Term = std::uint64_t;
 class Command {
  public:
   Command() = default;
-  Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text), {}}) {}  // NOLINT: implicit
-  Command(const char* text) : Command(std::string(text)) {}                                 // NOLINT: implicit
+  Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text), {}, nullptr}) {}  // NOLINT
+  Command(const char* text) : Command(std::string(text)) {}                                          // NOLINT
   Command(const Command& o) : rep_(o.rep_) {
     if (rep_ != nullptr) ++rep_->refs;
   }
@@ -60,14 +60,17 @@ class Command {
     if (rep_ != nullptr && --rep_->refs == 0) delete rep_;
   }
 
-  /// A command that also carries a decoded form of its text, made by the
-  /// layer that proposes it (etcd attaches the parsed request), so that
-  /// every member applies it without parsing the text again. Raft never looks
-  /// at it; the text stays the command's identity (equality, history).
-  template <class T>
-  static Command with_decoded(std::string text, std::shared_ptr<const T> decoded) {
-    Command c(std::move(text));
-    if (c.rep_ != nullptr) c.rep_->decoded = Decoded{std::move(decoded), &typeid(T)};
+  /// A command made by the layer that proposes it from a decoded form (etcd
+  /// attaches the parsed request), so that every member applies it without
+  /// parsing text. Its text is `Render(*decoded)`, made the first time
+  /// something reads it (the history's reports, a safety counterexample) and
+  /// kept: a run that never shows its commands never renders them. Raft never
+  /// looks at the decoded form; the text stays the command's identity
+  /// (equality, history). `Render` must never return an empty text.
+  template <class T, std::string (*Render)(const T&)>
+  static Command with_decoded(std::shared_ptr<const T> decoded) {
+    Command c;
+    c.rep_ = new Rep{1, {}, Decoded{std::move(decoded), &typeid(T)}, &render_as<T, Render>};
     return c;
   }
   /// The decoded form attached by `with_decoded`, if it is a T; else null
@@ -78,7 +81,14 @@ class Command {
     return static_cast<const T*>(rep_->decoded.value.get());
   }
 
-  const std::string& str() const { return rep_ != nullptr ? rep_->text : empty_text(); }
+  const std::string& str() const {
+    if (rep_ == nullptr) return empty_text();
+    if (rep_->render != nullptr) {
+      rep_->text = rep_->render(rep_->decoded.value.get());
+      rep_->render = nullptr;
+    }
+    return rep_->text;
+  }
   operator const std::string&() const { return str(); }  // NOLINT: implicit
   bool empty() const { return rep_ == nullptr; }
 
@@ -93,9 +103,14 @@ class Command {
   };
   struct Rep {
     std::uint32_t refs;
-    std::string text;
+    std::string text;  ///< rendered from `decoded` on first read while `render` is set
     Decoded decoded;
+    std::string (*render)(const void*);
   };
+  template <class T, std::string (*Render)(const T&)>
+  static std::string render_as(const void* decoded) {
+    return Render(*static_cast<const T*>(decoded));
+  }
   static const std::string& empty_text() {
     static const std::string empty;
     return empty;

@@ -147,4 +147,33 @@ TEST(RaftSafetyChecker, AReadMayMissWhatCommitsAfterItWasAsked) {
   EXPECT_TRUE(h.check().holds);
 }
 
+// raft::Command built from a decoded form renders its text only when read.
+
+struct Decoded {
+  int n = 0;
+};
+int renders = 0;
+std::string render_decoded(const Decoded& d) {
+  ++renders;
+  return "cmd " + std::to_string(d.n);
+}
+
+TEST(RaftCommand, ADecodedCommandRendersItsTextOnceWhenFirstRead) {
+  renders = 0;
+  const raft::Command c = raft::Command::with_decoded<Decoded, &render_decoded>(std::make_shared<const Decoded>(Decoded{7}));
+  const raft::Command copy = c;  // shares the text and the decoded form
+  EXPECT_FALSE(c.empty());
+  ASSERT_NE(copy.decoded<Decoded>(), nullptr);
+  EXPECT_EQ(copy.decoded<Decoded>()->n, 7);
+  EXPECT_EQ(c.decoded<int>(), nullptr);
+  EXPECT_EQ(renders, 0) << "nothing has read the text yet";
+  EXPECT_TRUE(c == copy);
+  EXPECT_EQ(renders, 0) << "copies compare equal without their text";
+  EXPECT_EQ(copy.str(), "cmd 7");
+  EXPECT_EQ(c.str(), "cmd 7");
+  EXPECT_EQ(renders, 1);
+  EXPECT_TRUE(c == raft::Command("cmd 7")) << "equal to the same text built as text";
+  EXPECT_FALSE(c == raft::Command("cmd 8"));
+}
+
 }  // namespace
