@@ -92,7 +92,7 @@ class EventQueue {
   /// Schedules an event; returns its key. At most kNearWalk moves of 32
   /// bytes, or O(log4 n) in the far heap; no allocation once the storage
   /// has grown to its working size.
-  std::uint64_t push(Time t, EventClass c, EventType type, std::uint32_t a, std::uint64_t b) {
+  [[gnu::always_inline]] std::uint64_t push(Time t, EventClass c, EventType type, std::uint32_t a, std::uint64_t b) {
     const std::uint64_t key = (static_cast<std::uint64_t>(c) << 62) | seq_++;
     const Event e{t, key, type, a, b};
     const std::size_t n = near_n_;
@@ -101,8 +101,7 @@ class EventQueue {
     if (n < kNearCap && (n <= kNearWalk || e < near_[n - 1 - kNearWalk])) {
       near_insert(e);
     } else {
-      slots_.push_back(e);
-      sift_up(heap_size() - 1);
+      far_push(e);
     }
     return key;
   }
@@ -140,6 +139,11 @@ class EventQueue {
     if (heap_size() == 0) return true;
     if (near_n_ == 0) return false;
     return near_[near_n_ - 1] < slots_[kPad];
+  }
+
+  [[gnu::noinline]] void far_push(const Event& e) {
+    slots_.push_back(e);
+    sift_up(heap_size() - 1);
   }
 
   void near_insert(const Event& e) {

@@ -504,7 +504,7 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
 void Simulation::release_inflight(std::uint32_t slot) {
   InFlight& f = inflight_[slot];
   f.used = false;
-  f.msg = Message{};
+  f.msg.body.reset();  // (a delivered message's body has been moved out already)
   free_inflight_.push_back(slot);
 }
 
@@ -603,7 +603,12 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
     inflight_.emplace_back();
   }
   InFlight& f = inflight_[slot];
-  f.msg = Message{from, to, id, reply_to, now_, std::move(body)};
+  f.msg.from = from;
+  f.msg.to = to;
+  f.msg.id = id;
+  f.msg.reply_to = reply_to;
+  f.msg.sent_at = now_;
+  f.msg.body = std::move(body);  // the slot's body is empty: released at delivery
   f.used = true;
   f.arrived = false;
   f.incarnation = nodes_[to]->incarnation_;

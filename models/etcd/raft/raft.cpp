@@ -702,7 +702,13 @@ void RaftNode::maybe_commit() {
   match.clear();
   match.push_back(store_.last_index());
   for (const auto& [id, pr] : vol_.progress) match.push_back(pr.match);
-  std::sort(match.begin(), match.end(), std::greater<>());
+  // Insertion sort, largest first: a cluster has a handful of members.
+  for (std::size_t i = 1; i < match.size(); ++i) {
+    const Index v = match[i];
+    std::size_t j = i;
+    for (; j > 0 && match[j - 1] < v; --j) match[j] = match[j - 1];
+    match[j] = v;
+  }
   const Index q = match[quorum() - 1];
   if (q <= store_.commit) return;
   // §5.4.2: "Raft never commits log entries from previous terms by counting
