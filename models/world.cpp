@@ -267,6 +267,31 @@ std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time ru
   return any_fault ? last : std::nullopt;
 }
 
+namespace {
+/// Room in the history for what the workloads will likely record, so its
+/// vectors do not regrow (and move every record) as the run goes: each
+/// client's iterations, as many as fit in the run, a grant and a belief
+/// each, a read and a write at the resource, and its renewals. Only a
+/// guess; capped.
+void reserve_history(History& h, const Scenario& s) {
+  constexpr std::size_t kCap = std::size_t{1} << 15;
+  const Duration ms{1'000'000};
+  std::size_t iterations = 0, renewals = 0;
+  for (const ClientSpec& c : s.clients) {
+    const Duration round = std::max(c.workload.work + c.workload.think, ms);
+    const auto fit = static_cast<std::size_t>(s.duration / round) + 1;
+    iterations += std::min(static_cast<std::size_t>(std::max(c.workload.iterations, 0)), fit);
+    if (c.renew) renewals += static_cast<std::size_t>(s.duration / std::max(c.renew_interval, ms)) + 1;
+  }
+  iterations = std::min(iterations, kCap);
+  h.iterations.reserve(iterations);
+  h.grants.reserve(iterations);
+  h.beliefs.reserve(iterations);
+  h.resource_ops.reserve(2 * iterations);
+  h.renewals.reserve(std::min(renewals, kCap));
+}
+}  // namespace
+
 RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   RunResult out;
   Scenario s = sc;
@@ -279,6 +304,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
 
   auto w = std::make_unique<World>(s.seed);
+  reserve_history(w->history, s);
   sim::Simulation& simu = w->sim;
   simu.set_network(sim::NetworkConfig{s.network.latency_min, s.network.latency_max, s.network.loss_ppb});
   const NodeDirectory dir = directory(s);

@@ -1,7 +1,7 @@
 // sim/payload_pool.hpp — recycled memory for message payloads.
 //
 // A run sends thousands of small messages, each a shared_ptr to a payload
-// that lives from send to delivery (and keeps maps of calls and requests in
+// that lives from send to delivery (and keeps maps of requests in
 // flight, one node per message: `PooledMap`). `make_payload<T>(args...)` builds one
 // like std::make_shared, but takes the block (payload and reference counts
 // together) from a free list of same-sized blocks and gives it back there,

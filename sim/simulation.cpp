@@ -123,10 +123,10 @@ TimerId Node::every(Duration period, std::function<void()> fn) {
 void Node::cancel(TimerId t) { sim_->cancel(t); }
 
 void Node::abandon_call(std::uint64_t call) {
-  auto it = calls_.find(call);
-  if (it == calls_.end() || it->second.reply) return;
-  const WaitHandle waiter = it->second.waiter;
-  calls_.erase(it);
+  Node::PendingCall* c = calls_.find(call);
+  if (c == nullptr || c->reply) return;
+  const WaitHandle waiter = c->waiter;
+  calls_.erase(c);
   sim_->notify(waiter);
 }
 
@@ -147,26 +147,26 @@ WaitHandle Process::prepare_wait() {
 
 std::uint64_t Process::send_request(NodeId to, PayloadPtr body) {
   const std::uint64_t id = node_->send(to, std::move(body));
-  node_->calls_[id] = Node::PendingCall{};
+  node_->calls_.add(id);
   return id;
 }
 
 std::optional<Message> Process::await_reply(std::uint64_t call, Time monotonic_deadline) {
-  auto it = node_->calls_.find(call);
-  if (it == node_->calls_.end()) return std::nullopt;
-  if (!it->second.reply) {
-    it->second.waiter = prepare_wait();
+  Node::PendingCall* c = node_->calls_.find(call);
+  if (c == nullptr) return std::nullopt;
+  if (!c->reply) {
+    c->waiter = prepare_wait();
     block(ClockKind::kMonotonic, monotonic_deadline);
-    it = node_->calls_.find(call);
-    if (it == node_->calls_.end()) return std::nullopt;
+    c = node_->calls_.find(call);  // (the table may have changed meanwhile)
+    if (c == nullptr) return std::nullopt;
   }
-  if (!it->second.reply.has_value()) {
-    node_->calls_.erase(it);
+  if (!c->reply.has_value()) {
+    node_->calls_.erase(c);
     return std::nullopt;
   }
-  Message out = std::move(*it->second.reply);
-  node_->calls_.erase(it);
-  return std::optional<Message>(std::move(out));
+  std::optional<Message> out = std::move(c->reply);
+  node_->calls_.erase(c);
+  return out;
 }
 
 // ---------------------------------------------------------- Simulation ----
@@ -534,10 +534,10 @@ void Simulation::deliver(std::uint32_t slot) {
   Message msg = std::move(f.msg);
   release_inflight(slot);
   if (msg.reply_to != 0) {
-    auto it = to.calls_.find(msg.reply_to);
-    if (it != to.calls_.end() && !it->second.reply) {
-      const WaitHandle waiter = it->second.waiter;
-      it->second.reply = std::move(msg);
+    Node::PendingCall* c = to.calls_.find(msg.reply_to);
+    if (c != nullptr && !c->reply) {
+      const WaitHandle waiter = c->waiter;
+      c->reply = std::move(msg);
       notify(waiter);
     }
     // Otherwise the call timed out and was forgotten: a late reply is dropped.

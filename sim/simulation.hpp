@@ -207,8 +207,30 @@ class Node {
   friend class Simulation;
   friend class Process;
   struct PendingCall {
+    std::uint64_t id = 0;  ///< the request's message id
     WaitHandle waiter;
     std::optional<Message> reply;
+  };
+  /// The node's calls awaiting replies: one per waiting process, so a few.
+  /// A vector searched linearly; nothing iterates it, so its order (an
+  /// erase moves the last call into the gap) never shows.
+  struct PendingCalls {
+    std::vector<PendingCall> items;
+    PendingCall* find(std::uint64_t id) {
+      for (PendingCall& c : items) {
+        if (c.id == id) return &c;
+      }
+      return nullptr;
+    }
+    void add(std::uint64_t id) { items.push_back(PendingCall{id, {}, std::nullopt}); }
+    void erase(PendingCall* c) {
+      if (c != &items.back()) *c = std::move(items.back());
+      items.pop_back();
+    }
+    void erase(std::uint64_t id) {
+      if (PendingCall* c = find(id)) erase(c);
+    }
+    void clear() { items.clear(); }
   };
 
   Simulation* sim_ = nullptr;
@@ -223,7 +245,7 @@ class Node {
   std::vector<Event> deferred_;            // fell due while paused, in due order
   std::vector<std::uint32_t> processes_;   // live process slots
   std::uint32_t timer_head_ = UINT32_MAX;  // intrusive list of pending timers
-  PooledMap<std::uint64_t, PendingCall> calls_;
+  PendingCalls calls_;
   Duration slow_{0};
 };
 
