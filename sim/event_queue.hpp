@@ -113,6 +113,25 @@ class EventQueue {
   /// The earliest event. Precondition: !empty().
   const Event& top() const { return from_near() ? near_[near_n_ - 1] : slots_[kPad]; }
 
+  /// Removes the earliest event into `out` if there is one due at or before
+  /// `end`; false otherwise. (One look at both parts, for the run loop.)
+  bool pop_due(Time end, Event& out) {
+    const bool has_heap = slots_.size() > kPad;
+    if (near_n_ != 0 && (!has_heap || near_[near_n_ - 1] < slots_[kPad])) {
+      if (near_[near_n_ - 1].time > end) return false;
+      out = near_[--near_n_];
+      return true;
+    }
+    if (!has_heap || slots_[kPad].time > end) return false;
+    out = slots_[kPad];
+    const Event last = slots_.back();
+    slots_.pop_back();
+    if (heap_size() != 0) sift_down(last);
+    return true;
+  }
+  /// Whether an event is due at or before `end`.
+  bool due(Time end) const { return !empty() && top().time <= end; }
+
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop() {
     if (from_near()) return near_[--near_n_];

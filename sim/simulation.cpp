@@ -130,10 +130,6 @@ void Node::abandon_call(std::uint64_t call) {
   sim_->notify(waiter);
 }
 
-std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
-  return sim_->send(id_, to, std::move(body), reply_to);
-}
-
 // ------------------------------------------------------------- Process ----
 
 WaitHandle Process::prepare_wait() {
@@ -371,9 +367,13 @@ void Simulation::notify(WaitHandle h) {
 
 RunStatus Simulation::run_until(Time end, std::uint64_t max_events) {
   std::uint64_t budget = 0;
-  while (!queue_.empty() && queue_.top().time <= end) {
-    if (budget >= max_events) return RunStatus::kEventBudgetExceeded;
-    const Event e = queue_.pop();
+  Event e{};
+  for (;;) {
+    if (budget >= max_events) {
+      if (queue_.due(end)) return RunStatus::kEventBudgetExceeded;
+      break;
+    }
+    if (!queue_.pop_due(end, e)) break;
     now_ = e.time;
     ++budget;
     ++events_processed_;
@@ -501,13 +501,6 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
   }
 }
 
-void Simulation::release_inflight(std::uint32_t slot) {
-  InFlight& f = inflight_[slot];
-  f.used = false;
-  f.msg.body.reset();  // (a delivered message's body has been moved out already)
-  free_inflight_.push_back(slot);
-}
-
 void Simulation::deliver(std::uint32_t slot) {
   InFlight& f = inflight_[slot];
   if (!f.used) return;
@@ -595,9 +588,9 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
   last = base;
   const Time at = base + src.slow_ + nodes_[to]->slow_;
   std::uint32_t slot;
-  if (!free_inflight_.empty()) {
-    slot = free_inflight_.back();
-    free_inflight_.pop_back();
+  if (free_inflight_ != UINT32_MAX) {
+    slot = free_inflight_;
+    free_inflight_ = inflight_[slot].next_free;
   } else {
     slot = static_cast<std::uint32_t>(inflight_.size());
     inflight_.emplace_back();

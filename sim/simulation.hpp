@@ -423,6 +423,7 @@ class Simulation {
     bool used = false;
     bool arrived = false;          // passed the partition check at arrival
     std::uint64_t incarnation = 0;  // of the receiver when sent
+    std::uint32_t next_free = UINT32_MAX;  // free slots form a list through here
   };
   struct Callback {
     std::function<void()> fn;
@@ -443,7 +444,13 @@ class Simulation {
   void finish_process(std::uint32_t slot);
   void end_pause(NodeId n);
   void deliver(std::uint32_t slot);
-  void release_inflight(std::uint32_t slot);
+  void release_inflight(std::uint32_t slot) {
+    InFlight& f = inflight_[slot];
+    f.used = false;
+    f.msg.body.reset();  // (a delivered message's body has been moved out already)
+    f.next_free = free_inflight_;
+    free_inflight_ = slot;
+  }
 
   std::uint64_t seed_;
   Time now_{0};
@@ -456,7 +463,7 @@ class Simulation {
   std::vector<Timer> timers_;
   std::vector<std::uint32_t> free_timers_;
   std::vector<InFlight> inflight_;
-  std::vector<std::uint32_t> free_inflight_;
+  std::uint32_t free_inflight_ = UINT32_MAX;  // head of the free slots' list
   std::vector<Callback> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;
   std::uint64_t next_wait_ = 1;
@@ -474,6 +481,10 @@ class Simulation {
 };
 
 inline Time Node::clock(ClockKind k) const { return clock_.read(k, sim_->now()); }
+
+inline std::uint64_t Node::send(NodeId to, PayloadPtr body, std::uint64_t reply_to) {
+  return sim_->send(id_, to, std::move(body), reply_to);
+}
 
 // Fiber switches and return prediction. Boost.Context's jump_fcontext is
 // entered by a call and left by an indirect jump, so after every switch the

@@ -347,7 +347,7 @@ void RaftNode::poll_and_maybe_win(NodeId from, bool granted, bool pre) {
 
 std::shared_ptr<RaftMessage> RaftNode::new_message() { return sim::make_payload<RaftMessage>(); }
 
-void RaftNode::send(NodeId to, std::shared_ptr<RaftMessage> m) { node_.send(to, std::move(m)); }
+
 
 bool RaftNode::step(const sim::Message& msg) {
   const RaftMessage* mp = msg.as<RaftMessage>();

@@ -294,7 +294,7 @@ class RaftNode final : public sim::NodeBehaviour {
   // Messages.
   /// A message to fill in and send (built in its pooled block, not copied).
   std::shared_ptr<RaftMessage> new_message();
-  void send(NodeId to, std::shared_ptr<RaftMessage> m);
+  void send(NodeId to, std::shared_ptr<RaftMessage> m) { node_.send(to, std::move(m)); }
   void step_leader(NodeId from, const RaftMessage& m);
   void step_candidate(NodeId from, const RaftMessage& m);
   void step_follower(NodeId from, const RaftMessage& m);
