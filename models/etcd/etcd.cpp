@@ -158,10 +158,9 @@ struct ForwardKeepAliveReq final : sim::Payload {
 }  // namespace
 
 std::string hold_value(const std::string& key, std::int64_t create_revision) {
-  // key + "@" + revision (not fmt::format: this runs on every grant and every deletion).
-  std::string out;
-  out.reserve(key.size() + 21);
-  out += key;
+  // key + "@" + revision (not fmt::format: this runs on every grant and every
+  // deletion; no reserve either: the usual value fits the string's own buffer).
+  std::string out = key;
   out += '@';
   append_decimal(out, create_revision);
   return out;
@@ -324,17 +323,18 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
       // the first deletion and cancels its watch, so a watch that has
       // delivered one is done: it is not kept.
-      if (auto d = deletions_.find(r.key); d != deletions_.end()) {
-        // Revisions of the key's deletions, in increasing order.
-        auto rev = std::lower_bound(d->second.begin(), d->second.end(), r.revision);
-        if (rev != d->second.end()) {
-          auto ev = sim::make_payload<WatchEvent>();
-          ev->watch_id = r.watch_id;
-          ev->key = r.key;
-          ev->revision = *rev;
-          node_.send(m.from, ev);
-          return;
-        }
+      // Deletions are kept in revision order: the first of this key's at
+      // or after the start revision.
+      auto d = std::lower_bound(deletions_.begin(), deletions_.end(), r.revision,
+                                [](const Deletion& x, std::int64_t rev) { return x.revision < rev; });
+      for (; d != deletions_.end(); ++d) {
+        if (d->key != r.key) continue;
+        auto ev = sim::make_payload<WatchEvent>();
+        ev->watch_id = r.watch_id;
+        ev->key = r.key;
+        ev->revision = d->revision;
+        node_.send(m.from, ev);
+        return;
       }
       watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
       return;
@@ -454,7 +454,7 @@ void EtcdMember::delete_key(const std::string& key, std::vector<std::pair<std::s
 }
 
 void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
-  deletions_[key].push_back(revision);
+  deletions_.push_back(Deletion{revision, key});  // revisions only grow: the vector stays sorted
   // Each watch delivers one deletion and is then done (see kWatch).
   std::erase_if(watches_, [&](const Watch& w) {
     if (w.key != key || revision < w.from) return false;

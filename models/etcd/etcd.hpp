@@ -194,7 +194,13 @@ class EtcdMember final : public sim::NodeBehaviour {
     }
   };
   std::map<LeaseId, AttachedKeys> lease_keys_;
-  std::map<std::string, std::vector<std::int64_t>> deletions_;  ///< key → revisions of its deletions, for watch replay
+  /// Every deletion, in revision order, for watch replay (a watch from a
+  /// recent revision looks at the few deletions since).
+  struct Deletion {
+    std::int64_t revision = 0;
+    std::string key;
+  };
+  std::vector<Deletion> deletions_;
   // Volatile member state.
   sim::PooledMap<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
   sim::PooledMap<std::uint64_t, Pending> relays_;   ///< keepalive relayed to the leader → client request

@@ -24,6 +24,7 @@
 //   ReadIndexResp  leader → follower, index = the confirmed read index
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -149,7 +150,9 @@ struct RaftMessage final : sim::Payload {
   Index index = 0;
   Term log_term = 0;
   Index commit = 0;
-  std::vector<Entry> entries;
+  /// Most appends carry no entry or one: room for one inside the message,
+  /// so replicating an entry allocates nothing.
+  boost::container::small_vector<Entry, 1> entries;
   bool reject = false;
   Index reject_hint = 0;
   std::uint64_t context = 0;
