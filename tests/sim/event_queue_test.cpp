@@ -153,6 +153,36 @@ TEST(EventQueue, EventsDueSoonAndEventsDueLaterInterleaveInOrder) {
   EXPECT_GT(max_near, 20u);
 }
 
+TEST(EventQueue, PopDueTakesEventsInOrderUpToTheEndAndLeavesTheRest) {
+  // Enough events that both parts hold some: the earliest first (due soon,
+  // near part), then later ones in random order (the heap).
+  EventQueue q;
+  sim::Rng r(5);
+  std::uint32_t n = 0;
+  for (int i = 0; i < 10; ++i) q.push(sim::Time{i}, EventClass::kNormal, EventType::kUser, n++, 0);
+  for (int i = 0; i < 200; ++i) {
+    q.push(sim::Time{r.uniform(100, 1000)}, EventClass::kNormal, EventType::kUser, n++, 0);
+  }
+  ASSERT_GT(q.far_size(), 0u);
+  ASSERT_GT(q.size() - q.far_size(), 0u);
+  sim::Event e{};
+  EXPECT_TRUE(q.due(sim::Time{0}));
+  EXPECT_FALSE(q.due(sim::Time{-1}));
+  EXPECT_FALSE(q.pop_due(sim::Time{-1}, e)) << "nothing is due before time 0";
+  EXPECT_EQ(q.size(), 210u);
+  sim::Time last{-1};
+  std::size_t popped = 0;
+  while (q.pop_due(sim::Time{500}, e)) {
+    EXPECT_LE(last, e.time);
+    EXPECT_LE(e.time, sim::Time{500});
+    last = e.time;
+    ++popped;
+  }
+  EXPECT_GE(popped, 10u);
+  EXPECT_EQ(q.size(), 210u - popped);
+  EXPECT_GT(q.top().time, sim::Time{500}) << "what is left is due after the end";
+}
+
 TEST(EventQueue, AnEventKeepsItsPayloadFields) {
   EventQueue q;
   q.push(7ns, EventClass::kReplay, EventType::kDeliver, 123, 0xdeadbeefcafeULL);
