@@ -6,12 +6,14 @@
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
 // input or usage, or a run that exceeded its event budget; 3 an internal
-// error (a bug in fencesim: please report it with the scenario and seed).
+// error (a bug in fencesim: please report it with the scenario and seed), or
+// a run that ran out of memory.
 #include <cctype>
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -119,6 +121,14 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       std::cerr << "fencesim: " << j.file << ": not yet supported: " << e.what() << "\n";
       code = std::max(code, kExitInput);
       continue;
+    } catch (const std::bad_alloc&) {
+      // The run's budgets (docs/FORMAT.md) keep it to about 2 GB; less than
+      // that was available.
+      std::cerr << "fencesim: " << j.file << " (seed " << seed.value_or(j.scenario.seed)
+                << "): out of memory; a run can take up to about 2 GB (docs/FORMAT.md, limits): free some"
+                   " memory, or shorten `duration` or reduce clients/iterations. No report was written.\n";
+      code = std::max(code, kExitInternal);
+      continue;
     } catch (const std::exception& e) {
       std::cerr << "fencesim: internal error while running " << j.file << " (seed "
                 << seed.value_or(j.scenario.seed) << "): " << e.what()
@@ -128,8 +138,10 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
     }
     if (result.budget_exceeded) {
       std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of "
-                << fencesim::Limits::kEventBudget
-                << " events; shorten `duration` or reduce clients/iterations. No report was written.\n";
+                << fencesim::Limits::kEventBudget << " events (or " << fencesim::Limits::kPendingBudget
+                << " waiting at once); shorten `duration`, reduce clients/iterations, or lengthen the"
+                   " intervals (heartbeat, retry_interval) that schedule events faster than they run."
+                   " No report was written.\n";
       code = std::max(code, kExitInput);
       continue;
     }

@@ -184,11 +184,17 @@ struct Limits {
   static constexpr int kMaxFaults = 10'000;
   static constexpr Duration kMaxDuration = 24h;
   /// A run that needs more events than this is stopped (exit 2): a few
-  /// seconds of CPU and about 1 GB of memory at most (the trace and history
+  /// seconds of CPU and about 2 GB of memory at most (the trace and history
   /// of every event are kept for the reports; at 20 M a fresh-user trial saw
   /// 4.2 GB), so a mistaken scenario fails fast instead of looking hung or
   /// exhausting memory. The shipped scenarios need well under 1 M.
   static constexpr std::uint64_t kEventBudget = 5'000'000;
+  /// A run with more events than this waiting at once is stopped the same
+  /// way: a scenario that schedules faster than it runs (25 members with a
+  /// 1 ns heartbeat and 1 ms of latency) grew to 14 GB of waiting messages
+  /// within the event budget. A waiting message costs ≈ 250 bytes, so this
+  /// is ≈ 250 MB; the shipped scenarios keep under a thousand waiting.
+  static constexpr std::size_t kPendingBudget = 1'000'000;
 };
 
 }  // namespace fencesim

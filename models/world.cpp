@@ -344,7 +344,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   if (w->etcd) w->etcd->start();
   for (auto& c : w->clients) c->start();
 
-  const sim::RunStatus status = simu.run_until(s.duration, opt.event_budget);
+  const sim::RunStatus status = simu.run_until(s.duration, opt.event_budget, opt.pending_budget);
   out.budget_exceeded = status == sim::RunStatus::kEventBudgetExceeded;
   out.events = simu.events_processed();
 

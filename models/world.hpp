@@ -11,7 +11,8 @@
 //
 // Errors: `UnsupportedScenario` for a design this version cannot run yet
 // (the etcd service); the run stops with `budget_exceeded` when it needs
-// more than `event_budget` events; sim::ModelBug for a bug in a model.
+// more than `event_budget` events, or has more than `pending_budget`
+// waiting at once; sim::ModelBug for a bug in a model.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;  ///< overrides Scenario::seed
   bool trace = true;                  ///< build the trace (JSON Lines) of the run
   std::uint64_t event_budget = Limits::kEventBudget;
+  std::size_t pending_budget = Limits::kPendingBudget;  ///< events waiting at once
 };
 
 struct RunResult {

@@ -19,6 +19,9 @@
 
 #if defined(FENCESIM_MIMALLOC)
 #include <mimalloc.h>
+
+#include <cerrno>
+#include <new>
 #endif
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -31,6 +34,14 @@ inline void keep_heap_between_runs() {
   // Also what ties the program to mimalloc: linked and called, it serves
   // malloc and operator new for the whole process.
   mi_option_disable(mi_option_allow_decommit);
+  // Debian's mimalloc is built as C: out of memory in `operator new`, it
+  // aborts (exit 134, no message) where the C++ library throws
+  // std::bad_alloc, and it never sees a C++ new-handler. Its error callback
+  // runs first: throwing std::bad_alloc from there makes fencesim report an
+  // internal error (exit 3) as it does with glibc's malloc.
+  mi_register_error([](int err, void*) {
+    if (err == ENOMEM) throw std::bad_alloc();
+  }, nullptr);
 #endif
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);   // blocks up to 32 MiB from the heap, not mmap

@@ -365,11 +365,11 @@ void Simulation::notify(WaitHandle h) {
   queue_.push(now_, EventClass::kNormal, EventType::kResume, h.slot, h.wait);
 }
 
-RunStatus Simulation::run_until(Time end, std::uint64_t max_events) {
+RunStatus Simulation::run_until(Time end, std::uint64_t max_events, std::size_t max_pending) {
   std::uint64_t budget = 0;
   Event e{};
   for (;;) {
-    if (budget >= max_events) {
+    if (budget >= max_events || queue_.size() > max_pending) {
       if (queue_.due(end)) return RunStatus::kEventBudgetExceeded;
       break;
     }

@@ -355,8 +355,11 @@ class Simulation {
   void notify(WaitHandle h);
 
   /// Runs events until true time `end` (inclusive) or the queue is empty.
-  /// Stops with kEventBudgetExceeded after `max_events` events.
-  RunStatus run_until(Time end, std::uint64_t max_events = UINT64_MAX);
+  /// Stops with kEventBudgetExceeded after `max_events` events, or as soon
+  /// as more than `max_pending` events wait in the queue at once (a run
+  /// that schedules faster than it runs would otherwise grow without bound:
+  /// each waiting message holds its payload).
+  RunStatus run_until(Time end, std::uint64_t max_events = UINT64_MAX, std::size_t max_pending = SIZE_MAX);
   std::uint64_t events_processed() const { return events_processed_; }
   bool has_pending_events() const { return !queue_.empty(); }
 

@@ -332,4 +332,39 @@ TEST(Network, MessagesFromADownNodeOrToANodeDownAtDeliveryAreLost) {
   EXPECT_THAT(w.log, ElementsAre("5ms B crash hook", "20ms B restart hook", "40ms B got after the restart from A"));
 }
 
+// Budgets: a run stops (kEventBudgetExceeded) after max_events events, or as
+// soon as more than max_pending wait at once.
+
+/// Answers every message it gets with `fanout` messages to itself.
+struct Multiplier final : sim::NodeBehaviour {
+  Multiplier(sim::Node& n, int f) : node(n), fanout(f) {}
+  void on_message(const sim::Message&) override {
+    for (int i = 0; i < fanout; ++i) node.send(node.id(), text("again"));
+  }
+  sim::Node& node;
+  int fanout;
+};
+
+TEST(Budget, ARunStopsAfterItsEventBudgetButNotBeforeItsEndOtherwise) {
+  World w;
+  sim::Node& a = w.node("A");
+  Multiplier m(a, 1);  // one message in flight forever: 1,000 per simulated second
+  a.set_behaviour(&m);
+  a.send(a.id(), text("start"));
+  EXPECT_EQ(w.sim.run_until(1s, 500), sim::RunStatus::kEventBudgetExceeded);
+  EXPECT_EQ(w.sim.events_processed(), 500u);
+  EXPECT_EQ(w.sim.run_until(2s, 5000), sim::RunStatus::kDone) << "1,000 more events fit in 5,000";
+}
+
+TEST(Budget, ARunThatSchedulesFasterThanItRunsStopsAtItsPendingBudget) {
+  World w;
+  sim::Node& a = w.node("A");
+  Multiplier m(a, 3);  // every delivery schedules three more
+  a.set_behaviour(&m);
+  a.send(a.id(), text("start"));
+  // (The event budget only keeps this test short if the pending one fails.)
+  EXPECT_EQ(w.sim.run_until(1s, 200'000, 10'000), sim::RunStatus::kEventBudgetExceeded);
+  EXPECT_LT(w.sim.events_processed(), 10'000u) << "stopped by the waiting events, long before 1 s";
+}
+
 }  // namespace

@@ -331,5 +331,23 @@ TEST(EtcdMutex, RaftSafetyHoldsUnderRandomFaultsOnMembersAndClients) {
   }
 }
 
+TEST(EtcdMutex, AClusterThatSchedulesFasterThanItRunsIsStoppedAtTheBudgetInsteadOfFillingTheMemory) {
+  // 25 members beating every nanosecond with a millisecond of latency: each
+  // tick sends 24 messages that wait a million ticks. Without the budget of
+  // waiting events this took 14 GB within the event budget.
+  ScenarioBuilder b("runaway");
+  b.duration(1s).etcd(3s, 25).etcd_spec([](EtcdSpec& e) {
+    e.heartbeat = Duration{1};
+    e.election_timeout = Duration{2};
+  });
+  b.client("worker-0", counter(100ms, 5));
+  RunOptions opt;
+  opt.pending_budget = 100'000;
+  const RunResult r = b.run(opt);
+  EXPECT_TRUE(r.budget_exceeded);
+  EXPECT_FALSE(r.all_met);
+  EXPECT_LT(r.events, Limits::kEventBudget);
+}
+
 }  // namespace
 }  // namespace fencesim::testing
