@@ -464,7 +464,10 @@ class Loader {
   static std::uint64_t get_u64(const json& v, const std::string& path) {
     const std::string what = "an integer from 0 to 18446744073709551615";
     if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-    if (v.is_number_integer()) fail(path, "expected " + what + ", got " + v.dump());
+    if (v.is_number_integer()) {
+      if (v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());  // -0
+      fail(path, "expected " + what + ", got " + v.dump());
+    }
     if (v.is_number_float()) {
       const double x = v.get<double>();
       if (std::isfinite(x) && std::floor(x) == x && x >= 0 && x < 18446744073709551616.0) {
@@ -1314,7 +1317,13 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
 
 LoadResult load_scenario_file(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return error_result(path, "", "no such file");
+  if (path.empty()) return error_result("\"\"", "", "an empty file name; give the path of a scenario file");
+  if (!std::filesystem::exists(path, ec)) {
+    // exists() is false with an error for a link loop or a directory that
+    // cannot be searched: name that instead of "no such file".
+    if (ec) return error_result(path, "", "cannot read: " + ec.message());
+    return error_result(path, "", "no such file");
+  }
   if (std::filesystem::is_directory(path, ec)) return error_result(path, "", "is a directory, not a scenario file");
   // A named pipe would block the read until a writer comes; a device may
   // never end. Only regular files (or links to them) are read.

@@ -17,10 +17,36 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
+/// Inline text made inert for Markdown: a `<` or `&` that could open an HTML
+/// tag, comment or entity gets a backslash (CommonMark escapes), so a
+/// renderer shows it rather than runs it; a control character (other than
+/// a tab or newline) is written as \u00XX, never raw.
+std::string inert(const std::string& text) {
+  const auto letter = [](unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", c);
+    } else if (c == '<' && (letter(next) || next == '/' || next == '!' || next == '?')) {
+      out += "\\<";
+    } else if (c == '&' && (letter(next) || next == '#')) {
+      out += "\\&";
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 /// Free text (a scenario's description) as a Markdown paragraph: a line that
 /// would start a heading, quote, list, table or code fence gets a backslash,
-/// so the text reads as written instead of restructuring the report.
-std::string markdown_text(const std::string& text) {
+/// so the text reads as written instead of restructuring the report; HTML
+/// and control characters are made inert (see `inert`).
+std::string markdown_text(const std::string& raw) {
+  const std::string text = inert(raw);
   std::string out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -243,7 +269,8 @@ std::string render_trace_jsonl(const RunResult& r) {
 }
 
 namespace {
-std::string md_escape(const std::string& s) {
+std::string md_escape(const std::string& raw) {
+  const std::string s = inert(raw);
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\|";

@@ -34,7 +34,14 @@ std::string esc(const std::string& s) {
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
-      default: o += c;
+      default:
+        // A control character (from a scenario's free text) is shown, not
+        // written raw: NUL and most C0 characters are not allowed in HTML.
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+          o += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        } else {
+          o += c;
+        }
     }
   }
   return o;

@@ -286,6 +286,33 @@ TEST_F(Command, ADescriptionCannotRestructureReportMd) {
   EXPECT_NE(md.find("\n\\# not a heading\n1\\. not a list\n"), std::string::npos) << md;
 }
 
+TEST_F(Command, HtmlAndControlCharactersInADescriptionAreShownNotRun) {
+  const fs::path f = write_file("html.json", R"({"scenario": "html",
+    "description": "<script>alert(1)</script> &amp; 1 < 2 \u001b[31mred\u0000",
+    "duration": "5s", "lock": {"service": "redis", "ttl": "2s"}, "resource": {"kind": "fenced"},
+    "clients": [{"name": "A", "workload": {"kind": "counter"}}]})");
+  const Result r = run("run -q " + f.string() + " --out " + (dir_ / "r").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir_ / "r" / "html" / "report.md");
+  EXPECT_NE(md.find("\\<script>alert(1)\\</script> \\&amp; 1 < 2 \\u001b[31mred\\u0000"), std::string::npos) << md;
+  const std::string html = slurp(dir_ / "r" / "html" / "timeline.html");
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+  EXPECT_EQ(html.find('\0'), std::string::npos);
+}
+
+TEST_F(Command, AnEmptyFileNameOrALinkLoopIsNamedAsSuch) {
+  const Result empty = run("run '' --out " + (dir_ / "a").string());
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("an empty file name"), std::string::npos) << empty.err;
+  fs::create_symlink(dir_ / "loop.json", dir_ / "loop.json");
+  const Result loop = run("run " + (dir_ / "loop.json").string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(loop.code, 2);
+  EXPECT_EQ(loop.err.find("no such file"), std::string::npos) << loop.err;
+  EXPECT_NE(loop.err.find("cannot read"), std::string::npos) << loop.err;
+}
+
 TEST_F(Command, NotesGoToTheSummaryOrWithQuietToStderrNotBoth) {
   const fs::path f = write_file("late.json", R"({"scenario": "late", "duration": "10s",
     "lock": {"service": "redis", "ttl": "5s"}, "resource": {"kind": "fenced"},
