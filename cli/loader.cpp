@@ -599,11 +599,14 @@ class Loader {
           else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-') fixed += c;
           else if (c == ' ' || c == '.') fixed += '-';
         }
+        const bool too_long = name.size() > LoaderLimits::kMaxScenarioNameLength;
         fail("scenario",
-             "invalid scenario name " + quote(name) + ": use 1 to " +
-                 std::to_string(LoaderLimits::kMaxScenarioNameLength) +
+             "invalid scenario name " + quote(name) + ": " +
+                 (too_long ? "too long (" + std::to_string(name.size()) + " characters); " : std::string()) +
+                 "use 1 to " + std::to_string(LoaderLimits::kMaxScenarioNameLength) +
                  " characters from a-z, 0-9, '_' and '-' (it names the report folder)",
-             fixed.empty() || fixed == name ? "" : "did you mean " + quote(fixed) + "?");
+             // (A suggestion for a name that is only too long would look like the name itself.)
+             fixed.empty() || fixed == name || too_long ? "" : "did you mean " + quote(fixed) + "?");
       }
       s_.name = std::move(name);
     }

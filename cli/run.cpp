@@ -27,9 +27,14 @@ constexpr std::size_t kMaxTemps = 4;
 constexpr std::size_t kMaxPath = 4096;
 char g_temps[kMaxTemps][kMaxPath];
 volatile std::sig_atomic_t g_temp_count = 0;
+// The report folder, when this run created it: removed too if it is left
+// empty (rmdir removes only an empty directory; it is async-signal-safe).
+char g_created_dir[kMaxPath];
+volatile std::sig_atomic_t g_remove_dir = 0;
 
 extern "C" void remove_temps_and_reraise(int sig) {
   for (std::sig_atomic_t i = 0; i < g_temp_count; ++i) ::unlink(g_temps[i]);
+  if (g_remove_dir) ::rmdir(g_created_dir);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -37,13 +42,18 @@ extern "C" void remove_temps_and_reraise(int sig) {
 /// Registers the temporary paths with the handler while it lives.
 class TempGuard {
  public:
-  explicit TempGuard(const std::vector<fs::path>& temps) {
+  TempGuard(const std::vector<fs::path>& temps, const std::string& created_dir) {
     g_temp_count = 0;
     for (const fs::path& t : temps) {
       const std::string s = t.string();
       if (s.size() >= kMaxPath || g_temp_count == static_cast<std::sig_atomic_t>(kMaxTemps)) continue;
       std::memcpy(g_temps[g_temp_count], s.c_str(), s.size() + 1);
       g_temp_count = g_temp_count + 1;
+    }
+    g_remove_dir = 0;
+    if (!created_dir.empty() && created_dir.size() < kMaxPath) {
+      std::memcpy(g_created_dir, created_dir.c_str(), created_dir.size() + 1);
+      g_remove_dir = 1;
     }
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) previous_[index(sig)] = std::signal(sig, remove_temps_and_reraise);
   }
@@ -52,6 +62,7 @@ class TempGuard {
   ~TempGuard() {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, previous_[index(sig)]);
     g_temp_count = 0;
+    g_remove_dir = 0;
   }
 
  private:
@@ -88,7 +99,7 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
   }
   std::vector<fs::path> temps;
   for (const auto& [name, text] : files) temps.push_back(fs::path(dir) / ("." + name + ".tmp"));
-  const TempGuard guard(temps);
+  const TempGuard guard(temps, created ? dir : std::string());
   auto cleanup = [&] {
     for (const fs::path& t : temps) fs::remove(t, ec);
     if (created) fs::remove(dir, ec);  // only if still empty

@@ -77,8 +77,25 @@ DurationParse parse_duration(std::string_view text, bool allow_negative) {
     if (unit == u.name) found = &u;
   }
   if (found == nullptr) {
-    out.error = unit.empty() ? "missing unit: durations need one of ns, us, ms, s, m, h, e.g. \"10s\""
-                             : "unknown unit \"" + std::string(unit) + "\": use one of ns, us, ms, s, m, h";
+    if (unit.empty()) {
+      out.error = "missing unit: durations need one of ns, us, ms, s, m, h, e.g. \"10s\"";
+    } else {
+      // The unit as written, with control characters shown as \u00XX: an
+      // error line never carries a raw NUL or escape sequence.
+      std::string shown;
+      for (char c : unit) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          static const char* kHex = "0123456789abcdef";
+          shown += "\\u00";
+          shown += kHex[u >> 4];
+          shown += kHex[u & 15];
+        } else {
+          shown += c;
+        }
+      }
+      out.error = "unknown unit \"" + shown + "\": use one of ns, us, ms, s, m, h";
+    }
     return out;
   }
   __int128 total = whole * found->ns;

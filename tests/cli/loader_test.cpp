@@ -531,4 +531,29 @@ TEST(LoaderFuzzRegressions, EveryFuzzFindingLoadsOrFailsCleanly) {
 }
 
 }  // namespace
+TEST(LoaderMessages, ANameThatIsOnlyTooLongSaysSoWithoutALookAlikeSuggestion) {
+  json j = base_scenario();
+  j["scenario"] = std::string(101, 'a');
+  const std::string e = load_err(j);
+  EXPECT_NE(e.find("too long (101 characters)"), std::string::npos) << e;
+  EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
+}
+
+TEST(LoaderMessages, AControlCharacterInADurationIsShownEscapedNeverRaw) {
+  json j = base_scenario();
+  j["duration"] = std::string("10s\x1b", 4);
+  const std::string e = load_err(j);
+  EXPECT_NE(e.find("unknown unit \"s\\u001b\""), std::string::npos) << e;
+  EXPECT_EQ(e.find('\x1b'), std::string::npos) << e;
+}
+
+TEST(LoaderMessages, ASeedOfMinusZeroIsZero) {
+  // As text: a json value of -0 would be written back as 0.
+  const std::string text = base_scenario().dump().replace(1, 0, "\"seed\": -0, ");
+  ASSERT_NE(text.find("-0"), std::string::npos);
+  const LoadResult r = load_scenario_text(text, "test.json");
+  ASSERT_TRUE(r.ok()) << (r.error ? r.error->to_string() : "");
+  EXPECT_EQ(r.scenario->seed, 0u);
+}
+
 }  // namespace fencesim
