@@ -663,12 +663,10 @@ std::optional<NodeId> EtcdService::leader() const {
 }
 
 void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision) {
-  // A create revision names one key's creation in the cluster, so it
-  // identifies the hold.
-  auto [held, fresh] = granted_.try_emplace(kv.create_revision);
-  if (!fresh) return;  // the same hold answered again (a retried request)
-  held->second = hold_value(kv.key, kv.create_revision);
-  const std::string& value = held->second;
+  // Ordered by create revision first: comparing two holds rarely reaches
+  // their keys.
+  if (!granted_.emplace(kv.create_revision, kv.key).second) return;  // the same hold answered again (a retried request)
+  const std::string value = hold_value(kv.key, kv.create_revision);
   std::optional<std::int64_t> token;
   if (spec_.token == EtcdToken::kCreateRevision) token = kv.create_revision;
   if (spec_.token == EtcdToken::kHeaderRevision) token = header_revision;
@@ -691,9 +689,9 @@ void EtcdService::on_promoted(EtcdMember& m) {
   // it takes over.
   // (In revision order; the lease ends are kept by value, so the order
   // shows nowhere.)
-  for (const auto& [create_revision, value] : granted_) {
+  for (const auto& [create_revision, key] : granted_) {
+    const std::string value = hold_value(key, create_revision);
     if (history_.lease_ends.count(value) != 0) continue;
-    const std::string key = value.substr(0, value.rfind('@'));
     auto it = m.keys().find(key);
     if (it == m.keys().end() || it->second.create_revision != create_revision) {
       history_.lease_end(sim_.now(), value, "deleted before " + m.node().name() + " took over as leader");

@@ -255,7 +255,7 @@ class EtcdService {
   std::vector<NodeId> member_ids_;
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<EtcdMember>> members_;
-  std::map<std::int64_t, std::string> granted_;  ///< holds recorded: create revision → "key@create_revision"
+  std::set<std::pair<std::int64_t, std::string>> granted_;  ///< holds recorded: (create revision, key)
   Duration min_lease_ttl_{0};
 };
 
