@@ -6,6 +6,7 @@
 // expect — and stops at the first problem by throwing `Failure`, which never
 // leaves this file.
 #include "cli/loader.hpp"
+#include "sim/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -54,11 +55,8 @@ std::string quote(std::string_view s, std::size_t max = 48) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+    } else if (sim::is_control(c)) {
+      sim::append_escaped_control(out, c);
     } else {
       out += static_cast<char>(c);
     }

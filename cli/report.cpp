@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fencesim/run.hpp"
+#include "sim/text.hpp"
 
 namespace fencesim {
 
@@ -28,8 +29,8 @@ std::string inert(const std::string& text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-      out += fmt::format("\\u{:04x}", c);
+    if (sim::is_control(c) && c != '\t' && c != '\n') {
+      sim::append_escaped_control(out, c);
     } else if (c == '<' && (letter(next) || next == '/' || next == '!' || next == '?')) {
       out += "\\<";
     } else if (c == '&' && (letter(next) || next == '#')) {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "fencesim/run.hpp"
+#include "sim/text.hpp"
 
 namespace fencesim {
 
@@ -37,8 +38,8 @@ std::string esc(const std::string& s) {
       default:
         // A control character (from a scenario's free text) is shown, not
         // written raw: NUL and most C0 characters are not allowed in HTML.
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-          o += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        if (sim::is_control(static_cast<unsigned char>(c)) && c != '\t' && c != '\n') {
+          sim::append_escaped_control(o, static_cast<unsigned char>(c));
         } else {
           o += c;
         }

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "sim/text.hpp"
+
 namespace sim {
 namespace {
 
@@ -80,16 +82,12 @@ DurationParse parse_duration(std::string_view text, bool allow_negative) {
     if (unit.empty()) {
       out.error = "missing unit: durations need one of ns, us, ms, s, m, h, e.g. \"10s\"";
     } else {
-      // The unit as written, with control characters shown as \u00XX: an
-      // error line never carries a raw NUL or escape sequence.
+      // The unit as written, control characters shown (sim/text.hpp).
       std::string shown;
       for (char c : unit) {
         const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-          static const char* kHex = "0123456789abcdef";
-          shown += "\\u00";
-          shown += kHex[u >> 4];
-          shown += kHex[u & 15];
+        if (is_control(u)) {
+          append_escaped_control(shown, u);
         } else {
           shown += c;
         }

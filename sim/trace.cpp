@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/rng.hpp"
+#include "sim/text.hpp"
 
 namespace sim {
 
@@ -17,8 +18,8 @@ std::string json_escape(std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        if (c < 0x20) {  // (DEL is valid JSON: kept)
+          append_escaped_control(out, c);
         } else {
           out += static_cast<char>(c);
         }
