@@ -3,7 +3,7 @@
 // This is the resolved form of a scenario file (SCENARIO_FORMAT.md, version
 // 1): defaults filled in, durations parsed to sim::Duration, `count` clients
 // expanded to `name-0`, `name-1`, …, group names in node lists expanded to
-// node names. The loader (cli/loader.hpp) produces it from JSON; tests and the
+// node names. The loader (loader/loader.hpp) produces it from JSON; tests and the
 // C++ API may build it directly. `validate_semantics` re-checks the rules that
 // do not depend on JSON, so a hand-built scenario gets the same errors.
 #pragma once

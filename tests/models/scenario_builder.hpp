@@ -201,7 +201,7 @@ class ScenarioBuilder {
   RunResult run(const RunOptions& opt = {}) const { return run_scenario(build(), opt); }
 
  private:
-  // The loader's rule (cli/loader.cpp load_etcd; etcd lessor.go minLeaseTTL):
+  // The loader's rule (loader/loader.cpp load_etcd; etcd lessor.go minLeaseTTL):
   // whole seconds, raised to ceil(1.5 × election_timeout) seconds.
   static void resolve_etcd_ttl(Scenario& s) {
     const Duration asked = s.lock.requested_ttl;

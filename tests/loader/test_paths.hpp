@@ -1,4 +1,4 @@
-// tests/cli/test_paths.hpp — where the test data lives.
+// tests/loader/test_paths.hpp — where the test data lives.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 namespace fencesim::testing {
 
 inline std::filesystem::path source_dir() { return FENCESIM_SOURCE_DIR; }
-inline std::filesystem::path cli_test_dir() { return source_dir() / "tests" / "cli"; }
+inline std::filesystem::path loader_test_dir() { return source_dir() / "tests" / "loader"; }
 /// The acceptance cases beside the repository (shared/cases); may be absent.
 inline std::filesystem::path shared_cases_dir() { return source_dir() / ".." / "shared" / "cases"; }
 

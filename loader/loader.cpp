@@ -1,11 +1,11 @@
-// cli/loader.cpp — the scenario loader (see loader.hpp and docs/FORMAT.md).
+// loader/loader.cpp — the scenario loader (see loader.hpp and docs/FORMAT.md).
 //
 // Structure: a guarded SAX pass builds the JSON document (bounding nesting
 // depth and refusing duplicate keys), then `Loader` walks the document in a
 // fixed order — top level, network, lock, resource, clients, faults, nemesis,
 // expect — and stops at the first problem by throwing `Failure`, which never
 // leaves this file.
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 #include "sim/text.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// cli/fuzz_loader.cpp — libFuzzer target for the scenario loader.
+// loader/fuzz_loader.cpp — libFuzzer target for the scenario loader.
 //
 // Build (clang only):
 //   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DFENCESIM_FUZZ=ON \
@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 #include "models/nemesis.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

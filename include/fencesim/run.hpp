@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 #include "models/checkers/checkers.hpp"
 #include "models/scenario.hpp"
 #include "models/world.hpp"

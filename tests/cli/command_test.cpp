@@ -346,7 +346,7 @@ TEST_F(Command, TheEtcdAcceptanceCasePasses) {
 
 TEST_F(Command, TheTimelineOfABigEtcdRunStaysUnderTwoMegabytes) {
   // 5 clients on a 5-member etcd cluster for 120 s under random pauses.
-  const std::string big = std::string(FENCESIM_SOURCE_DIR) + "/tests/app/big-etcd.json";
+  const std::string big = std::string(FENCESIM_SOURCE_DIR) + "/tests/cli/big-etcd.json";
   const Result r = run("run " + big + " -q --out " + (dir_ / "a").string());
   ASSERT_LE(r.code, 1) << r.err;
   const fs::path page = dir_ / "a" / "big-etcd" / "timeline.html";

@@ -1,6 +1,6 @@
-// tests/cli/loader_test.cpp — the scenario loader: shipped files load,
+// tests/loader/loader_test.cpp — the scenario loader: shipped files load,
 // defaults resolve, expansions happen, and bad input gets a clear error.
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "tests/cli/test_paths.hpp"
+#include "tests/loader/test_paths.hpp"
 
 namespace fencesim {
 namespace {
@@ -55,7 +55,7 @@ TEST(LoaderFiles, EveryAcceptanceCaseInSharedCasesLoads) {
 }
 
 TEST(LoaderFiles, EveryGoodFileAndShippedScenarioLoads) {
-  auto files = testing::json_files(testing::cli_test_dir() / "good");
+  auto files = testing::json_files(testing::loader_test_dir() / "good");
   ASSERT_GE(files.size(), 5u);
   for (const auto& f : testing::json_files(testing::source_dir() / "scenarios")) files.push_back(f);
   for (const auto& f : files) {
@@ -466,7 +466,7 @@ TEST(LoaderErrors, MissingFileAndDirectoryAreErrorsNotCrashes) {
   LoadResult r = load_scenario_file("/nonexistent/dir/x.json");
   ASSERT_TRUE(r.error.has_value());
   EXPECT_NE(r.error->to_string().find("/nonexistent/dir/x.json: no such file"), std::string::npos);
-  r = load_scenario_file(testing::cli_test_dir().string());
+  r = load_scenario_file(testing::loader_test_dir().string());
   ASSERT_TRUE(r.error.has_value());
   EXPECT_NE(r.error->message.find("directory"), std::string::npos);
 }
@@ -514,9 +514,9 @@ TEST(LoaderErrors, HugeArraysAreRefusedBeforeExpansion) {
 }
 
 TEST(LoaderFuzzRegressions, EveryFuzzFindingLoadsOrFailsCleanly) {
-  // Inputs the fuzzer (cli/fuzz_loader.cpp) once crashed, hung or tripped a
+  // Inputs the fuzzer (loader/fuzz_loader.cpp) once crashed, hung or tripped a
   // sanitizer with; each must now give exactly one of scenario or error.
-  const fs::path dir = testing::cli_test_dir() / "fuzz_regressions";
+  const fs::path dir = testing::loader_test_dir() / "fuzz_regressions";
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file() || e.path().extension() == ".md") continue;

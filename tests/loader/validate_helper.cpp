@@ -1,10 +1,10 @@
-// tests/cli/validate_helper.cpp — `fencesim_validate_helper FILE...`: loads
+// tests/loader/validate_helper.cpp — `fencesim_validate_helper FILE...`: loads
 // each file with the scenario loader; prints "ok FILE" or the error line.
 // Exit 0 when every file loads, 2 when one does not (the CLI's "invalid
 // scenario" code). Used by schema_check.py to compare loader and schema.
 #include <iostream>
 
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

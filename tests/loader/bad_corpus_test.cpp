@@ -1,4 +1,4 @@
-// tests/cli/bad_corpus_test.cpp — every file in tests/cli/bad/ is refused,
+// tests/loader/bad_corpus_test.cpp — every file in tests/loader/bad/ is refused,
 // and its error line carries the key words listed in bad/expected.json
 // (file name, JSON path, what was expected, the suggestion).
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/loader.hpp"
-#include "tests/cli/test_paths.hpp"
+#include "loader/loader.hpp"
+#include "tests/loader/test_paths.hpp"
 
 namespace fencesim {
 namespace {
@@ -16,14 +16,14 @@ namespace {
 using nlohmann::json;
 
 json read_expected() {
-  std::ifstream in(testing::cli_test_dir() / "bad" / "expected.json");
+  std::ifstream in(testing::loader_test_dir() / "bad" / "expected.json");
   return json::parse(in);
 }
 
 TEST(BadCorpus, EveryBadFileIsRefusedWithTheExpectedWords) {
   const json expected = read_expected();
   std::set<std::string> seen;
-  for (const auto& f : testing::json_files(testing::cli_test_dir() / "bad")) {
+  for (const auto& f : testing::json_files(testing::loader_test_dir() / "bad")) {
     const std::string name = f.filename().string();
     if (name == "expected.json") continue;
     seen.insert(name);
@@ -49,7 +49,7 @@ TEST(BadCorpus, MalformedFilesReportLineAndColumn) {
   for (const auto& [name, entry] : expected.items()) {
     if (name.find("malformed") == std::string::npos) continue;
     ++malformed;
-    const LoadResult r = load_scenario_file((testing::cli_test_dir() / "bad" / name).string());
+    const LoadResult r = load_scenario_file((testing::loader_test_dir() / "bad" / name).string());
     ASSERT_TRUE(r.error.has_value()) << name;
     EXPECT_GT(r.error->line, 0) << name;
     EXPECT_GT(r.error->column, 0) << name;

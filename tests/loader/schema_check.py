@@ -6,9 +6,9 @@ Schema (after stripping // and /* */ comments, refusing duplicate keys and
 NaN/Infinity as the loader does) and by the loader, through
 `fencesim_validate_helper FILE` (exit 0: loads, 2: refused).
 
-  scenarios/*.json, ../shared/cases/*.json, tests/cli/good/*.json
+  scenarios/*.json, ../shared/cases/*.json, tests/loader/good/*.json
       both must accept
-  tests/cli/bad/*.json
+  tests/loader/bad/*.json
       the loader must refuse; the schema must refuse too, unless
       bad/expected.json marks the file "loader_only" (a rule the schema
       cannot express, such as node names), in which case the schema must
@@ -116,8 +116,8 @@ def main():
     shared = sorted(glob.glob(os.path.join(src, "..", "shared", "cases", "*.json")))
     if not shared:
         print("note: no acceptance cases beside the repository (../shared/cases)")
-    good += shared + sorted(glob.glob(os.path.join(src, "tests", "cli", "good", "*.json")))
-    bad_dir = os.path.join(src, "tests", "cli", "bad")
+    good += shared + sorted(glob.glob(os.path.join(src, "tests", "loader", "good", "*.json")))
+    bad_dir = os.path.join(src, "tests", "loader", "bad")
     with open(os.path.join(bad_dir, "expected.json"), encoding="utf-8") as f:
         expected = json.load(f)
     bad = [p for p in sorted(glob.glob(os.path.join(bad_dir, "*.json"))) if os.path.basename(p) != "expected.json"]

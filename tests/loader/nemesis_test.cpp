@@ -1,4 +1,4 @@
-// tests/cli/nemesis_test.cpp — the nemesis draws faults from the seed as
+// tests/loader/nemesis_test.cpp — the nemesis draws faults from the seed as
 // SCENARIO_FORMAT.md says, and the same seed draws the same faults.
 #include "models/nemesis.hpp"
 
@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "cli/loader.hpp"
+#include "loader/loader.hpp"
 #include "sim/rng.hpp"
 
 namespace fencesim {
