@@ -37,7 +37,10 @@ void BM_WorkedExampleRun(benchmark::State& state) {
   state.counters["runs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["events/run"] = static_cast<double>(events) / static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_WorkedExampleRun)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"fenced", "trace"})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WorkedExampleRun)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"fenced", "trace"})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_SentinelFailoverRun(benchmark::State& state) {
   // c04: 3 sentinels, 2 replicas, a primary crash and a failover, 40 s.

@@ -8,8 +8,8 @@
 // input or usage, or a run that exceeded its event budget; 3 an internal
 // error (a bug in fencesim: please report it with the scenario and seed), or
 // a run that ran out of memory.
-#include <cctype>
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -130,15 +130,15 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       code = std::max(code, kExitInternal);
       continue;
     } catch (const std::exception& e) {
-      std::cerr << "fencesim: internal error while running " << j.file << " (seed "
-                << seed.value_or(j.scenario.seed) << "): " << e.what()
+      std::cerr << "fencesim: internal error while running " << j.file << " (seed " << seed.value_or(j.scenario.seed)
+                << "): " << e.what()
                 << "\nThis is a bug in fencesim; please report it with the scenario file and seed.\n";
       code = std::max(code, kExitInternal);
       continue;
     }
     if (result.budget_exceeded) {
-      std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of "
-                << fencesim::Limits::kEventBudget << " events (or " << fencesim::Limits::kPendingBudget
+      std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of " << fencesim::Limits::kEventBudget
+                << " events (or " << fencesim::Limits::kPendingBudget
                 << " waiting at once); shorten `duration`, reduce clients/iterations, or lengthen the"
                    " intervals (heartbeat, retry_interval) that schedule events faster than they run."
                    " No report was written.\n";
@@ -222,7 +222,8 @@ int main(int argc, char** argv) {
   bool no_color = false;
   CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
   run->add_option("files", run_files, "Scenario files (JSON)")->required();
-  run->add_option("--seed", seed_text, "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
+  run->add_option("--seed", seed_text,
+                  "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
   run->add_option("--out", out, "Folder for the reports (default: reports)");
   run->add_flag("--quiet,-q", quiet, "Print only failures");
   run->add_flag("--no-color", no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
@@ -230,7 +231,8 @@ int main(int argc, char** argv) {
   std::uint64_t matrix_seeds = 10;
   std::string matrix_out;
   bool matrix_quiet = false;
-  CLI::App* matrix = app.add_subcommand("matrix", "Run lock designs against fault kinds over seeds; write MATRIX.md/.json");
+  CLI::App* matrix =
+      app.add_subcommand("matrix", "Run lock designs against fault kinds over seeds; write MATRIX.md/.json");
   matrix->add_option("--seeds", matrix_seeds, "Runs per cell (default 10)");
   matrix->add_option("--out", matrix_out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
   matrix->add_flag("--quiet,-q", matrix_quiet, "Do not print the table");
@@ -297,7 +299,8 @@ int main(int argc, char** argv) {
         std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
         return kExitInput;
       }
-      return cmd_run(run_files, seed, out, quiet, !no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
+      return cmd_run(run_files, seed, out, quiet,
+                     !no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
     }
     if (validate->parsed()) return cmd_validate(validate_files);
     if (matrix->parsed()) return cmd_matrix(matrix_seeds, matrix_out, matrix_quiet);

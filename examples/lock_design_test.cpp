@@ -1,8 +1,8 @@
 // A lock design kept honest by a regression test: our service takes a Redis
 // lease with a fencing token and our storage checks the token strictly.
 // If someone drops the check (or the token), this test fails.
-#include <fencesim/run.hpp>
 #include <gtest/gtest.h>
+#include <fencesim/run.hpp>
 
 using namespace std::chrono_literals;
 using fencesim::Property;

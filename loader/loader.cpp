@@ -10,11 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <system_error>
-#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -255,8 +255,8 @@ class GuardedSax {
   }
   bool push(bool array) {
     if (static_cast<int>(frames_.size()) >= LoaderLimits::kMaxDepth) {
-      problem_.message = "nesting deeper than " + std::to_string(LoaderLimits::kMaxDepth) +
-                         " levels; a scenario needs at most 5";
+      problem_.message =
+          "nesting deeper than " + std::to_string(LoaderLimits::kMaxDepth) + " levels; a scenario needs at most 5";
       return false;
     }
     frames_.push_back(Frame{array, 0, "", {}});
@@ -297,11 +297,12 @@ const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration
 const Keys kNetworkKeys = {"latency", "loss"};
 const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key"};
-const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token", "redlock"};
+const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token",
+                         "redlock"};
 const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas", "replication_delay"};
-const Keys kClientKeys = {"name",           "count",           "start",    "fencing",  "renew",         "renew_interval",
-                          "renew_clock",    "retry_interval",  "command_timeout", "resource", "workload"};
+const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
+                          "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
 const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
 const Keys kGroupNames = {"clients", "redis", "sentinels", "etcd", "resources"};
@@ -333,13 +334,13 @@ const Keys& fault_keys(FaultKind k) {
 }
 
 const std::vector<FaultKind>& all_fault_kinds() {
-  static const std::vector<FaultKind> kAll = {FaultKind::kPause,    FaultKind::kClockJump,    FaultKind::kClockDrift,
-                                              FaultKind::kPartition, FaultKind::kHeal,        FaultKind::kCrash,
-                                              FaultKind::kFailover, FaultKind::kCounterReset, FaultKind::kSlow};
+  static const std::vector<FaultKind> kAll = {FaultKind::kPause,     FaultKind::kClockJump,    FaultKind::kClockDrift,
+                                              FaultKind::kPartition, FaultKind::kHeal,         FaultKind::kCrash,
+                                              FaultKind::kFailover,  FaultKind::kCounterReset, FaultKind::kSlow};
   return kAll;
 }
 const std::vector<FaultKind>& nemesis_kinds() {
-  static const std::vector<FaultKind> kNemesis = {FaultKind::kPause, FaultKind::kPartition,  FaultKind::kCrash,
+  static const std::vector<FaultKind> kNemesis = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
                                                   FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
   return kNemesis;
 }
@@ -385,8 +386,8 @@ class Loader {
     const std::string end = sim::format_duration(s_.duration);
     for (const FaultSpec& f : s_.faults) {
       if (f.at < s_.duration) continue;
-      s_.notes.push_back(f.origin + " at " + sim::format_duration(f.at) + " is not before the end of the run (duration " +
-                         end + "): it never happens");
+      s_.notes.push_back(f.origin + " at " + sim::format_duration(f.at) +
+                         " is not before the end of the run (duration " + end + "): it never happens");
     }
     for (const ClientSpec& c : s_.clients) {
       if (c.start < s_.duration) continue;
@@ -415,9 +416,9 @@ class Loader {
   /// `"ttl" belongs in lock` when `key` is a key of another block, else "".
   static std::string elsewhere(const std::string& key, const std::string& where) {
     static const std::vector<std::pair<std::string, const Keys*>> kBlocks = {
-        {"the top level", &kTopKeys},     {"network", &kNetworkKeys},  {"lock", &kLockCommonKeys},
-        {"lock", &kRedisKeys},            {"lock", &kEtcdKeys},        {"resource", &kResourceKeys},
-        {"a client", &kClientKeys},       {"a workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
+        {"the top level", &kTopKeys}, {"network", &kNetworkKeys},     {"lock", &kLockCommonKeys},
+        {"lock", &kRedisKeys},        {"lock", &kEtcdKeys},           {"resource", &kResourceKeys},
+        {"a client", &kClientKeys},   {"a workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
     for (const auto& [block, keys] : kBlocks) {
       if (block != where && contains(*keys, key)) return quote(key) + " belongs in " + block;
     }
@@ -488,7 +489,8 @@ class Loader {
     return v.get<bool>();
   }
 
-  static std::string get_string(const json& v, const std::string& path, std::size_t max_len = LoaderLimits::kMaxTextLength) {
+  static std::string get_string(const json& v, const std::string& path,
+                                std::size_t max_len = LoaderLimits::kMaxTextLength) {
     if (!v.is_string()) fail(path, "expected a string, got " + describe(v));
     const auto& s = v.get_ref<const std::string&>();
     if (s.size() > max_len) fail(path, "too long: at most " + std::to_string(max_len) + " bytes");
@@ -513,8 +515,8 @@ class Loader {
       if (c != ' ') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     static const std::vector<std::pair<std::string, std::string>> kUnits = {
-        {"µs", "us"}, {"μs", "us"}, {"usec", "us"}, {"msec", "ms"}, {"millis", "ms"}, {"nsec", "ns"},
-        {"secs", "s"}, {"sec", "s"},  {"mins", "m"},  {"min", "m"},   {"hrs", "h"},       {"hr", "h"}};
+        {"µs", "us"},  {"μs", "us"}, {"usec", "us"}, {"msec", "ms"}, {"millis", "ms"}, {"nsec", "ns"},
+        {"secs", "s"}, {"sec", "s"}, {"mins", "m"},  {"min", "m"},   {"hrs", "h"},     {"hr", "h"}};
     std::string fixed = lower;
     for (const auto& [from, to] : kUnits) {
       if (fixed.size() > from.size() && fixed.ends_with(from)) {
@@ -537,7 +539,8 @@ class Loader {
     const sim::DurationParse p = sim::parse_duration(text, rule.allow_negative);
     if (!p.value) {
       std::string msg = "invalid duration " + quote(text) + ": " + p.error;
-      if (!rule.allow_negative && !text.empty() && text[0] == '-') msg += " (a negative value is allowed only for a clock_jump's \"by\")";
+      if (!rule.allow_negative && !text.empty() && text[0] == '-')
+        msg += " (a negative value is allowed only for a clock_jump's \"by\")";
       fail(path, msg, unit_hint(text, rule.allow_negative));
     }
     const Duration d = *p.value;
@@ -563,12 +566,15 @@ class Loader {
       if (hi == nullptr) fail(key_path(path, "max"), "missing required key \"max\": a range needs both min and max");
       const Duration a = get_duration(*lo, key_path(path, "min"), rule);
       const Duration b = get_duration(*hi, key_path(path, "max"), rule);
-      if (b < a) fail(key_path(path, "max"), "max (" + sim::format_duration(b) + ") is below min (" + sim::format_duration(a) + ")");
+      if (b < a)
+        fail(key_path(path, "max"),
+             "max (" + sim::format_duration(b) + ") is below min (" + sim::format_duration(a) + ")");
       return {a, b};
     }
     if (v.is_number()) get_duration(v, path, rule);  // the bare-number message
     if (!v.is_string()) {
-      fail(path, "expected a duration such as \"10s\" or a range {\"min\": \"1s\", \"max\": \"5s\"}, got " + describe(v));
+      fail(path,
+           "expected a duration such as \"10s\" or a range {\"min\": \"1s\", \"max\": \"5s\"}, got " + describe(v));
     }
     const Duration d = get_duration(v, path, rule);
     return {d, d};
@@ -578,10 +584,12 @@ class Loader {
 
   void load_top() {
     if (const json* v = find(root_, "version")) {
-      if (v->is_string() && v->get_ref<const std::string&>() == "1") fail("version", "expected the number 1, got the string \"1\"", "write 1 without quotes");
+      if (v->is_string() && v->get_ref<const std::string&>() == "1")
+        fail("version", "expected the number 1, got the string \"1\"", "write 1 without quotes");
       if (!v->is_number()) fail("version", "expected the number 1, got " + describe(*v));
       const std::int64_t ver = get_int(*v, "version", INT32_MIN, INT32_MAX);
-      if (ver != 1) fail("version", "unsupported format version " + std::to_string(ver) + "; this fencesim reads version 1");
+      if (ver != 1)
+        fail("version", "unsupported format version " + std::to_string(ver) + "; this fencesim reads version 1");
     }
     {
       const json& v = require(root_, "", "scenario", "the scenario's name, e.g. \"worked-example\"");
@@ -593,9 +601,12 @@ class Loader {
       if (!good) {
         std::string fixed;
         for (char c : name.substr(0, LoaderLimits::kMaxScenarioNameLength)) {
-          if (c >= 'A' && c <= 'Z') fixed += static_cast<char>(c - 'A' + 'a');
-          else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-') fixed += c;
-          else if (c == ' ' || c == '.') fixed += '-';
+          if (c >= 'A' && c <= 'Z')
+            fixed += static_cast<char>(c - 'A' + 'a');
+          else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
+            fixed += c;
+          else if (c == ' ' || c == '.')
+            fixed += '-';
         }
         const bool too_long = name.size() > LoaderLimits::kMaxScenarioNameLength;
         fail("scenario",
@@ -657,8 +668,8 @@ class Loader {
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (contains(allowed, it.key())) continue;
       const std::string p = key_path("lock", it.key());
-      if (s_.lock.service == ServiceKind::kNone && (contains(kLockCommonKeys, it.key()) || contains(kRedisKeys, it.key()) ||
-                                                   contains(kEtcdKeys, it.key()))) {
+      if (s_.lock.service == ServiceKind::kNone &&
+          (contains(kLockCommonKeys, it.key()) || contains(kRedisKeys, it.key()) || contains(kEtcdKeys, it.key()))) {
         fail(p, quote(it.key()) + " does not apply to \"service\": \"none\" (no lock is taken); remove it");
       }
       if (s_.lock.service == ServiceKind::kRedis && contains(kEtcdKeys, it.key())) {
@@ -667,7 +678,9 @@ class Loader {
       if (s_.lock.service == ServiceKind::kEtcd && contains(kRedisKeys, it.key())) {
         fail(p, quote(it.key()) + " is a Redis setting; it does not apply to \"service\": \"etcd\"");
       }
-      fail(p, "unknown key " + quote(it.key()) + " in lock (service " + svc_name + "); expected one of " + join_list(allowed, 20),
+      fail(p,
+           "unknown key " + quote(it.key()) + " in lock (service " + svc_name + "); expected one of " +
+               join_list(allowed, 20),
            suggest(it.key(), allowed));
     }
     if (s_.lock.service == ServiceKind::kNone) return;
@@ -687,7 +700,8 @@ class Loader {
 
   void load_redis(const json& v) {
     RedisSpec& r = s_.lock.redis;
-    if (const json* x = find(v, "redlock")) r.redlock = static_cast<int>(get_int(*x, "lock.redlock", 0, Limits::kMaxServiceNodes));
+    if (const json* x = find(v, "redlock"))
+      r.redlock = static_cast<int>(get_int(*x, "lock.redlock", 0, Limits::kMaxServiceNodes));
     if (r.redlock > 0) {
       // Redlock: independent primaries, no replicas, no Sentinel, no token.
       r.replicas = 0;
@@ -711,9 +725,9 @@ class Loader {
       }
     } else {
       if (const json* x = find(v, "replicas")) {
-        r.replicas = static_cast<int>(get_int(*x, "lock.replicas", 0, Limits::kMaxServiceNodes - 1,
-                                              " (the primary and its replicas are at most " +
-                                                  std::to_string(Limits::kMaxServiceNodes) + " nodes)"));
+        r.replicas = static_cast<int>(get_int(
+            *x, "lock.replicas", 0, Limits::kMaxServiceNodes - 1,
+            " (the primary and its replicas are at most " + std::to_string(Limits::kMaxServiceNodes) + " nodes)"));
       }
       if (const json* x = find(v, "sentinels")) {
         r.sentinels = static_cast<int>(get_int(*x, "lock.sentinels", 0, Limits::kMaxServiceNodes));
@@ -726,7 +740,7 @@ class Loader {
     if (const json* x = find(v, "down_after")) r.down_after = get_duration(*x, "lock.down_after", kPositive);
     if (const json* x = find(v, "expiry_clock")) {
       r.expiry_clock = get_enum(*x, "lock.expiry_clock", Keys{"wall", "monotonic"}) == 0 ? sim::ClockKind::kWall
-                                                                                          : sim::ClockKind::kMonotonic;
+                                                                                         : sim::ClockKind::kMonotonic;
     }
   }
 
@@ -746,8 +760,9 @@ class Loader {
     }
     if (e.election_timeout % e.heartbeat != Duration::zero()) {
       fail(find(v, "election_timeout") ? "lock.election_timeout" : "lock.heartbeat",
-           "election_timeout (" + sim::format_duration(e.election_timeout) + ") must be a whole multiple of heartbeat (" +
-               sim::format_duration(e.heartbeat) + "): Raft counts the election timeout in heartbeat ticks");
+           "election_timeout (" + sim::format_duration(e.election_timeout) +
+               ") must be a whole multiple of heartbeat (" + sim::format_duration(e.heartbeat) +
+               "): Raft counts the election timeout in heartbeat ticks");
     }
     if (const json* x = find(v, "token")) {
       const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
@@ -770,14 +785,14 @@ class Loader {
     if (min_ttl > Limits::kMaxDuration) {
       fail("lock.election_timeout",
            "with this election_timeout etcd's minimum lease TTL would be " + sim::format_duration(min_ttl) +
-               ", above the " + std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h limit of any duration",
+               ", above the " + std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) +
+               "h limit of any duration",
            "an election_timeout of at most 16h");
     }
     if (s_.lock.ttl < min_ttl) {
-      s_.notes.push_back("lock.ttl raised from " + sim::format_duration(s_.lock.ttl) + " to " +
-                         sim::format_duration(min_ttl) +
-                         ": etcd grants a lease at least ceil(1.5 × election_timeout) = " + std::to_string(min_s) +
-                         " seconds");
+      s_.notes.push_back(
+          "lock.ttl raised from " + sim::format_duration(s_.lock.ttl) + " to " + sim::format_duration(min_ttl) +
+          ": etcd grants a lease at least ceil(1.5 × election_timeout) = " + std::to_string(min_s) + " seconds");
       s_.lock.ttl = min_ttl;
     }
   }
@@ -789,7 +804,8 @@ class Loader {
     expect_object(v, "resource", "the resource");
     static const Keys kKinds = {"unfenced", "fenced", "cas"};
     check_keys(v, "resource", kResourceKeys, "resource");
-    const std::size_t kind = get_enum(require(v, "resource", "kind", "\"unfenced\", \"fenced\" or \"cas\""), "resource.kind", kKinds);
+    const std::size_t kind =
+        get_enum(require(v, "resource", "kind", "\"unfenced\", \"fenced\" or \"cas\""), "resource.kind", kKinds);
     ResourceSpec& r = s_.resource;
     r.kind = kind == 0 ? ResourceKind::kUnfenced : kind == 1 ? ResourceKind::kFenced : ResourceKind::kCas;
     for (std::string_view k : {"check", "fence_reads"}) {
@@ -799,7 +815,8 @@ class Loader {
       }
     }
     if (const json* x = find(v, "check")) {
-      r.check = get_enum(*x, "resource.check", Keys{"strict", "monotonic"}) == 0 ? FenceCheck::kStrict : FenceCheck::kMonotonic;
+      r.check = get_enum(*x, "resource.check", Keys{"strict", "monotonic"}) == 0 ? FenceCheck::kStrict
+                                                                                 : FenceCheck::kMonotonic;
     }
     if (const json* x = find(v, "fence_reads")) r.fence_reads = get_bool(*x, "resource.fence_reads");
     if (const json* x = find(v, "initial")) {
@@ -809,7 +826,8 @@ class Loader {
       r.replicas = static_cast<int>(get_int(*x, "resource.replicas", 0, Limits::kMaxResourceCopies - 1,
                                             " (at most " + std::to_string(Limits::kMaxResourceCopies) + " copies)"));
     }
-    if (const json* x = find(v, "replication_delay")) r.replication_delay = get_duration(*x, "resource.replication_delay");
+    if (const json* x = find(v, "replication_delay"))
+      r.replication_delay = get_duration(*x, "resource.replication_delay");
   }
 
   // -- clients -----------------------------------------------------------------
@@ -818,7 +836,8 @@ class Loader {
     const json& v = require(root_, "", "clients", "an array of at least one client");
     if (!v.is_array()) fail("clients", "expected an array of clients, got " + describe(v));
     if (v.empty()) fail("clients", "at least one client is required");
-    const std::string too_many = "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion";
+    const std::string too_many =
+        "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion";
     if (v.size() > static_cast<std::size_t>(Limits::kMaxClients)) fail("clients", too_many);
     std::size_t total = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -827,8 +846,8 @@ class Loader {
       expect_object(c, path, "a client");
       check_keys(c, path, kClientKeys, "a client");
       ClientSpec spec;
-      const std::string name = get_string(require(c, path, "name", "the client's name, e.g. \"A\""), key_path(path, "name"),
-                                          LoaderLimits::kMaxTextLength);
+      const std::string name = get_string(require(c, path, "name", "the client's name, e.g. \"A\""),
+                                          key_path(path, "name"), LoaderLimits::kMaxTextLength);
       check_client_name(name, key_path(path, "name"));
       int count = 1;
       if (const json* x = find(c, "count")) {
@@ -846,14 +865,17 @@ class Loader {
       if (const json* x = find(c, "renew")) spec.renew = get_bool(*x, key_path(path, "renew"));
       // ttl/3 of the TTL in effect (for etcd: the granted, possibly raised TTL).
       spec.renew_interval = std::max(s_.lock.ttl / 3, Duration{1});
-      if (const json* x = find(c, "renew_interval")) spec.renew_interval = get_duration(*x, key_path(path, "renew_interval"), kPositive);
+      if (const json* x = find(c, "renew_interval"))
+        spec.renew_interval = get_duration(*x, key_path(path, "renew_interval"), kPositive);
       if (const json* x = find(c, "renew_clock")) {
         spec.renew_clock = get_enum(*x, key_path(path, "renew_clock"), Keys{"monotonic", "wall"}) == 0
                                ? sim::ClockKind::kMonotonic
                                : sim::ClockKind::kWall;
       }
-      if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, key_path(path, "retry_interval"), kPositive);
-      if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, key_path(path, "command_timeout"), kPositive);
+      if (const json* x = find(c, "retry_interval"))
+        spec.retry_interval = get_duration(*x, key_path(path, "retry_interval"), kPositive);
+      if (const json* x = find(c, "command_timeout"))
+        spec.command_timeout = get_duration(*x, key_path(path, "command_timeout"), kPositive);
       if (const json* x = find(c, "resource")) spec.resource = get_string(*x, key_path(path, "resource"), 256);
       spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
                                     key_path(path, "workload"));
@@ -870,7 +892,8 @@ class Loader {
     if (name.empty()) fail(path, "a client name must not be empty");
     bool good = name.size() <= LoaderLimits::kMaxNameLength;
     for (char c : name) {
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.')) {
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+            c == '.')) {
         good = false;
       }
     }
@@ -893,7 +916,8 @@ class Loader {
     w.kind = k == 0 ? WorkloadKind::kSequenceAllocator : k == 1 ? WorkloadKind::kCounter : WorkloadKind::kWriter;
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() == "block" && w.kind != WorkloadKind::kSequenceAllocator) {
-        fail(key_path(path, "block"), "\"block\" applies only to the sequence_allocator workload, not to " + quote(kKinds[k]));
+        fail(key_path(path, "block"),
+             "\"block\" applies only to the sequence_allocator workload, not to " + quote(kKinds[k]));
       }
     }
     check_keys(v, path, kWorkloadKeys, "a workload");
@@ -933,7 +957,8 @@ class Loader {
       const std::string& r = s_.clients[i].resource;
       if (std::find(dir_.resources.begin(), dir_.resources.end(), r) == dir_.resources.end()) {
         fail(key_path(index_path("clients", client_origin_[i]), "resource"),
-             "no resource copy named " + quote(r) + "; copies are " + join_list(dir_.resources), suggest(r, dir_.resources));
+             "no resource copy named " + quote(r) + "; copies are " + join_list(dir_.resources),
+             suggest(r, dir_.resources));
       }
     }
   }
@@ -964,9 +989,10 @@ class Loader {
     if (groups_ok) {
       for (auto g : kGroupNames) cands.emplace_back(g);
     }
-    fail(path, "unknown node " + quote(name) + "; nodes in this scenario are " + join_list(dir_.all(), 16) +
-                   (dir_.roles().empty() ? "" : ", roles " + join_list(dir_.roles())) +
-                   (groups_ok ? ", groups " + join_list(kGroupNames) : ""),
+    fail(path,
+         "unknown node " + quote(name) + "; nodes in this scenario are " + join_list(dir_.all(), 16) +
+             (dir_.roles().empty() ? "" : ", roles " + join_list(dir_.roles())) +
+             (groups_ok ? ", groups " + join_list(kGroupNames) : ""),
          suggest(name, cands));
   }
 
@@ -1003,7 +1029,8 @@ class Loader {
       if (nodes_.count(name) != 0) {
         add(name);
       } else if (auto g = dir_.group(name)) {
-        if (g->empty()) fail(p, "the group " + quote(name) + " has no nodes in this scenario (lock service " + service_word() + ")");
+        if (g->empty())
+          fail(p, "the group " + quote(name) + " has no nodes in this scenario (lock service " + service_word() + ")");
         for (const auto& n : *g) add(n);
       } else if (contains(kRoleNames, name)) {
         if (auto why = role_problem(name); !why.empty()) fail(p, why);
@@ -1052,7 +1079,8 @@ class Loader {
       const std::string p = key_path(path, it.key());
       const std::string takes = "a " + kname + " fault takes " + join_list(allowed);
       if (!owners.empty()) {
-        fail(p, quote(it.key()) + " does not apply to a " + kname + " fault (it belongs to " + join_list(owners) + "); " + takes);
+        fail(p, quote(it.key()) + " does not apply to a " + kname + " fault (it belongs to " + join_list(owners) +
+                    "); " + takes);
       }
       fail(p, "unknown key " + quote(it.key()) + " in a " + kname + " fault; " + takes, suggest(it.key(), allowed));
     }
@@ -1060,7 +1088,9 @@ class Loader {
     f.kind = kind;
     f.origin = path;
     f.at = get_duration(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"));
-    auto req = [&](std::string_view key, const std::string& what) -> const json& { return require(v, path, key, what); };
+    auto req = [&](std::string_view key, const std::string& what) -> const json& {
+      return require(v, path, key, what);
+    };
     auto kp = [&](std::string_view key) { return key_path(path, key); };
     switch (kind) {
       case FaultKind::kPause:
@@ -1073,10 +1103,12 @@ class Loader {
           const std::size_t c = get_enum(*x, kp("clock"), Keys{"wall", "monotonic", "both"});
           f.clock = c == 0 ? ClockSelect::kWall : c == 1 ? ClockSelect::kMonotonic : ClockSelect::kBoth;
         }
-        f.by = get_duration(req("by", "the signed jump, e.g. \"25s\" or \"-5s\""), kp("by"), DurationRule{true, false, {}});
+        f.by = get_duration(req("by", "the signed jump, e.g. \"25s\" or \"-5s\""), kp("by"),
+                            DurationRule{true, false, {}});
         if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
-          fail(kp("by"), "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
-                             std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
+          fail(kp("by"),
+               "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
+                   std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
         }
         break;
       }
@@ -1095,7 +1127,8 @@ class Loader {
                       : "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)");
         }
         if (groups != nullptr) {
-          if (!groups->is_array()) fail(kp("groups"), "expected a list of node lists, e.g. [[\"A\"], [\"redis\"]], got " + describe(*groups));
+          if (!groups->is_array())
+            fail(kp("groups"), "expected a list of node lists, e.g. [[\"A\"], [\"redis\"]], got " + describe(*groups));
           if (groups->size() < 2) fail(kp("groups"), "a partition needs at least two groups");
           std::map<std::string, std::size_t> where;
           for (std::size_t g = 0; g < groups->size(); ++g) {
@@ -1104,8 +1137,8 @@ class Loader {
             for (const auto& n : nodes) {
               auto [it, fresh] = where.emplace(n, g);
               if (!fresh) {
-                fail(gp, "node " + quote(n) + " is in groups " + std::to_string(it->second) + " and " + std::to_string(g) +
-                             "; each node may be in one group only");
+                fail(gp, "node " + quote(n) + " is in groups " + std::to_string(it->second) + " and " +
+                             std::to_string(g) + "; each node may be in one group only");
               }
             }
             f.groups.push_back(std::move(nodes));
@@ -1117,33 +1150,38 @@ class Loader {
         if (const json* x = find(v, "duration")) f.duration = get_duration(*x, kp("duration"), kPositive);
         break;
       }
-      case FaultKind::kHeal:
-        break;
+      case FaultKind::kHeal: break;
       case FaultKind::kCrash:
         f.target = get_target(req("target", "the node to crash"), kp("target"));
-        if (const json* x = find(v, "restart_after")) f.restart_after = get_duration(*x, kp("restart_after"), kPositive);
+        if (const json* x = find(v, "restart_after"))
+          f.restart_after = get_duration(*x, kp("restart_after"), kPositive);
         break;
       case FaultKind::kFailover: {
         const json& t = req("target", "\"redis\"");
         get_enum(t, kp("target"), Keys{"redis"});
         f.target = "redis";
         if (s_.lock.service != ServiceKind::kRedis) {
-          fail(kp("kind"), "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " + service_word());
+          fail(kp("kind"),
+               "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " +
+                   service_word());
         }
-        if (s_.lock.redis.redlock > 0) fail(kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
+        if (s_.lock.redis.redlock > 0)
+          fail(kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
         if (s_.lock.redis.replicas == 0) {
           fail(kp("kind"), "failover needs a replica to promote: set lock.replicas to 1 or more");
         }
         break;
       }
       case FaultKind::kCounterReset: {
-        const std::size_t t = get_enum(req("target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"),
-                                       kp("target"), Keys{"redis", "resource"});
+        const std::size_t t =
+            get_enum(req("target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"), kp("target"),
+                     Keys{"redis", "resource"});
         f.target = t == 0 ? "redis" : "resource";
         if (const json* x = find(v, "value")) f.value = get_int(*x, kp("value"), 0, LoaderLimits::kMaxInteger);
         if (t == 0) {
           if (s_.lock.service != ServiceKind::kRedis) {
-            fail(kp("target"), "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " + service_word());
+            fail(kp("target"), "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " +
+                                   service_word());
           }
           if (s_.lock.redis.token != RedisToken::kIncr) {
             fail(kp("target"), "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
@@ -1155,7 +1193,8 @@ class Loader {
       case FaultKind::kSlow:
         f.target = get_target(req("target", "the node to slow down"), kp("target"));
         f.delay = get_duration(req("delay", "the extra delay per message, e.g. \"4s\""), kp("delay"), kPositive);
-        f.duration = get_duration(req("duration", "how long the node stays slow, e.g. \"10s\""), kp("duration"), kPositive);
+        f.duration =
+            get_duration(req("duration", "how long the node stays slow, e.g. \"10s\""), kp("duration"), kPositive);
         break;
     }
     return f;
@@ -1172,7 +1211,8 @@ class Loader {
     Keys names;
     for (FaultKind k : nemesis_kinds()) names.push_back(to_string(k));
     const json& kinds = require(*v, "nemesis", "kinds", "the fault kinds to draw, e.g. [\"pause\"]");
-    if (!kinds.is_array()) fail("nemesis.kinds", "expected a list of fault kinds, e.g. [\"pause\", \"crash\"], got " + describe(kinds));
+    if (!kinds.is_array())
+      fail("nemesis.kinds", "expected a list of fault kinds, e.g. [\"pause\", \"crash\"], got " + describe(kinds));
     if (kinds.empty()) fail("nemesis.kinds", "name at least one fault kind: one of " + join_list(names));
     if (kinds.size() > 100) fail("nemesis.kinds", "too many entries: at most 100");
     for (std::size_t i = 0; i < kinds.size(); ++i) {
@@ -1196,7 +1236,8 @@ class Loader {
       n.interval_max = hi;
     }
     if (const json* x = find(*v, "max_duration")) {
-      n.max_duration = get_duration(*x, "nemesis.max_duration", DurationRule{false, true, std::chrono::milliseconds(1)});
+      n.max_duration =
+          get_duration(*x, "nemesis.max_duration", DurationRule{false, true, std::chrono::milliseconds(1)});
     }
     // Bound the number of draws before anything is drawn.
     const Duration last = s_.duration - s_.settle - n.max_duration;
@@ -1222,7 +1263,8 @@ class Loader {
           return "Redlock hands out no fencing token (lock.token is \"none\")";
         }
         return "the lock service hands out no token (lock.token is \"none\")";
-      case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word();
+      case Property::kRaftSafety:
+        return "it is checked only for the etcd service; this scenario's is " + service_word();
       default: return "it does not apply to this design";
     }
   }
@@ -1236,11 +1278,13 @@ class Loader {
     for (auto it = v->begin(); it != v->end(); ++it) {
       const std::string p = key_path("expect", it.key());
       auto prop = property_from_string(it.key());
-      if (!prop) fail(p, "unknown property " + quote(it.key()) + "; properties are " + join_list(props), suggest(it.key(), props));
+      if (!prop)
+        fail(p, "unknown property " + quote(it.key()) + "; properties are " + join_list(props),
+             suggest(it.key(), props));
       const std::size_t e = get_enum(it.value(), p, Keys{"holds", "violated"});
       if (!property_applies(s_, *prop)) {
-        fail(p, "cannot expect " + it.key() + ": it does not apply to this design, because " + why_not_applicable(*prop) +
-                    " (it would be reported not_applicable)");
+        fail(p, "cannot expect " + it.key() + ": it does not apply to this design, because " +
+                    why_not_applicable(*prop) + " (it would be reported not_applicable)");
       }
       s_.expect[*prop] = e == 0 ? Expectation::kHolds : Expectation::kViolated;
     }
@@ -1264,8 +1308,9 @@ LoadResult error_result(const std::string& file, std::string path, std::string m
 
 LoadResult load_scenario_text(std::string_view text, const std::string& file_label) {
   if (text.size() > LoaderLimits::kMaxFileBytes) {
-    return error_result(file_label, "", "the file is too large (" + std::to_string(text.size()) + " bytes; at most " +
-                                            std::to_string(LoaderLimits::kMaxFileBytes) + ")");
+    return error_result(file_label, "",
+                        "the file is too large (" + std::to_string(text.size()) + " bytes; at most " +
+                            std::to_string(LoaderLimits::kMaxFileBytes) + ")");
   }
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return error_result(file_label, "", "the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
@@ -1293,8 +1338,10 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
         std::string hint;
         if (end >= 1 && (text[end - 1] == '}' || text[end - 1] == ']')) {
           std::size_t i = end - 1;
-          while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n' || text[i - 1] == '\r')) --i;
-          if (i > 0 && text[i - 1] == ',') hint = "JSON allows no comma before a closing bracket: remove the trailing comma";
+          while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n' || text[i - 1] == '\r'))
+            --i;
+          if (i > 0 && text[i - 1] == ',')
+            hint = "JSON allows no comma before a closing bracket: remove the trailing comma";
         } else if (end >= 1 && text[end - 1] == '\'') {
           hint = "JSON strings need double quotes";
         }
@@ -1338,7 +1385,8 @@ LoadResult load_scenario_file(const std::string& path) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > LoaderLimits::kMaxFileBytes) {
-      return error_result(path, "", "the file is too large (more than " + std::to_string(LoaderLimits::kMaxFileBytes) + " bytes)");
+      return error_result(
+          path, "", "the file is too large (more than " + std::to_string(LoaderLimits::kMaxFileBytes) + " bytes)");
     }
   }
   if (in.bad()) return error_result(path, "", "read error");

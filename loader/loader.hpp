@@ -58,7 +58,7 @@ struct LoaderLimits {
   static constexpr int kMaxDepth = 64;                     ///< JSON nesting depth
   static constexpr std::size_t kMaxNameLength = 64;        ///< client names
   static constexpr std::size_t kMaxScenarioNameLength = 100;
-  static constexpr std::size_t kMaxTextLength = 100'000;  ///< description, lock key
+  static constexpr std::size_t kMaxTextLength = 100'000;              ///< description, lock key
   static constexpr std::int64_t kMaxInteger = 1'000'000'000'000'000;  ///< |initial|, value: 1e15
   static constexpr std::int64_t kMaxBlock = 1'000'000'000;
 };

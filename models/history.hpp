@@ -36,7 +36,7 @@ struct GrantRecord {
   std::string client;
   std::string value;  ///< the lease's unique value (Redis) or key (etcd)
   std::optional<std::int64_t> token;
-  std::string server;  ///< node that granted
+  std::string server;     ///< node that granted
   std::uint64_t seq = 0;  ///< order of recording, breaks ties in `at`
 };
 
@@ -129,8 +129,7 @@ class History {
   std::vector<NoteRecord> notes;
   std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
 
-  void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token,
-             std::string server) {
+  void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token, std::string server) {
     grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size()});
   }
   /// Starts a belief; returns its index for `end_belief`.

@@ -21,7 +21,8 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
   const auto last_target = static_cast<std::int64_t>(n.targets.size()) - 1;
   Duration t = Duration::zero();
   for (std::size_t index = 0; out.size() < static_cast<std::size_t>(Limits::kMaxFaults); ++index) {
-    const Duration gap = n.interval_min == n.interval_max ? n.interval_min : rng.uniform(n.interval_min, n.interval_max);
+    const Duration gap =
+        n.interval_min == n.interval_max ? n.interval_min : rng.uniform(n.interval_min, n.interval_max);
     t += gap;
     if (t > last) break;
     FaultSpec f;
@@ -30,16 +31,12 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     f.target = n.targets[static_cast<std::size_t>(rng.uniform(0, last_target))];
     const Duration d = std::chrono::milliseconds(rng.uniform(1, max_ms));
     switch (f.kind) {
-      case FaultKind::kPause:
-        f.duration = d;
-        break;
+      case FaultKind::kPause: f.duration = d; break;
       case FaultKind::kPartition:
         f.isolate = {f.target};
         f.duration = d;
         break;
-      case FaultKind::kCrash:
-        f.restart_after = d;
-        break;
+      case FaultKind::kCrash: f.restart_after = d; break;
       case FaultKind::kClockJump:
         f.by = rng.uniform(0, 1) == 1 ? -d : d;
         f.clock = ClockSelect::kWall;

@@ -70,9 +70,9 @@ std::optional<Property> property_from_string(const std::string& s) {
 }
 
 std::optional<FaultKind> fault_kind_from_string(const std::string& s) {
-  for (FaultKind k : {FaultKind::kPause, FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kPartition,
-                      FaultKind::kHeal, FaultKind::kCrash, FaultKind::kFailover, FaultKind::kCounterReset,
-                      FaultKind::kSlow}) {
+  for (FaultKind k :
+       {FaultKind::kPause, FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kPartition, FaultKind::kHeal,
+        FaultKind::kCrash, FaultKind::kFailover, FaultKind::kCounterReset, FaultKind::kSlow}) {
     if (s == to_string(k)) return k;
   }
   return std::nullopt;
@@ -124,17 +124,14 @@ NodeDirectory directory(const Scenario& s) {
 bool property_applies(const Scenario& s, Property p) {
   switch (p) {
     case Property::kMutualExclusion:
-    case Property::kNoStaleWrite:
-      return s.lock.service != ServiceKind::kNone;
+    case Property::kNoStaleWrite: return s.lock.service != ServiceKind::kNone;
     case Property::kTokenMonotonic:
       if (s.lock.service == ServiceKind::kRedis) return s.lock.redis.token != RedisToken::kNone;
       if (s.lock.service == ServiceKind::kEtcd) return s.lock.etcd.token != EtcdToken::kNone;
       return false;
     case Property::kNoLostUpdate:
-    case Property::kProgress:
-      return true;
-    case Property::kRaftSafety:
-      return s.lock.service == ServiceKind::kEtcd;
+    case Property::kProgress: return true;
+    case Property::kRaftSafety: return s.lock.service == ServiceKind::kEtcd;
   }
   return false;
 }

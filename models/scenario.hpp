@@ -115,9 +115,9 @@ struct ClientSpec {
 struct FaultSpec {
   Duration at = 0s;
   FaultKind kind = FaultKind::kPause;
-  std::string target;               ///< node name or role alias (pause, crash, clock_*, slow, failover, counter_reset)
+  std::string target;                ///< node name or role alias (pause, crash, clock_*, slow, failover, counter_reset)
   std::optional<Duration> duration;  ///< pause, clock_drift, partition, slow
-  Duration by = 0s;                 ///< clock_jump
+  Duration by = 0s;                  ///< clock_jump
   ClockSelect clock = ClockSelect::kWall;
   std::int64_t ppm = 0;                          ///< clock_drift
   std::vector<std::vector<std::string>> groups;  ///< partition

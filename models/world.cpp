@@ -20,13 +20,11 @@ namespace {
 std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& all) {
   switch (f.kind) {
     case FaultKind::kPause:
-    case FaultKind::kSlow:
-      return f.at + f.duration.value_or(Duration{0});
+    case FaultKind::kSlow: return f.at + f.duration.value_or(Duration{0});
     case FaultKind::kClockJump:
     case FaultKind::kCounterReset:
     case FaultKind::kFailover:
-    case FaultKind::kHeal:
-      return f.at;
+    case FaultKind::kHeal: return f.at;
     case FaultKind::kClockDrift:
       if (f.duration) return f.at + *f.duration;
       return std::nullopt;
@@ -122,9 +120,7 @@ void apply_fault(World& w, const FaultSpec& f, const std::vector<FaultSpec>& all
     return s.find_node(name);
   };
   switch (f.kind) {
-    case FaultKind::kHeal:
-      s.heal();
-      break;
+    case FaultKind::kHeal: s.heal(); break;
     case FaultKind::kPartition: {
       sim::Partition p;
       for (const auto& g : f.groups) {
@@ -139,7 +135,9 @@ void apply_fault(World& w, const FaultSpec& f, const std::vector<FaultSpec>& all
       }
       p.one_way = f.one_way;
       const std::uint64_t id = s.add_partition(std::move(p));
-      if (f.duration) s.at(s.now() + *f.duration, [&s, id] { s.remove_partition(id); }, sim::EventClass::kFault);
+      if (f.duration)
+        s.at(
+            s.now() + *f.duration, [&s, id] { s.remove_partition(id); }, sim::EventClass::kFault);
       break;
     }
     case FaultKind::kFailover: {
@@ -170,30 +168,31 @@ void apply_fault(World& w, const FaultSpec& f, const std::vector<FaultSpec>& all
       rec.target = s.node(*target).name();
       const sim::NodeId n = *target;
       switch (f.kind) {
-        case FaultKind::kPause:
-          s.pause(n, f.duration.value_or(Duration{0}));
-          break;
+        case FaultKind::kPause: s.pause(n, f.duration.value_or(Duration{0})); break;
         case FaultKind::kClockJump:
           if (f.clock != ClockSelect::kMonotonic) s.clock_jump(n, sim::ClockKind::kWall, f.by);
           if (f.clock != ClockSelect::kWall) s.clock_jump(n, sim::ClockKind::kMonotonic, f.by);
           break;
         case FaultKind::kClockDrift:
           s.set_drift(n, f.ppm);
-          if (f.duration) s.at(s.now() + *f.duration, [&s, n] { s.set_drift(n, 0); }, sim::EventClass::kFault);
+          if (f.duration)
+            s.at(
+                s.now() + *f.duration, [&s, n] { s.set_drift(n, 0); }, sim::EventClass::kFault);
           break;
         case FaultKind::kCrash:
           s.crash(n);
-          if (f.restart_after) s.at(s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
+          if (f.restart_after)
+            s.at(
+                s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
           break;
         case FaultKind::kSlow: {
           const Duration d = f.delay;
           s.add_slow(n, d);
-          s.at(s.now() + f.duration.value_or(Duration{0}), [&s, n, d] { s.add_slow(n, -d); },
-               sim::EventClass::kFault);
+          s.at(
+              s.now() + f.duration.value_or(Duration{0}), [&s, n, d] { s.add_slow(n, -d); }, sim::EventClass::kFault);
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
   }
@@ -324,8 +323,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     sim::Node& node = simu.node(client_ids[i]);
     std::unique_ptr<client::LockClient> lock;
     if (s.lock.service == ServiceKind::kRedis) {
-      lock = client::make_redis_client(node, w->history, c, s.lock, ids_of(simu, dir.redis),
-                                       ids_of(simu, dir.sentinels));
+      lock =
+          client::make_redis_client(node, w->history, c, s.lock, ids_of(simu, dir.redis), ids_of(simu, dir.sentinels));
     } else if (s.lock.service == ServiceKind::kEtcd) {
       lock = client::make_etcd_client(node, w->history, c, s.lock, ids_of(simu, dir.etcd), i);
     }
@@ -338,7 +337,8 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   for (const FaultSpec& f : out.faults) {
     World* wp = w.get();
     const std::vector<FaultSpec>* all = &out.faults;
-    simu.at(f.at, [wp, f, all] { apply_fault(*wp, f, *all); }, sim::EventClass::kFault);
+    simu.at(
+        f.at, [wp, f, all] { apply_fault(*wp, f, *all); }, sim::EventClass::kFault);
   }
   if (w->redis) w->redis->start();
   if (w->etcd) w->etcd->start();
@@ -361,9 +361,10 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     v.status = raft_verdict->holds ? Status::kHolds : Status::kViolated;
     v.checked = static_cast<std::int64_t>(raft_verdict->checked);
     v.at = raft_verdict->at;
-    v.summary = raft_verdict->holds ? fmt::format("{} Raft events checked: one leader per term, logs and applied "
-                                                  "commands agree, no committed entry lost",
-                                                  raft_verdict->checked)
+    v.summary = raft_verdict->holds ? fmt::format(
+                                          "{} Raft events checked: one leader per term, logs and applied "
+                                          "commands agree, no committed entry lost",
+                                          raft_verdict->checked)
                                     : raft_verdict->rule + ": " + raft_verdict->summary;
     v.story = raft_verdict->story;
     if (v.expected) {

@@ -59,7 +59,8 @@ std::string markdown_text(const std::string& raw) {
       const char c = line[first];
       const bool block = c == '#' || c == '>' || c == '-' || c == '*' || c == '+' || c == '|' || c == '`' || c == '=';
       const std::size_t after = line.find_first_not_of("0123456789", first);
-      const bool numbered = c >= '0' && c <= '9' && after != std::string::npos && (line[after] == '.' || line[after] == ')');
+      const bool numbered =
+          c >= '0' && c <= '9' && after != std::string::npos && (line[after] == '.' || line[after] == ')');
       if (block) {
         out += line.substr(0, first) + "\\" + line.substr(first);
       } else if (numbered) {
@@ -136,10 +137,9 @@ ojson settings_json(const Scenario& s) {
   }
   return ojson{{"duration", duration_json(s.duration)},
                {"settle", duration_json(s.settle)},
-               {"network",
-                ojson{{"latency_min", duration_json(s.network.latency_min)},
-                      {"latency_max", duration_json(s.network.latency_max)},
-                      {"loss_ppb", s.network.loss_ppb}}},
+               {"network", ojson{{"latency_min", duration_json(s.network.latency_min)},
+                                 {"latency_max", duration_json(s.network.latency_max)},
+                                 {"loss_ppb", s.network.loss_ppb}}},
                {"lock", lock},
                {"resource", resource},
                {"clients", clients}};
@@ -228,25 +228,25 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   }
   j["verdicts"] = verdicts;
   const Metrics& mt = r.metrics;
-  ojson metrics{{"writes_accepted", mt.writes_accepted},
-                {"writes_rejected", mt.writes_rejected},
-                {"reads_accepted", mt.reads_accepted},
-                {"reads_rejected", mt.reads_rejected},
-                {"grants", mt.grants},
-                {"acquisitions", mt.acquisitions},
-                {"lease_losses", mt.lease_losses},
-                {"renewal_latency",
-                 ojson{{"count", mt.renewal_latency.count},
-                       {"p50", duration_json(mt.renewal_latency.p50)},
-                       {"p99", duration_json(mt.renewal_latency.p99)},
-                       {"max", duration_json(mt.renewal_latency.max)},
-                       {"ttl", duration_json(mt.ttl)},
-                       {"max_percent_of_ttl",
-                        mt.ttl.count() > 0 ? mt.renewal_latency.max.count() * 100 / mt.ttl.count() : 0}}},
-                {"longest_two_holder_overlap", duration_json(mt.longest_overlap)},
-                {"holder_audit_findings", mt.audit_findings},
-                {"iterations", mt.iterations},
-                {"iterations_succeeded", mt.iterations_ok}};
+  ojson metrics{
+      {"writes_accepted", mt.writes_accepted},
+      {"writes_rejected", mt.writes_rejected},
+      {"reads_accepted", mt.reads_accepted},
+      {"reads_rejected", mt.reads_rejected},
+      {"grants", mt.grants},
+      {"acquisitions", mt.acquisitions},
+      {"lease_losses", mt.lease_losses},
+      {"renewal_latency",
+       ojson{{"count", mt.renewal_latency.count},
+             {"p50", duration_json(mt.renewal_latency.p50)},
+             {"p99", duration_json(mt.renewal_latency.p99)},
+             {"max", duration_json(mt.renewal_latency.max)},
+             {"ttl", duration_json(mt.ttl)},
+             {"max_percent_of_ttl", mt.ttl.count() > 0 ? mt.renewal_latency.max.count() * 100 / mt.ttl.count() : 0}}},
+      {"longest_two_holder_overlap", duration_json(mt.longest_overlap)},
+      {"holder_audit_findings", mt.audit_findings},
+      {"iterations", mt.iterations},
+      {"iterations_succeeded", mt.iterations_ok}};
   if (mt.first_audit) {
     const AuditFinding& a = *mt.first_audit;
     metrics["first_holder_audit_finding"] = ojson{{"at", duration_json(a.at)},
@@ -256,7 +256,8 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                   {"last_seen", a.last_seen}};
   }
   j["metrics"] = metrics;
-  j["run"] = ojson{{"events", r.events}, {"trace_fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
+  j["run"] =
+      ojson{{"events", r.events}, {"trace_fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
   j["outcome"] = ojson{{"all_expectations_met", r.all_met},
                        {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
                        {"reproduce", reproduce_command(s, r, m)}};
@@ -274,9 +275,12 @@ std::string md_escape(const std::string& raw) {
   const std::string s = inert(raw);
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -343,9 +347,10 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
   o += fmt::format("| iterations succeeded / run | {} / {} |\n\n", mt.iterations_ok, mt.iterations);
   if (mt.first_audit) {
     const AuditFinding& a = *mt.first_audit;
-    o += fmt::format("First holder audit finding: at {} on {}, {} still believed it held the lock with token {} "
-                     "while the copy had already seen token {}.\n\n",
-                     format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
+    o += fmt::format(
+        "First holder audit finding: at {} on {}, {} still believed it held the lock with token {} "
+        "while the copy had already seen token {}.\n\n",
+        format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
   }
   o += "## Faults\n\n";
   if (r.history.faults.empty()) {
@@ -353,9 +358,9 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
   } else {
     o += "| start | end | kind | target | detail | origin |\n|---|---|---|---|---|---|\n";
     for (const FaultRecord& f : r.history.faults) {
-      o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", format_time(f.start),
-                       f.end ? format_time(*f.end) : "never", f.kind, md_escape(f.target),
-                       md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail), f.origin);
+      o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", format_time(f.start), f.end ? format_time(*f.end) : "never",
+                       f.kind, md_escape(f.target), md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail),
+                       f.origin);
     }
     o += "\n";
   }
@@ -364,7 +369,8 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     o += fmt::format("| {} | {} | {} | {} | {} |\n", it.client, it.index, format_time(it.start),
                      it.acquired ? format_time(*it.acquired) : "-", md_escape(it.outcome));
   }
-  o += fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
+  o +=
+      fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
 }
 
@@ -397,10 +403,11 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
                                   ? fmt::format("renewal p99 n/a (no renewals, ttl {})", dur(mt.ttl))
                                   : fmt::format("renewal p99 {} (max {}, ttl {})", dur(mt.renewal_latency.p99),
                                                 dur(mt.renewal_latency.max), dur(mt.ttl));
-  o += fmt::format("\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  {}  longest overlap {}  "
-                   "audit findings {}\n",
-                   mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, renewal,
-                   dur(mt.longest_overlap), mt.audit_findings);
+  o += fmt::format(
+      "\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  {}  longest overlap {}  "
+      "audit findings {}\n",
+      mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, renewal, dur(mt.longest_overlap),
+      mt.audit_findings);
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated) continue;
     o += fmt::format("\n  {} violated: {}\n", to_string(v.property), v.summary);

@@ -51,7 +51,7 @@ std::string esc(const std::string& s) {
 std::string tok(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
 
 struct Layout {
-  double left = 150;   // lane labels
+  double left = 150;    // lane labels
   double width = 1100;  // plot width in px
   double lane_h = 46;
   double top = 40;
@@ -64,11 +64,11 @@ struct Layout {
 
 /// A "nice" tick step for an axis spanning `span`.
 Duration tick_step(Duration span) {
-  static const std::int64_t kSteps[] = {1'000'000,     2'000'000,      5'000'000,      10'000'000,    20'000'000,
-                                        50'000'000,    100'000'000,    200'000'000,    500'000'000,   1'000'000'000,
-                                        2'000'000'000, 5'000'000'000,  10'000'000'000, 20'000'000'000, 30'000'000'000,
-                                        60'000'000'000, 120'000'000'000, 300'000'000'000, 600'000'000'000,
-                                        1'800'000'000'000, 3'600'000'000'000};
+  static const std::int64_t kSteps[] = {
+      1'000'000,       2'000'000,         5'000'000,        10'000'000,     20'000'000,      50'000'000,
+      100'000'000,     200'000'000,       500'000'000,      1'000'000'000,  2'000'000'000,   5'000'000'000,
+      10'000'000'000,  20'000'000'000,    30'000'000'000,   60'000'000'000, 120'000'000'000, 300'000'000'000,
+      600'000'000'000, 1'800'000'000'000, 3'600'000'000'000};
   for (std::int64_t s : kSteps) {
     if (span.count() / s <= 12) return Duration{s};
   }
@@ -91,13 +91,15 @@ class Svg {
             const std::string& label = "", const std::string& cls = "") {
     out_ += "<g class=\"mark" + (cls.empty() ? std::string() : " " + cls) + "\">";
     if (shape == "circle") {
-      out_ += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", x, y, fill);
+      out_ += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", x, y,
+                          fill);
     } else if (shape == "cross") {
-      out_ += fmt::format(
-          R"(<path d="M{:.1f} {:.1f} l10 10 m0 -10 l-10 10" stroke="{}" stroke-width="3"/>)", x - 5, y - 5, fill);
+      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l10 10 m0 -10 l-10 10" stroke="{}" stroke-width="3"/>)", x - 5,
+                          y - 5, fill);
     } else if (shape == "diamond") {
-      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l6 6 l-6 6 l-6 -6 z" fill="{}" stroke="#000" stroke-width="0.7"/>)",
-                          x, y - 6, fill);
+      out_ +=
+          fmt::format(R"(<path d="M{:.1f} {:.1f} l6 6 l-6 6 l-6 -6 z" fill="{}" stroke="#000" stroke-width="0.7"/>)", x,
+                      y - 6, fill);
     } else if (shape == "triangle") {
       out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l6 10 l-12 0 z" fill="{}" stroke="#000" stroke-width="0.7"/>)", x,
                           y - 6, fill);
@@ -143,8 +145,11 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   auto time_text = [](Time t) { return format_time(t); };
 
   Svg svg;
-  svg.raw(fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}">)",
-                      L.left + L.width + 30, height, esc(s.name)) + "\n");
+  svg.raw(
+      fmt::format(
+          R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}">)",
+          L.left + L.width + 30, height, esc(s.name)) +
+      "\n");
   svg.raw(R"SVG(<defs>
 <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#E69F00" fill-opacity="0.25"/><line x1="0" y1="0" x2="0" y2="6" stroke="#E69F00" stroke-width="3"/></pattern>
 <pattern id="pausehatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="6" height="6" fill="#bbbbbb" fill-opacity="0.35"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="1.5"/></pattern>
@@ -156,14 +161,16 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const double y = L.top + static_cast<double>(i) * L.lane_h;
     svg.raw(fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)", L.left, y, L.width,
-                        L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") + "\n");
+                        L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") +
+            "\n");
     svg.text(8, y + L.lane_h / 2 + 4, lanes[i], R"(class="lane")");
   }
   const Duration step = tick_step(L.end);
   for (Duration t{0}; t <= L.end; t += step) {
     const double x = L.x(t);
     svg.raw(fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", x, L.top, x,
-                        height - 40) + "\n");
+                        height - 40) +
+            "\n");
     svg.text(x - 10, height - 26, sim::format_duration(t), R"(class="axis")");
   }
   svg.text(L.left, height - 8,
@@ -175,16 +182,16 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   // Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
   for (const FaultRecord& f : h.faults) {
     const Time end = f.end ? *f.end : s.duration;
-    const std::string title = fmt::format("{} {} at {}{}{}", f.kind, f.target, time_text(f.start),
-                                          f.detail.empty() ? "" : " (" + f.detail + ")",
-                                          f.skipped ? " — skipped: " + f.skip_reason : "");
+    const std::string title =
+        fmt::format("{} {} at {}{}{}", f.kind, f.target, time_text(f.start),
+                    f.detail.empty() ? "" : " (" + f.detail + ")", f.skipped ? " — skipped: " + f.skip_reason : "");
     if (f.kind == "pause") {
-      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#pausehatch)", "",
-               title, "fault pause");
+      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#pausehatch)", "", title,
+               "fault pause");
       svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 5, "paused", R"(class="lbl")");
     } else if (f.kind == "crash") {
-      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "#000", R"(fill-opacity="0.18")",
-               title, "fault crash");
+      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "#000",
+               R"(fill-opacity="0.18")", title, "fault crash");
       svg.mark("cross", L.x(f.start), lane_y(f.target) + L.lane_h / 2, "#000", title, "crash", "fault");
     } else if (f.kind == "partition") {
       // Shade every lane the partition names.
@@ -206,10 +213,12 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
       svg.mark("triangle", L.x(f.start), lane_y(f.target) + 10, kPurple, title,
                f.kind == "clock_jump" ? "clock " + f.detail : "drift " + f.detail, "fault");
     } else if (f.kind == "slow") {
-      svg.rect(L.x(f.start), lane_y(f.target) + L.lane_h - 8, L.x(end) - L.x(f.start), 5, kPurple, "", title, "fault slow");
+      svg.rect(L.x(f.start), lane_y(f.target) + L.lane_h - 8, L.x(end) - L.x(f.start), 5, kPurple, "", title,
+               "fault slow");
       svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 10, "slow", R"(class="lbl")");
     } else {
-      const std::string lane = lane_of.count(f.target) ? f.target : (dir.redis.empty() ? lanes.back() : dir.redis.front());
+      const std::string lane =
+          lane_of.count(f.target) ? f.target : (dir.redis.empty() ? lanes.back() : dir.redis.front());
       svg.mark("diamond", L.x(f.start), lane_y(lane) + 10, kPurple, title, f.kind, "fault");
     }
   }
@@ -224,10 +233,11 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
     const Time held_from = grant_at.count(b.value) ? grant_at[b.value] : b.start;
     auto le = h.lease_ends.find(b.value);
     const Time held_to = le != h.lease_ends.end() ? le->second.at : s.duration;
-    svg.rect(L.x(held_from), y + 6, L.x(held_to) - L.x(held_from), 10, "url(#hatch)", R"(stroke="#E69F00")",
-             fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
-                         time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""),
-             "held");
+    svg.rect(
+        L.x(held_from), y + 6, L.x(held_to) - L.x(held_from), 10, "url(#hatch)", R"(stroke="#E69F00")",
+        fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
+                    time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""),
+        "held");
     svg.rect(L.x(b.start), y + 18, L.x(end) - L.x(b.start), 10, kBlue, "",
              fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token), time_text(b.start),
                          time_text(end), b.end ? b.end_reason : "end of run"),
@@ -241,8 +251,8 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   }
   for (const GrantRecord& g : h.grants) {
     svg.mark("circle", L.x(g.at), lane_y(g.client) + 11, kOrange,
-             fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client, tok(g.token),
-                         g.value),
+             fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
+                         tok(g.token), g.value),
              g.token ? fmt::format("T{}", *g.token) : "grant", "grant");
     if (lane_of.count(g.server)) {
       svg.mark("tick", L.x(g.at), lane_y(g.server) + L.lane_h / 2, kOrange,
@@ -292,8 +302,9 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated || !v.at) continue;
     const double x = L.x(*v.at);
-    svg.raw(fmt::format(R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
-                        x, L.top - 4, x, height - 40));
+    svg.raw(fmt::format(
+        R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
+        x, L.top - 4, x, height - 40));
     svg.raw(fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="cx">✗ {}</text><title>{}</title></g>)", x + 3,
                         12.0 + 12.0 * row++, to_string(v.property), esc(v.summary)) +
             "\n");
@@ -351,10 +362,12 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
   html += "<div class=\"scroll\">\n" + svg.str() + "</div>\n";
   if (!s.description.empty()) html += "<p class=\"desc\">" + esc(s.description) + "</p>\n";
-  html += "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
+  html +=
+      "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
   html += stories;
-  html += fmt::format("<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
-                      version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
+  html += fmt::format(
+      "<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
+      version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
   html += R"JS(<script>
 document.querySelectorAll('svg g, svg rect').forEach(function(el){
   var t = el.querySelector(':scope > title'); if(!t) return;
@@ -412,8 +425,8 @@ std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool
     for (const GrantRecord& g : h.grants) {
       if (g.value == value) who = g.client;
     }
-    lines.push_back({e.at, order++, "service", "lease end", (who.empty() ? value : who + "'s lease") + ": " + e.reason,
-                     kYellow});
+    lines.push_back(
+        {e.at, order++, "service", "lease end", (who.empty() ? value : who + "'s lease") + ": " + e.reason, kYellow});
   }
   for (const BeliefRecord& b : h.beliefs) {
     if (b.end && b.end_reason != "release") {
@@ -422,10 +435,10 @@ std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool
   }
   for (const ResourceOpRecord& op : h.resource_ops) {
     if (!op.write && op.accepted) continue;
-    lines.push_back({op.at, order++, op.copy,
-                     fmt::format("{} {}", op.write ? "write" : "read", op.accepted ? "ok" : "REJECTED"),
-                     fmt::format("{} {} {}{}", op.client, op.value, tok(op.token), op.accepted ? "" : " (" + op.reason + ")"),
-                     op.accepted ? kGreenC : kRed});
+    lines.push_back(
+        {op.at, order++, op.copy, fmt::format("{} {}", op.write ? "write" : "read", op.accepted ? "ok" : "REJECTED"),
+         fmt::format("{} {} {}{}", op.client, op.value, tok(op.token), op.accepted ? "" : " (" + op.reason + ")"),
+         op.accepted ? kGreenC : kRed});
   }
   for (const NoteRecord& n : h.notes) lines.push_back({n.at, order++, n.node, n.kind, n.text, kCyan});
   std::stable_sort(lines.begin(), lines.end(),

@@ -55,9 +55,7 @@ struct Event {
   std::uint32_t a;
   std::uint64_t b;
 
-  friend bool operator<(const Event& x, const Event& y) {
-    return x.time != y.time ? x.time < y.time : x.key < y.key;
-  }
+  friend bool operator<(const Event& x, const Event& y) { return x.time != y.time ? x.time < y.time : x.key < y.key; }
 };
 static_assert(sizeof(Event) == 32, "events stay 32 bytes");
 static_assert(std::is_trivially_copyable_v<Event>, "events are moved as plain bytes");
@@ -83,7 +81,9 @@ struct CacheLineAllocator {
   }
   void deallocate(T* p, std::size_t) { ::operator delete(reinterpret_cast<void**>(p)[-1]); }
   template <class U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
 };
 }  // namespace detail
 

@@ -39,9 +39,11 @@ inline void keep_heap_between_runs() {
   // std::bad_alloc, and it never sees a C++ new-handler. Its error callback
   // runs first: throwing std::bad_alloc from there makes fencesim report an
   // internal error (exit 3) as it does with glibc's malloc.
-  mi_register_error([](int err, void*) {
-    if (err == ENOMEM) throw std::bad_alloc();
-  }, nullptr);
+  mi_register_error(
+      [](int err, void*) {
+        if (err == ENOMEM) throw std::bad_alloc();
+      },
+      nullptr);
 #endif
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);   // blocks up to 32 MiB from the heap, not mmap

@@ -490,9 +490,7 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
       resume(*p);
       return;
     }
-    case EventType::kDeliver:
-      deliver(e.a);
-      return;
+    case EventType::kDeliver: deliver(e.a); return;
     case EventType::kCallback: {
       if (e.a >= callbacks_.size()) return;
       Callback& cb = callbacks_[e.a];
@@ -504,8 +502,7 @@ void Simulation::defer_or(Node& n, const Event& e, bool& deferred) {
       fn();
       return;
     }
-    case EventType::kUser:
-      return;
+    case EventType::kUser: return;
   }
 }
 
@@ -583,8 +580,8 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
   if (!src.up_) return id;
   if (blocked(from, to)) return id;
   if (net_.loss_ppb != 0 && net_rng_.chance(net_.loss_ppb, 1'000'000'000ULL)) return id;
-  Duration latency = net_.latency_min == net_.latency_max ? net_.latency_min
-                                                         : net_rng_.uniform(net_.latency_min, net_.latency_max);
+  Duration latency =
+      net_.latency_min == net_.latency_max ? net_.latency_min : net_rng_.uniform(net_.latency_min, net_.latency_max);
   // The network's own jitter never reorders a channel (FIFO like a TCP
   // connection); `slow` then adds its delay to this message alone, as
   // SCENARIO_FORMAT.md says ("adds its delay to messages sent while it is
@@ -663,7 +660,8 @@ void Simulation::pause(NodeId n, Duration d) {
     node.paused_ = true;
     node.pause_until = until;
   }
-  at(until, [this, n] { end_pause(n); }, EventClass::kFault);
+  at(
+      until, [this, n] { end_pause(n); }, EventClass::kFault);
 }
 
 void Simulation::end_pause(NodeId n) {

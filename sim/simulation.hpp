@@ -294,23 +294,23 @@ class Process {
   // and the body, used once, last.
   Node* node_ = nullptr;
   std::uint32_t slot_ = 0;
-  boost::context::fiber fiber_;    // the process's own context
-  boost::context::fiber caller_;   // the scheduler, while the process runs
+  boost::context::fiber fiber_;   // the process's own context
+  boost::context::fiber caller_;  // the scheduler, while the process runs
   bool started_ = false;
   bool finished_ = false;
   bool cancelled_ = false;
-  bool waiting_ = false;          // blocked; a notify or timer may wake it
-  bool resume_pending_ = false;   // a kResume event is queued
+  bool waiting_ = false;         // blocked; a notify or timer may wake it
+  bool resume_pending_ = false;  // a kResume event is queued
   bool notified_ = false;
-  std::uint64_t wait_ = 0;        // serial of the current wait
+  std::uint64_t wait_ = 0;  // serial of the current wait
   // The deadline of the current wait, if it has one: kept here rather than
   // in a timer slot, so that a sleep allocates nothing and touches no other
   // timer. Its kTimeout event is the one whose queue key is timeout_key_.
   std::uint64_t timeout_key_ = 0;  // 0: no deadline
   bool timeout_due_ = false;       // fell due while the node was paused
   ClockKind timeout_clock_ = ClockKind::kMonotonic;
-  Time timeout_deadline_{0};       // reading of timeout_clock_
-  Time timeout_when_{0};           // true time of the queued event
+  Time timeout_deadline_{0};      // reading of timeout_clock_
+  Time timeout_when_{0};          // true time of the queued event
   void* stack_bottom_ = nullptr;  // for the sanitizer's fiber annotations
   std::size_t stack_size_ = 0;
   const void* caller_bottom_ = nullptr;
@@ -424,8 +424,8 @@ class Simulation {
   struct InFlight {
     Message msg;
     bool used = false;
-    bool arrived = false;          // passed the partition check at arrival
-    std::uint64_t incarnation = 0;  // of the receiver when sent
+    bool arrived = false;                  // passed the partition check at arrival
+    std::uint64_t incarnation = 0;         // of the receiver when sent
     std::uint32_t next_free = UINT32_MAX;  // free slots form a list through here
   };
   struct Callback {
@@ -602,9 +602,7 @@ class Mailbox {
     items_.erase(items_.begin());
     return v;
   }
-  std::optional<T> receive(Process& p, Duration timeout) {
-    return receive_until(p, p.node().monotonic() + timeout);
-  }
+  std::optional<T> receive(Process& p, Duration timeout) { return receive_until(p, p.node().monotonic() + timeout); }
 
  private:
   Simulation* sim_;

@@ -12,12 +12,8 @@ struct Unit {
   std::int64_t ns;
 };
 // Longest names first so that "ms" is not read as "m" + garbage.
-constexpr Unit kUnits[] = {{"ns", 1},
-                           {"us", 1'000},
-                           {"ms", 1'000'000},
-                           {"s", 1'000'000'000},
-                           {"m", 60'000'000'000},
-                           {"h", 3'600'000'000'000}};
+constexpr Unit kUnits[] = {
+    {"ns", 1}, {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}, {"m", 60'000'000'000}, {"h", 3'600'000'000'000}};
 
 }  // namespace
 

@@ -39,8 +39,8 @@ void Trace::add(TraceEvent e) {
 }
 
 std::string Trace::to_json_line(const TraceEvent& e) {
-  std::string out = fmt::format(R"({{"t":{},"node":"{}","kind":"{}")", e.time.count(), json_escape(e.node),
-                                json_escape(e.kind));
+  std::string out =
+      fmt::format(R"({{"t":{},"node":"{}","kind":"{}")", e.time.count(), json_escape(e.node), json_escape(e.kind));
   for (const TraceField& f : e.fields) {
     out += fmt::format(R"(,"{}":)", json_escape(f.key));
     if (const auto* i = std::get_if<std::int64_t>(&f.value)) {

@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libmimalloc-dev)
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(python3 python3-jsonschema chromium)
+  pkgs+=(python3 python3-jsonschema chromium clang-format)
   # model conformance (tests/conformance): real servers and the Redis client library
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
 fi

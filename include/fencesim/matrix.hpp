@@ -27,8 +27,8 @@ struct MatrixCell {
   std::string fault;           ///< column key, e.g. "gc_pause"
   std::string not_applicable;  ///< why the cell cannot be expressed, or ""
   std::uint64_t runs = 0;
-  std::map<std::string, std::uint64_t> violated;       ///< property → runs in which it broke
-  std::set<std::string> not_applicable_properties;     ///< e.g. token_monotonic without tokens
+  std::map<std::string, std::uint64_t> violated;    ///< property → runs in which it broke
+  std::set<std::string> not_applicable_properties;  ///< e.g. token_monotonic without tokens
   std::uint64_t progress_held = 0;
 };
 

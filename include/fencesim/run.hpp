@@ -34,7 +34,8 @@ const Verdict& verdict(const RunResult& r, Property p);
 
 /// Where a run came from, for the report (never an absolute path).
 struct ReportMeta {
-  std::string source;  ///< the scenario file's name (fencesim run uses it without its folder), or "" for a built scenario
+  std::string
+      source;  ///< the scenario file's name (fencesim run uses it without its folder), or "" for a built scenario
   bool seed_overridden = false;
 };
 

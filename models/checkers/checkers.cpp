@@ -30,8 +30,8 @@ std::string token_text(const std::optional<std::int64_t>& t) { return t ? fmt::f
 Time belief_end(const BeliefRecord& b, const CheckContext& ctx) { return b.end ? *b.end : ctx.run_end; }
 
 std::string belief_line(const BeliefRecord& b, const CheckContext& ctx) {
-  return fmt::format("{} believed it held the lock ({}, value {}) from {} until {}{}", b.client,
-                     token_text(b.token), b.value, format_time(b.start), format_time(belief_end(b, ctx)),
+  return fmt::format("{} believed it held the lock ({}, value {}) from {} until {}{}", b.client, token_text(b.token),
+                     b.value, format_time(b.start), format_time(belief_end(b, ctx)),
                      b.end ? " (" + b.end_reason + ")" : " (end of run)");
 }
 
@@ -160,8 +160,8 @@ Verdict check_no_stale_write(const History& h) {
       }
     }
     story.push_back(fmt::format("{}: {} accepted {}'s write of {} ({}; marks after: last_written {}, last_seen {})",
-                                format_time(op.at), op.copy, op.client, op.value, token_text(op.token),
-                                op.last_written, op.last_seen));
+                                format_time(op.at), op.copy, op.client, op.value, token_text(op.token), op.last_written,
+                                op.last_seen));
     number(story);
     v.story = std::move(story);
     return v;
@@ -187,9 +187,9 @@ Verdict check_token_monotonic(const History& h) {
     if (best != nullptr && !(*g->token > *best->token)) {
       v.status = Status::kViolated;
       v.at = g->at;
-      v.summary = fmt::format("{} granted token {} to {} at {}, not above token {} granted to {} at {}", g->server,
-                              *g->token, g->client, format_time(g->at), *best->token, best->client,
-                              format_time(best->at));
+      v.summary =
+          fmt::format("{} granted token {} to {} at {}, not above token {} granted to {} at {}", g->server, *g->token,
+                      g->client, format_time(g->at), *best->token, best->client, format_time(best->at));
       // Everything between the two grants, in true-time order.
       std::vector<std::pair<Time, std::string>> steps;
       steps.emplace_back(best->at, fmt::format("{}: {} granted the lock to {} (token {})", format_time(best->at),
@@ -231,8 +231,8 @@ Verdict check_no_lost_update(const History& h, std::int64_t initial) {
     if (op.read_value != current) {
       v.status = Status::kViolated;
       v.at = op.at;
-      v.summary = fmt::format("{} wrote {} from a read of {}, but the previous accepted write had left {}",
-                              op.client, op.value, op.read_value, current);
+      v.summary = fmt::format("{} wrote {} from a read of {}, but the previous accepted write had left {}", op.client,
+                              op.value, op.read_value, current);
       std::vector<std::string> story;
       for (const ResourceOpRecord& r : h.resource_ops) {
         if (!r.write && r.accepted && r.client == op.client && r.iteration == op.iteration &&
@@ -242,14 +242,13 @@ Verdict check_no_lost_update(const History& h, std::int64_t initial) {
         }
       }
       if (prev != nullptr) {
-        story.push_back(fmt::format("{}: {} accepted {}'s write of {} (read {}, {})", format_time(prev->at),
-                                    prev->copy, prev->client, prev->value, prev->read_value,
-                                    token_text(prev->token)));
+        story.push_back(fmt::format("{}: {} accepted {}'s write of {} (read {}, {})", format_time(prev->at), prev->copy,
+                                    prev->client, prev->value, prev->read_value, token_text(prev->token)));
       }
-      story.push_back(fmt::format("{}: {} accepted {}'s write of {} computed from the stale read of {} ({}): the "
-                                  "update to {} is lost",
-                                  format_time(op.at), op.copy, op.client, op.value, op.read_value,
-                                  token_text(op.token), current));
+      story.push_back(
+          fmt::format("{}: {} accepted {}'s write of {} computed from the stale read of {} ({}): the "
+                      "update to {} is lost",
+                      format_time(op.at), op.copy, op.client, op.value, op.read_value, token_text(op.token), current));
       number(story);
       v.story = std::move(story);
       return v;
@@ -278,10 +277,10 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     if (ok) continue;
     v.status = Status::kViolated;
     v.at = it.start;
-    v.summary = fmt::format("{}'s iteration {} started at {} (after the last fault ended at {}) and did not succeed "
-                            "within the settle time {}: {}",
-                            it.client, it.index, format_time(it.start), format_time(after),
-                            sim::format_duration(settle), it.outcome);
+    v.summary = fmt::format(
+        "{}'s iteration {} started at {} (after the last fault ended at {}) and did not succeed "
+        "within the settle time {}: {}",
+        it.client, it.index, format_time(it.start), format_time(after), sim::format_duration(settle), it.outcome);
     std::vector<std::string> story;
     story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
     story.push_back(fmt::format("{}: {} started iteration {}", format_time(it.start), it.client, it.index));

@@ -80,8 +80,8 @@ void ClientNode::workload(sim::Process& p) {
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
   while (next_iteration_ < w.iterations) {
     const int index = next_iteration_++;
-    history_.iterations.push_back(IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt,
-                                                  std::nullopt, false, "started"});
+    history_.iterations.push_back(
+        IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false, "started"});
     const std::size_t rec = history_.iterations.size() - 1;
     current_iteration_ = rec;
     Lease lease;

@@ -74,15 +74,13 @@ class LockClientBase : public LockClient {
 
 /// Builds the lock client for a scenario's service (nullptr for `none`).
 /// `service_nodes` are redis-0 … (or etcd-0 …), `sentinels` sentinel-0 ….
-std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec,
-                                              const LockSpec& lock, std::vector<sim::NodeId> servers,
-                                              std::vector<sim::NodeId> sentinels);
+std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                              std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels);
 
 /// The etcd session + concurrency.Mutex client; `index` is the client's
 /// position k in the expanded client list (it starts on member k mod n).
-std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const ClientSpec& spec,
-                                             const LockSpec& lock, std::vector<sim::NodeId> members,
-                                             std::size_t index);
+std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                             std::vector<sim::NodeId> members, std::size_t index);
 
 /// The node of one client: workload process plus lock client.
 class ClientNode final : public sim::NodeBehaviour {
@@ -107,7 +105,7 @@ class ClientNode final : public sim::NodeBehaviour {
   sim::NodeId resource_copy_;
   std::unique_ptr<LockClient> lock_;
   int next_iteration_ = 0;
-  bool start_reached_ = false;  ///< the true time `spec.start` has come
+  bool start_reached_ = false;                    ///< the true time `spec.start` has come
   std::optional<std::size_t> current_iteration_;  ///< index into history.iterations
 };
 

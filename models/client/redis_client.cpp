@@ -252,8 +252,7 @@ class RedlockClient final : public LockClientBase {
   }
 
  private:
-  std::vector<std::optional<Reply>> broadcast(sim::Process& p, Op op, const std::string& value,
-                                              sim::Time deadline) {
+  std::vector<std::optional<Reply>> broadcast(sim::Process& p, Op op, const std::string& value, sim::Time deadline) {
     std::vector<std::uint64_t> calls;
     for (sim::NodeId n : primaries_) calls.push_back(p.send_request(n, make_command(op, lock_, value, false)));
     std::vector<std::optional<Reply>> out;
@@ -312,9 +311,8 @@ class RedlockClient final : public LockClientBase {
 
 }  // namespace
 
-std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec,
-                                              const LockSpec& lock, std::vector<sim::NodeId> servers,
-                                              std::vector<sim::NodeId> sentinels) {
+std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                              std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels) {
   if (lock.redis.redlock > 0) return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(servers));
   return std::make_unique<RedisLockClient>(node, h, spec, lock, std::move(servers), std::move(sentinels));
 }

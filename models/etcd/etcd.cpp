@@ -167,8 +167,8 @@ std::string hold_value(const std::string& key, std::int64_t create_revision) {
 }
 
 std::string Request::describe() const {
-  static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn",
-                                 "Range(last created)", "Get", "Delete", "Watch", "Put"};
+  static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn", "Range(last created)",
+                                 "Get",        "Delete",      "Watch",          "Put"};
   return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
 }
 
@@ -277,7 +277,7 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
   // (a restarted member re-applies its log, and must not mistake an old
   // entry for a request of its new life) and a counter.
   const std::uint64_t id = (static_cast<std::uint64_t>(index_) << 48) | ((node_.incarnation() & 0xffff) << 32) |
-                          (next_request_++ & 0xffffffff);
+                           (next_request_++ & 0xffffffff);
   // Writes go through Raft as commands; the rest is answered here.
   Op op;
   op.id = id;
@@ -311,13 +311,9 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       op.lease = r.lease;
       propose(m, req, id, encode(std::move(op)));
       return;
-    case ReqKind::kKeepAlive:
-      keepalive(m, r.lease, sim::kNoNode);
-      return;
+    case ReqKind::kKeepAlive: keepalive(m, r.lease, sim::kNoNode); return;
     case ReqKind::kLastCreated:
-    case ReqKind::kGet:
-      serve_read(m, req);
-      return;
+    case ReqKind::kGet: serve_read(m, req); return;
     case ReqKind::kWatch: {
       // Replay from history: a deletion at or after the start revision
       // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
@@ -636,11 +632,11 @@ EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std
   // vector does not regrow (and move thousands of events) as the run goes.
   // Only a guess for the capacity; capped at 64 k events (≈ 9 MB).
   const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(1, sc.duration / std::chrono::seconds(1)));
-  raft_history_.events.reserve(std::min<std::size_t>(std::size_t{1} << 16,
-                                                     member_ids_.size() * 4 * sc.clients.size() * seconds));
+  raft_history_.events.reserve(
+      std::min<std::size_t>(std::size_t{1} << 16, member_ids_.size() * 4 * sc.clients.size() * seconds));
   for (std::size_t i = 0; i < member_ids_.size(); ++i) {
-    members_.push_back(std::make_unique<EtcdMember>(*this, sim_.node(member_ids_[i]), static_cast<int>(i), cfg,
-                                                    &raft_history_));
+    members_.push_back(
+        std::make_unique<EtcdMember>(*this, sim_.node(member_ids_[i]), static_cast<int>(i), cfg, &raft_history_));
   }
 }
 

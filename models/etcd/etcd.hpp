@@ -98,7 +98,7 @@ struct Request final : sim::Payload {
   Duration ttl{0};
   std::int64_t revision = 0;  ///< kLastCreated: max create revision; kWatch: start revision
   std::uint64_t watch_id = 0;
-  bool lock_check = false;    ///< kGet: the Mutex's re-check of its own key
+  bool lock_check = false;  ///< kGet: the Mutex's re-check of its own key
   std::string describe() const override;
 };
 
@@ -178,7 +178,7 @@ class EtcdMember final : public sim::NodeBehaviour {
   // The state machine (volatile: rebuilt from the log on restart).
   std::int64_t revision_ = 1;
   std::map<std::string, KeyValue> keys_;
-  std::map<LeaseId, Duration> leases_;                      ///< lease → TTL
+  std::map<LeaseId, Duration> leases_;  ///< lease → TTL
   /// Keys attached to a lease, sorted. A flat sorted vector, not a set: a
   /// session's lease keeps one key that each lock adds and each unlock
   /// removes, and the vector keeps its room between them.

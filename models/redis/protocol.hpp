@@ -56,8 +56,8 @@ struct Effect {
   std::string value;
   std::int64_t integer = 0;
   bool has_expiry = false;
-  Time expire_at{0};    ///< wall mode: absolute wall-clock deadline (ns)
-  Duration ttl{0};      ///< monotonic mode: each node adds this to its own clock
+  Time expire_at{0};  ///< wall mode: absolute wall-clock deadline (ns)
+  Duration ttl{0};    ///< monotonic mode: each node adds this to its own clock
 };
 
 /// `replid` names the replication history the offsets count in (Redis's
@@ -87,7 +87,7 @@ struct SyncRequest final : sim::Payload {
 struct FullSync final : sim::Payload {
   std::uint64_t replid = 0;
   std::uint64_t offset = 0;
-  std::map<std::string, Entry> data;  ///< expiries in the sender's clock readings (wall mode: absolute)
+  std::map<std::string, Entry> data;              ///< expiries in the sender's clock readings (wall mode: absolute)
   std::map<std::string, Duration> remaining_ttl;  ///< monotonic mode: TTL left per key
   std::string describe() const override { return "FULLRESYNC " + std::to_string(offset); }
 };

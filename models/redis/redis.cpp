@@ -11,7 +11,8 @@ using namespace std::chrono_literals;
 
 std::string Command::describe() const {
   switch (op) {
-    case Op::kAcquire: return fmt::format("SET {} {} NX PX {}{}", key, value, ttl.count() / 1'000'000, with_token ? " +INCR" : "");
+    case Op::kAcquire:
+      return fmt::format("SET {} {} NX PX {}{}", key, value, ttl.count() / 1'000'000, with_token ? " +INCR" : "");
     case Op::kRenew: return fmt::format("RENEW {} {} {}", key, value, ttl.count() / 1'000'000);
     case Op::kRelease: return fmt::format("RELEASE {} {}", key, value);
     case Op::kGet: return "GET " + key;
@@ -124,22 +125,18 @@ void RedisServer::apply(const Effect& eff) {
         e.has_expiry = true;
         // Wall mode: the absolute deadline travels as is (PXAT). Monotonic
         // mode: each node adds the TTL to its own monotonic clock.
-        e.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at
-                                                                    : node_.monotonic() + eff.ttl;
+        e.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at : node_.monotonic() + eff.ttl;
         svc_.watch_expiry(node_.id(), e.expire_at);
       }
       data_[eff.key] = e;
       break;
     }
-    case Effect::kDel:
-      data_.erase(eff.key);
-      break;
+    case Effect::kDel: data_.erase(eff.key); break;
     case Effect::kExpire: {
       auto it = data_.find(eff.key);
       if (it == data_.end()) break;
       it->second.has_expiry = true;
-      it->second.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at
-                                                                           : node_.monotonic() + eff.ttl;
+      it->second.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at : node_.monotonic() + eff.ttl;
       svc_.watch_expiry(node_.id(), it->second.expire_at);
       break;
     }
@@ -628,8 +625,7 @@ bool Sentinel::try_failover(sim::Process& p) {
     for (std::uint64_t c : calls) {
       auto r = p.await_reply(c, deadline);
       if (!r) continue;
-      if (const auto* d = r->as<IsDownReply>();
-          d != nullptr && d->vote_epoch == epoch && d->voted_for == node_.id()) {
+      if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->vote_epoch == epoch && d->voted_for == node_.id()) {
         ++votes;
       }
     }
@@ -717,8 +713,8 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
       current_primary_(server_ids_.front()) {
   for (std::size_t i = 0; i < server_ids_.size(); ++i) {
     const bool primary = redlock() || i == 0;
-    servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i),
-                                                     primary, primary ? sim::kNoNode : server_ids_.front()));
+    servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), primary,
+                                                     primary ? sim::kNoNode : server_ids_.front()));
   }
   for (std::size_t i = 0; i < sentinel_ids_.size(); ++i) {
     sentinel_objs_.push_back(std::make_unique<Sentinel>(*this, sim_.node(sentinel_ids_[i]), static_cast<int>(i)));
@@ -870,8 +866,8 @@ bool RedisService::failover_now(std::string& why) {
     if (s.get() != best && s->node().up()) s->follow(best->node().id());
   }
   for (auto& s : sentinel_objs_) s->adopt(best->node().id(), epoch);
-  const NodeId from = !sentinel_ids_.empty() && sim_.node(sentinel_ids_.front()).up() ? sentinel_ids_.front()
-                                                                                       : best->node().id();
+  const NodeId from =
+      !sentinel_ids_.empty() && sim_.node(sentinel_ids_.front()).up() ? sentinel_ids_.front() : best->node().id();
   announce(from, best->node().id(), epoch);
   return true;
 }

@@ -137,7 +137,7 @@ class RedisServer final : public sim::NodeBehaviour {
   std::uint64_t sent_offset_ = 0;  ///< primary: offset streamed so far
   std::map<std::string, Entry> data_;
   std::map<std::string, std::string> expired_;  ///< key → value deleted by expiry (for reports)
-  std::set<NodeId> replicas_;  ///< primary: connected replicas
+  std::set<NodeId> replicas_;                   ///< primary: connected replicas
   Time last_sync_request_{-1};
   /// A replica has received a full resync from the primary it follows (at
   /// time 0 every replica is in sync).

@@ -11,12 +11,9 @@ std::string token_text(std::optional<std::int64_t> t) { return t ? std::to_strin
 }  // namespace
 
 std::string ReadRequest::describe() const { return "READ token=" + token_text(token); }
-std::string WriteRequest::describe() const {
-  return fmt::format("WRITE {} token={}", value, token_text(token));
-}
+std::string WriteRequest::describe() const { return fmt::format("WRITE {} token={}", value, token_text(token)); }
 
-ResourceCopy::ResourceCopy(ResourceService& svc, sim::Node& node)
-    : svc_(svc), node_(node), value_(svc.spec().initial) {
+ResourceCopy::ResourceCopy(ResourceService& svc, sim::Node& node) : svc_(svc), node_(node), value_(svc.spec().initial) {
   node_.set_behaviour(this);
 }
 
@@ -67,8 +64,7 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   auto reply = sim::make_payload<OpReply>();
   reply->accepted = true;
   switch (spec.kind) {
-    case ResourceKind::kUnfenced:
-      break;
+    case ResourceKind::kUnfenced: break;
     case ResourceKind::kFenced:
       if (!w.token) {
         reply->accepted = false;

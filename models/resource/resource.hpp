@@ -45,7 +45,7 @@ struct ReadRequest final : sim::Payload {
 struct WriteRequest final : sim::Payload {
   std::optional<std::int64_t> token;
   std::int64_t value = 0;
-  std::int64_t read_value = 0;  ///< history annotation: what the client had read
+  std::int64_t read_value = 0;                   ///< history annotation: what the client had read
   std::optional<std::int64_t> expected_version;  ///< cas only
   std::string lease_value;
   int iteration = 0;

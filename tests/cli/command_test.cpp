@@ -91,9 +91,8 @@ TEST_F(Command, TheSameFileAndSeedTwiceGiveByteIdenticalReports) {
   ASSERT_EQ(WEXITSTATUS(status), 0);
   // And through a relative path with a folder in it.
   const std::string up = "cd " + dir_.parent_path().string() + " && ";
-  status = std::system((up + kBin + " run " + dir_.filename().string() + "/worked.json --out " +
-                        (dir_ / "c").string() + " -q")
-                           .c_str());
+  status = std::system(
+      (up + kBin + " run " + dir_.filename().string() + "/worked.json --out " + (dir_ / "c").string() + " -q").c_str());
   ASSERT_EQ(WEXITSTATUS(status), 0);
   for (const char* name : {"report.json", "report.md", "timeline.html", "trace.jsonl"}) {
     const std::string a = slurp(dir_ / "a" / "worked" / name);
@@ -174,8 +173,8 @@ TEST_F(Command, WithSeveralFilesEachRunsAndTheHighestCodeWins) {
   const fs::path good = write_file("good.json", kWorked);
   const fs::path bad = write_file("bad.json", "{");
   const fs::path good2 = write_file("other.json", other);
-  const Result r = run("run " + good.string() + " " + bad.string() + " " + good2.string() + " -q --out " +
-                       (dir_ / "a").string());
+  const Result r =
+      run("run " + good.string() + " " + bad.string() + " " + good2.string() + " -q --out " + (dir_ / "a").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(fs::exists(dir_ / "a" / "worked" / "report.json"));
   EXPECT_TRUE(fs::exists(dir_ / "a" / "other" / "report.json"));
@@ -205,8 +204,9 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
 TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "fencesim: unknown command \"frobnicate\" (the commands are run, validate and matrix)\n"
-                   "Run 'fencesim --help' for usage.\n");
+  EXPECT_EQ(r.err,
+            "fencesim: unknown command \"frobnicate\" (the commands are run, validate and matrix)\n"
+            "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
   r = run("scenarios/x.json");

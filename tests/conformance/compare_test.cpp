@@ -24,13 +24,12 @@ TEST(ConformanceComparison, EqualAnswersPass) {
 }
 
 TEST(ConformanceComparison, DifferentAnswersFail) {
-  EXPECT_NONFATAL_FAILURE(
-      compare_transcripts(one("real", "GET k", "nil"), one("model", "GET k", "bulk \"v\""), kDevs), "GET k");
+  EXPECT_NONFATAL_FAILURE(compare_transcripts(one("real", "GET k", "nil"), one("model", "GET k", "bulk \"v\""), kDevs),
+                          "GET k");
 }
 
 TEST(ConformanceComparison, ADocumentedDeviationPasses) {
-  compare_transcripts(one("real", "GET c", "bulk \"1\"", "dev-int"), one("model", "GET c", "int 1", "dev-int"),
-                      kDevs);
+  compare_transcripts(one("real", "GET c", "bulk \"1\"", "dev-int"), one("model", "GET c", "int 1", "dev-int"), kDevs);
 }
 
 TEST(ConformanceComparison, ADeviationThatNoLongerOccursFails) {
@@ -40,9 +39,9 @@ TEST(ConformanceComparison, ADeviationThatNoLongerOccursFails) {
 }
 
 TEST(ConformanceComparison, ARealAnswerOtherThanTheDocumentedOneFails) {
-  EXPECT_NONFATAL_FAILURE(compare_transcripts(one("real", "GET c", "nil", "dev-int"),
-                                              one("model", "GET c", "int 1", "dev-int"), kDevs),
-                          "the real server answered");
+  EXPECT_NONFATAL_FAILURE(
+      compare_transcripts(one("real", "GET c", "nil", "dev-int"), one("model", "GET c", "int 1", "dev-int"), kDevs),
+      "the real server answered");
 }
 
 TEST(ConformanceComparison, DivergingScriptsFail) {

@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 
 TempDir::TempDir(const std::string& tag) {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fencesim-conf-" + tag + "-XXXXXX";
+  std::string tmpl =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/fencesim-conf-" + tag + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) {
@@ -64,8 +65,8 @@ std::string require_binary(const std::string& name, const std::string& env_overr
   }
   throw std::runtime_error("conformance: `" + name + "` was not found on PATH (nor in $" + env_override +
                            "). The conformance suite compares the model with a real server and cannot run "
-                           "without it: install Debian's `" + package +
-                           "` package (tools/deps.sh --test installs it) or point $" + env_override +
+                           "without it: install Debian's `" +
+                           package + "` package (tools/deps.sh --test installs it) or point $" + env_override +
                            " at the binary.");
 }
 
@@ -214,8 +215,8 @@ void Transcript::add(const std::string& name, const std::string& answer, const s
   push(Step{name, answer, detail, deviation, false});
 }
 
-void Transcript::add_timed(const std::string& name, bool timing_held, const std::string& why,
-                           const std::string& answer, const std::string& detail, const std::string& deviation) {
+void Transcript::add_timed(const std::string& name, bool timing_held, const std::string& why, const std::string& answer,
+                           const std::string& detail, const std::string& deviation) {
   if (timing_held) {
     add(name, answer, detail, deviation);
   } else {
@@ -231,8 +232,8 @@ void print_deviations(const std::string& title, const std::vector<Deviation>& de
               << "      real server: " << d.real_text << "\n"
               << "      model:       " << d.model_text << "\n";
   }
-  std::cout << "[conformance] " << title << ": operations the model lacks, compared through its state ("
-            << subs.size() << ")\n";
+  std::cout << "[conformance] " << title << ": operations the model lacks, compared through its state (" << subs.size()
+            << ")\n";
   for (const Substitution& s : subs) std::cout << "  - " << s.operation << ": " << s.how << "\n";
   std::cout << std::flush;
 }
@@ -262,8 +263,8 @@ void compare_transcripts(const Transcript& real, const Transcript& model, const 
   for (std::size_t i = 0; i < n; ++i) {
     if (i >= a.size() || i >= b.size()) {
       ADD_FAILURE() << "the transcripts have different lengths: " << real.side() << " " << a.size() << " steps, "
-                    << model.side() << " " << b.size() << " steps (first unmatched step: "
-                    << (i < a.size() ? a[i].name : b[i].name) << ")";
+                    << model.side() << " " << b.size()
+                    << " steps (first unmatched step: " << (i < a.size() ? a[i].name : b[i].name) << ")";
       break;
     }
     const Step& r = a[i];
@@ -286,8 +287,8 @@ void compare_transcripts(const Transcript& real, const Transcript& model, const 
                       << r.answer << "`): remove it from the deviation list and the script";
         verdict = "FIXED? " + d->id;
       } else if (!full_match(d->real_answer, r.answer)) {
-        ADD_FAILURE() << "step `" << r.name << "`: the real server answered `" << r.answer
-                      << "`, not what deviation `" << d->id << "` documents (" << d->real_text << ")";
+        ADD_FAILURE() << "step `" << r.name << "`: the real server answered `" << r.answer << "`, not what deviation `"
+                      << d->id << "` documents (" << d->real_text << ")";
         verdict = "REAL CHANGED " + d->id;
       } else if (!full_match(d->model_answer, m.answer) || (d->related && !d->related(r.answer, m.answer))) {
         ADD_FAILURE() << "step `" << r.name << "`: the model answered `" << m.answer << "`, not what deviation `"
@@ -297,9 +298,9 @@ void compare_transcripts(const Transcript& real, const Transcript& model, const 
         verdict = "deviation " + d->id;
       }
     } else if (r.answer != m.answer) {
-      ADD_FAILURE() << "step " << i + 1 << " `" << r.name << "`: " << real.side() << " answered `" << r.answer
-                    << "`" << (r.detail.empty() ? "" : " (" + r.detail + ")") << ", " << model.side()
-                    << " answered `" << m.answer << "`" << (m.detail.empty() ? "" : " (" + m.detail + ")");
+      ADD_FAILURE() << "step " << i + 1 << " `" << r.name << "`: " << real.side() << " answered `" << r.answer << "`"
+                    << (r.detail.empty() ? "" : " (" + r.detail + ")") << ", " << model.side() << " answered `"
+                    << m.answer << "`" << (m.detail.empty() ? "" : " (" + m.detail + ")");
       verdict = "MISMATCH";
     } else {
       verdict = "ok";

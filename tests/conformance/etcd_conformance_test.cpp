@@ -57,20 +57,22 @@ const std::vector<Deviation>& etcd_deviations() {
       {"etcd-no-timetolive",
        "LeaseTimeToLive of a live lease: the model has no TimeToLive request (a missing lease is compared through "
        "EtcdMember::has_lease)",
-       R"(granted-ttl \d+)", R"(\(no TimeToLive request in the model\))", "granted-ttl 2",
-       "(no TimeToLive request)", nullptr},
+       R"(granted-ttl \d+)", R"(\(no TimeToLive request in the model\))", "granted-ttl 2", "(no TimeToLive request)",
+       nullptr},
   };
   return kList;
 }
 
 const std::vector<Substitution>& etcd_substitutions() {
   static const std::vector<Substitution> kList = {
-      {"LeaseTimeToLive", "for a lease that is gone (expired or revoked), EtcdMember::has_lease == false is "
-                          "compared with etcd's \"ttl -1\"; a live lease's granted TTL is not available (see "
-                          "deviation etcd-no-timetolive)"},
-      {"etcdctl lock (concurrency.Mutex)", "the model side runs the Mutex by hand with the model's requests, as "
-                                           "models/client/etcd_client.cpp does: LeaseGrant, LockTxn, LastCreated "
-                                           "+ Watch on the key before ours, Get of our key, Delete to unlock"},
+      {"LeaseTimeToLive",
+       "for a lease that is gone (expired or revoked), EtcdMember::has_lease == false is "
+       "compared with etcd's \"ttl -1\"; a live lease's granted TTL is not available (see "
+       "deviation etcd-no-timetolive)"},
+      {"etcdctl lock (concurrency.Mutex)",
+       "the model side runs the Mutex by hand with the model's requests, as "
+       "models/client/etcd_client.cpp does: LeaseGrant, LockTxn, LastCreated "
+       "+ Watch on the key before ours, Get of our key, Delete to unlock"},
       {"watch --rev", "the model's Watch request (a key, from a revision) and the WatchEvent it pushes"},
   };
   return kList;
@@ -137,16 +139,26 @@ class RealEtcd {
       const std::string peer_url = fmt::format("http://127.0.0.1:{}", peer);
       const fs::path data = dir_ / fmt::format("data-{}", attempt);
       std::vector<std::string> argv = {etcd,
-                                       "--name", "conformance",
-                                       "--data-dir", data.string(),
-                                       "--listen-client-urls", client,
-                                       "--advertise-client-urls", client,
-                                       "--listen-peer-urls", peer_url,
-                                       "--initial-advertise-peer-urls", peer_url,
-                                       "--initial-cluster", "conformance=" + peer_url,
-                                       "--initial-cluster-state", "new",
-                                       "--logger", "zap",
-                                       "--log-outputs", (dir_ / "etcd.log").string()};
+                                       "--name",
+                                       "conformance",
+                                       "--data-dir",
+                                       data.string(),
+                                       "--listen-client-urls",
+                                       client,
+                                       "--advertise-client-urls",
+                                       client,
+                                       "--listen-peer-urls",
+                                       peer_url,
+                                       "--initial-advertise-peer-urls",
+                                       peer_url,
+                                       "--initial-cluster",
+                                       "conformance=" + peer_url,
+                                       "--initial-cluster-state",
+                                       "new",
+                                       "--logger",
+                                       "zap",
+                                       "--log-outputs",
+                                       (dir_ / "etcd.log").string()};
       child_ = std::make_unique<Child>(argv, dir_ / "stdout", dir_ / "stderr");
       if (wait_ready()) return;
       child_->stop();
@@ -254,8 +266,8 @@ class RealEtcdBackend final : public EtcdBackend {
   }
   std::string lock_txn(const std::string& key, std::int64_t lease, const std::string& prefix) override {
     const std::string owner = fmt::format("get {} --prefix --sort-by=CREATE --order=ASCEND --limit=1", prefix);
-    const std::string input = fmt::format("create(\"{}\") = \"0\"\n\nput {} \"\" --lease={}\n{}\n\nget {}\n{}\n\n",
-                                          key, key, hex(lease), owner, key, owner);
+    const std::string input = fmt::format("create(\"{}\") = \"0\"\n\nput {} \"\" --lease={}\n{}\n\nget {}\n{}\n\n", key,
+                                          key, hex(lease), owner, key, owner);
     std::string err;
     auto j = e_.ctl({"txn"}, err, input);
     if (!j) return normalise_error(err);
@@ -405,8 +417,8 @@ class ModelEtcdBackend final : public EtcdBackend {
     if (!r->error.empty()) return normalise_error(r->error);
     const std::string owner =
         r->owner ? fmt::format("{}@{}", r->owner->key, r->owner->create_revision) : std::string("none");
-    return fmt::format("succeeded={} own_create={} owner={} rev={}", r->succeeded,
-                       r->kv ? r->kv->create_revision : -1, owner, r->header_revision);
+    return fmt::format("succeeded={} own_create={} owner={} rev={}", r->succeeded, r->kv ? r->kv->create_revision : -1,
+                       owner, r->header_revision);
   }
   std::string get(const std::string& key) override {
     auto req = request(etcd::ReqKind::kGet);
@@ -554,10 +566,10 @@ void script_leases(EtcdBackend& b, Transcript& t) {
   const Millis last_ka = prev_start;
   a = b.get("kv/x");
   lapsed = lapsed || b.now() - last_ka >= 1900ms;
-  t.add_timed("get kv/x 3.5 s after the grant: kept alive past its 2 s TTL", !lapsed,
-              fmt::format("up to {} ms between renewals (the window is 1900 ms)",
-                          std::max(worst, b.now() - last_ka).count()),
-              a);
+  t.add_timed(
+      "get kv/x 3.5 s after the grant: kept alive past its 2 s TTL", !lapsed,
+      fmt::format("up to {} ms between renewals (the window is 1900 ms)", std::max(worst, b.now() - last_ka).count()),
+      a);
 
   // Then no more keepalives: the lessor revokes it and deletes kv/x.
   std::string seen = b.get("kv/x");
@@ -597,7 +609,7 @@ void script_single_member(EtcdBackend& b, Transcript& t) {
 /// The mutex steps: the real side uses `etcdctl lock` (concurrency.Mutex),
 /// the model side the same protocol by hand.
 struct MutexObservation {
-  std::string a_key;       ///< "mx/<A's lease>" check
+  std::string a_key;  ///< "mx/<A's lease>" check
   std::int64_t a_create = 0;
   std::int64_t a_header = 0;
   std::string b_key;
@@ -615,8 +627,8 @@ void record_mutex(const MutexObservation& o, Transcript& t) {
   t.add("A: acquired: create_revision of A's key / header revision",
         fmt::format("create {} rev {}", o.a_create, o.a_header));
   t.add("B: lock mx: B's key", o.b_key);
-  t.add("B: enqueued: keys under mx/, B's create_revision", fmt::format("{} keys, B create {}", o.keys_after_b,
-                                                                         o.b_create));
+  t.add("B: enqueued: keys under mx/, B's create_revision",
+        fmt::format("{} keys, B create {}", o.keys_after_b, o.b_create));
   t.add("B: waits while A holds the lock", o.b_waiting ? "waiting" : "acquired (wrong)");
   t.add("A: unlock (delete A's key): revision", fmt::format("rev {}", o.unlock_rev));
   t.add("B: acquired after A's unlock: B's create_revision / header revision",
@@ -678,7 +690,8 @@ MutexObservation real_mutex(RealEtcd& e) {
 
   a.signal(SIGTERM);  // etcdctl lock unlocks on SIGTERM
   auto jb = read_json_line(dir / "lock-b.out", 15000ms, b);
-  if (!jb) throw std::runtime_error("etcdctl lock (B) did not acquire after A's unlock: " + read_file(dir / "lock-b.err"));
+  if (!jb)
+    throw std::runtime_error("etcdctl lock (B) did not acquire after A's unlock: " + read_file(dir / "lock-b.err"));
   a.wait_for(5000ms);
   o.b_acquired_create = (*jb)["kvs"][0]["create_revision"].get<std::int64_t>();
   o.b_acquired_header = (*jb)["header"]["revision"].get<std::int64_t>();
@@ -748,7 +761,8 @@ MutexObservation model_mutex(ModelEtcdBackend& m) {
     req->lock_check = lock_check;
     return *m.call(req);
   };
-  o.keys_after_b = (get(fmt::format("mx/{:x}", la), false).kv ? 1 : 0) + (get(fmt::format("mx/{:x}", lb), false).kv ? 1 : 0);
+  o.keys_after_b =
+      (get(fmt::format("mx/{:x}", la), false).kv ? 1 : 0) + (get(fmt::format("mx/{:x}", lb), false).kv ? 1 : 0);
   m.sleep(500ms);
   o.b_waiting = o.b_waiting && m.inbox().events.empty();
 
@@ -768,9 +782,7 @@ MutexObservation model_mutex(ModelEtcdBackend& m) {
 
 // --- the tests -------------------------------------------------------------------------------
 
-TEST(EtcdConformance, DeviationList) {
-  announce();
-}
+TEST(EtcdConformance, DeviationList) { announce(); }
 
 TEST(EtcdConformance, RevisionsAfterPutsDeletesAndNoOpTransactions) { run_both(script_revisions); }
 

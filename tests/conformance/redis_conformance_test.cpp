@@ -67,21 +67,22 @@ const char* const kReleaseScript =
 
 // --- documented deviations ----------------------------------------------------
 
-
 const std::vector<Deviation>& redis_deviations() {
-  static const std::vector<Deviation> kList = {
-  };
+  static const std::vector<Deviation> kList = {};
   return kList;
 }
 
 const std::vector<Substitution>& redis_substitutions() {
   static const std::vector<Substitution> kList = {
-      {"PTTL", "the model has no PTTL command: the test reads the entry's expiry from RedisServer::data() and the "
-               "node's wall clock (-2 when absent or logically expired on that node, -1 without an expiry)"},
-      {"DBSIZE", "no DBSIZE command: the size of RedisServer::data() (keys logically expired but not yet "
-                 "deleted are counted, as Redis counts them)"},
-      {"SCAN", "no SCAN command: the keys of RedisServer::data() not logically expired on that node (Redis 7.0's "
-               "SCAN filters out expired keys, on a replica too, without deleting them)"},
+      {"PTTL",
+       "the model has no PTTL command: the test reads the entry's expiry from RedisServer::data() and the "
+       "node's wall clock (-2 when absent or logically expired on that node, -1 without an expiry)"},
+      {"DBSIZE",
+       "no DBSIZE command: the size of RedisServer::data() (keys logically expired but not yet "
+       "deleted are counted, as Redis counts them)"},
+      {"SCAN",
+       "no SCAN command: the keys of RedisServer::data() not logically expired on that node (Redis 7.0's "
+       "SCAN filters out expired keys, on a replica too, without deleting them)"},
       {"WAIT 1 <timeout>", "no WAIT: the test waits until the replica's replication offset equals the primary's"},
       {"DEBUG SET-ACTIVE-EXPIRE 0 ... 1 on the primary (hold back its DELs)",
        "a `pause` of the primary's node for the same time (sim::Simulation::pause): in both the primary deletes no "
@@ -167,27 +168,15 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
 std::string normalise(const redisReply* r, std::string& detail) {
   switch (r->type) {
-    case REDIS_REPLY_STRING:
-      detail = std::string(r->str, r->len);
-      return "bulk \"" + detail + "\"";
-    case REDIS_REPLY_STATUS:
-      detail = std::string(r->str, r->len);
-      return "status " + detail;
-    case REDIS_REPLY_INTEGER:
-      detail = std::to_string(r->integer);
-      return "int " + detail;
-    case REDIS_REPLY_NIL:
-      detail = "(nil)";
-      return "nil";
-    case REDIS_REPLY_ERROR:
-      detail = std::string(r->str, r->len);
-      return "error " + first_word(detail);
+    case REDIS_REPLY_STRING: detail = std::string(r->str, r->len); return "bulk \"" + detail + "\"";
+    case REDIS_REPLY_STATUS: detail = std::string(r->str, r->len); return "status " + detail;
+    case REDIS_REPLY_INTEGER: detail = std::to_string(r->integer); return "int " + detail;
+    case REDIS_REPLY_NIL: detail = "(nil)"; return "nil";
+    case REDIS_REPLY_ERROR: detail = std::string(r->str, r->len); return "error " + first_word(detail);
     case REDIS_REPLY_ARRAY:
       detail = "array of " + std::to_string(r->elements);
       return "array " + std::to_string(r->elements);
-    default:
-      detail = "type " + std::to_string(r->type);
-      return detail;
+    default: detail = "type " + std::to_string(r->type); return detail;
   }
 }
 
@@ -271,16 +260,26 @@ class RealRedisServer {
     for (int attempt = 0; attempt < 3; ++attempt) {
       port_ = free_port();
       std::vector<std::string> argv = {bin,
-                                       "--port", std::to_string(port_),
-                                       "--bind", "127.0.0.1",
-                                       "--save", "",
-                                       "--appendonly", "no",
-                                       "--dir", dir_.string(),
-                                       "--logfile", (dir_ / "redis.log").string(),
-                                       "--daemonize", "no",
-                                       "--enable-debug-command", "yes",
-                                       "--repl-diskless-sync", "yes",
-                                       "--repl-diskless-sync-delay", "0"};
+                                       "--port",
+                                       std::to_string(port_),
+                                       "--bind",
+                                       "127.0.0.1",
+                                       "--save",
+                                       "",
+                                       "--appendonly",
+                                       "no",
+                                       "--dir",
+                                       dir_.string(),
+                                       "--logfile",
+                                       (dir_ / "redis.log").string(),
+                                       "--daemonize",
+                                       "no",
+                                       "--enable-debug-command",
+                                       "yes",
+                                       "--repl-diskless-sync",
+                                       "yes",
+                                       "--repl-diskless-sync-delay",
+                                       "0"};
       if (replica_of) {
         argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(*replica_of)});
       }
@@ -726,8 +725,8 @@ void script_replica_hides(RedisBackend& b, Transcript& t) {
   a = b.get(1, kLock);
   add_within(b, t, "replica: GET lock", t0, ttl, a, b.detail);
   const std::int64_t p = b.pttl(1, kLock);
-  add_within(b, t, "replica: PTTL lock (the primary's deadline)", t0, ttl,
-             pttl_answer(p, 1000, (b.now() - t0).count()), std::to_string(p));
+  add_within(b, t, "replica: PTTL lock (the primary's deadline)", t0, ttl, pttl_answer(p, 1000, (b.now() - t0).count()),
+             std::to_string(p));
   a = "dbsize " + std::to_string(b.dbsize(1));
   add_within(b, t, "replica: DBSIZE", t0, ttl, a);
   a = b.scan(1);
@@ -813,9 +812,7 @@ TEST(RedisConformance, AcquireScriptIncrementsTheTokenOnlyWhenSetNxSucceeds) { r
 
 TEST(RedisConformance, IncrOnMissingKeysAndItsEffectOnTtl) { run_both(0, script_incr_ttl); }
 
-TEST(RedisConformance, AReplicaHidesAnExpiredKeyButKeepsItUntilThePrimarysDel) {
-  run_both(1, script_replica_hides);
-}
+TEST(RedisConformance, AReplicaHidesAnExpiredKeyButKeepsItUntilThePrimarysDel) { run_both(1, script_replica_hides); }
 
 TEST(RedisConformance, APromotedReplicaAnswersWithWhatItHadAndExpiresOnItsOwn) { run_both(1, script_promotion); }
 

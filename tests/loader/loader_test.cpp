@@ -244,7 +244,9 @@ TEST(LoaderValues, CommentsAreAllowedEverywhere) {
     "lock": {"service": "redis", "ttl": "10s"}, // trailing
     "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "workload": {"kind": "writer"}}]
-  })", "c.json").scenario.value();
+  })",
+                                        "c.json")
+                         .scenario.value();
   EXPECT_EQ(s.duration, 60s);
   EXPECT_EQ(s.resource.kind, ResourceKind::kUnfenced);
 }
@@ -331,44 +333,100 @@ struct ErrorCase {
 
 TEST(LoaderErrors, EachClassOfMistakeIsNamedWithPathExpectationAndSuggestion) {
   const std::vector<ErrorCase> cases = {
-      {"unknown top-level key", R"({"seeed": 3})", {"test.json: at seeed:", "unknown key \"seeed\"", "did you mean \"seed\"?"}},
-      {"misspelt enum value", R"({"resource": {"kind": "fenced", "check": "strcit"}})", {"at resource.check", "did you mean \"strict\"?"}},
+      {"unknown top-level key",
+       R"({"seeed": 3})",
+       {"test.json: at seeed:", "unknown key \"seeed\"", "did you mean \"seed\"?"}},
+      {"misspelt enum value",
+       R"({"resource": {"kind": "fenced", "check": "strcit"}})",
+       {"at resource.check", "did you mean \"strict\"?"}},
       {"wrong type", R"({"duration": ["60s"]})", {"at duration", "expected a duration string", "got an array"}},
       {"bare number duration", R"({"settle": 5})", {"at settle", "durations need a unit, e.g. \"10s\""}},
       {"fractional nanoseconds", R"({"settle": "1.5ns"})", {"at settle", "1ns resolution"}},
-      {"negative where not allowed", R"({"clients": [{"name": "A", "start": "-1s", "workload": {"kind": "counter"}}]})", {"at clients[0].start", "negative"}},
-      {"bool as string", R"({"resource": {"kind": "fenced", "fence_reads": "true"}})", {"at resource.fence_reads", "without quotes"}},
-      {"integer out of range", R"({"resource": {"kind": "fenced", "replicas": 99}})", {"at resource.replicas", "from 0 to 24"}},
+      {"negative where not allowed",
+       R"({"clients": [{"name": "A", "start": "-1s", "workload": {"kind": "counter"}}]})",
+       {"at clients[0].start", "negative"}},
+      {"bool as string",
+       R"({"resource": {"kind": "fenced", "fence_reads": "true"}})",
+       {"at resource.fence_reads", "without quotes"}},
+      {"integer out of range",
+       R"({"resource": {"kind": "fenced", "replicas": 99}})",
+       {"at resource.replicas", "from 0 to 24"}},
       {"huge number", R"({"resource": {"kind": "fenced", "initial": 1e300}})", {"at resource.initial", "got 1e+300"}},
       {"etcd key on redis", R"({"lock": {"heartbeat": "1s"}})", {"at lock.heartbeat", "etcd setting"}},
-      {"redis key on etcd", R"({"lock": {"service": "etcd", "ttl": "3s", "sentinels": 3}})", {"at lock.sentinels", "Redis setting"}},
-      {"etcd ttl not whole seconds", R"({"lock": {"service": "etcd", "ttl": "1.5s"}})", {"at lock.ttl", "whole number of seconds", "did you mean \"2s\"?"}},
-      {"etcd heartbeat multiple", R"({"lock": {"service": "etcd", "ttl": "3s", "heartbeat": "400ms"}})", {"at lock.heartbeat", "whole multiple of heartbeat"}},
+      {"redis key on etcd",
+       R"({"lock": {"service": "etcd", "ttl": "3s", "sentinels": 3}})",
+       {"at lock.sentinels", "Redis setting"}},
+      {"etcd ttl not whole seconds",
+       R"({"lock": {"service": "etcd", "ttl": "1.5s"}})",
+       {"at lock.ttl", "whole number of seconds", "did you mean \"2s\"?"}},
+      {"etcd heartbeat multiple",
+       R"({"lock": {"service": "etcd", "ttl": "3s", "heartbeat": "400ms"}})",
+       {"at lock.heartbeat", "whole multiple of heartbeat"}},
       {"etcd even nodes", R"({"lock": {"service": "etcd", "ttl": "3s", "nodes": 2}})", {"at lock.nodes", "odd"}},
-      {"redlock sentinels", R"({"lock": {"redlock": 3, "sentinels": 3}})", {"at lock.sentinels", "must be 0", "Redlock"}},
-      {"duplicate client", R"({"clients": [{"name": "A", "workload": {"kind": "counter"}}, {"name": "A", "workload": {"kind": "counter"}}]})", {"at clients[1].name", "duplicate client name"}},
-      {"client count too large in total", R"({"clients": [{"name": "a", "count": 150, "workload": {"kind": "counter"}}, {"name": "b", "count": 51, "workload": {"kind": "counter"}}]})", {"at clients[1].count", "too many clients", "200"}},
-      {"unknown resource copy", R"({"clients": [{"name": "A", "resource": "resourse", "workload": {"kind": "counter"}}]})", {"at clients[0].resource", "did you mean \"resource\"?"}},
-      {"missing workload", R"({"clients": [{"name": "A"}]})", {"at clients[0].workload", "missing required key \"workload\""}},
-      {"fault kind typo", R"({"faults": [{"at": "1s", "kind": "puase", "target": "A", "duration": "1s"}]})", {"at faults[0].kind", "did you mean \"pause\"?"}},
-      {"fault key of other kind", R"({"faults": [{"at": "1s", "kind": "crash", "target": "A", "duration": "1s"}]})", {"at faults[0].duration", "does not apply to a crash fault"}},
-      {"negative jump on both clocks", R"({"faults": [{"at": "1s", "kind": "clock_jump", "target": "A", "by": "-1s", "clock": "both"}]})", {"at faults[0].by", "only jumps forward"}},
-      {"failover on redlock", R"({"lock": {"redlock": 3}, "faults": [{"at": "1s", "kind": "failover", "target": "redis"}]})", {"at faults[0].kind", "Redlock"}},
-      {"failover target", R"({"faults": [{"at": "1s", "kind": "failover", "target": "redis-0"}]})", {"at faults[0].target", "expected one of \"redis\""}},
-      {"counter_reset on etcd", R"({"lock": {"service": "etcd", "ttl": "3s"}, "faults": [{"at": "1s", "kind": "counter_reset", "target": "redis"}]})", {"at faults[0].target", "needs the Redis service"}},
-      {"role of absent service", R"({"faults": [{"at": "1s", "kind": "pause", "target": "etcd-leader", "duration": "1s"}]})", {"at faults[0].target", "etcd-leader", "needs the etcd service"}},
-      {"group as target", R"({"faults": [{"at": "1s", "kind": "slow", "target": "redis", "delay": "1s", "duration": "1s"}]})", {"at faults[0].target", "is a group"}},
-      {"unknown node in list", R"({"faults": [{"at": "1s", "kind": "partition", "isolate": ["A", "redis-9"]}]})", {"at faults[0].isolate[1]", "unknown node \"redis-9\""}},
-      {"partition one group", R"({"faults": [{"at": "1s", "kind": "partition", "groups": [["A"]]}]})", {"at faults[0].groups", "at least two groups"}},
-      {"nemesis heal", R"({"nemesis": {"kinds": ["heal"]}})", {"at nemesis.kinds[0]", "cannot be drawn by the nemesis"}},
+      {"redlock sentinels",
+       R"({"lock": {"redlock": 3, "sentinels": 3}})",
+       {"at lock.sentinels", "must be 0", "Redlock"}},
+      {"duplicate client",
+       R"({"clients": [{"name": "A", "workload": {"kind": "counter"}}, {"name": "A", "workload": {"kind": "counter"}}]})",
+       {"at clients[1].name", "duplicate client name"}},
+      {"client count too large in total",
+       R"({"clients": [{"name": "a", "count": 150, "workload": {"kind": "counter"}}, {"name": "b", "count": 51, "workload": {"kind": "counter"}}]})",
+       {"at clients[1].count", "too many clients", "200"}},
+      {"unknown resource copy",
+       R"({"clients": [{"name": "A", "resource": "resourse", "workload": {"kind": "counter"}}]})",
+       {"at clients[0].resource", "did you mean \"resource\"?"}},
+      {"missing workload",
+       R"({"clients": [{"name": "A"}]})",
+       {"at clients[0].workload", "missing required key \"workload\""}},
+      {"fault kind typo",
+       R"({"faults": [{"at": "1s", "kind": "puase", "target": "A", "duration": "1s"}]})",
+       {"at faults[0].kind", "did you mean \"pause\"?"}},
+      {"fault key of other kind",
+       R"({"faults": [{"at": "1s", "kind": "crash", "target": "A", "duration": "1s"}]})",
+       {"at faults[0].duration", "does not apply to a crash fault"}},
+      {"negative jump on both clocks",
+       R"({"faults": [{"at": "1s", "kind": "clock_jump", "target": "A", "by": "-1s", "clock": "both"}]})",
+       {"at faults[0].by", "only jumps forward"}},
+      {"failover on redlock",
+       R"({"lock": {"redlock": 3}, "faults": [{"at": "1s", "kind": "failover", "target": "redis"}]})",
+       {"at faults[0].kind", "Redlock"}},
+      {"failover target",
+       R"({"faults": [{"at": "1s", "kind": "failover", "target": "redis-0"}]})",
+       {"at faults[0].target", "expected one of \"redis\""}},
+      {"counter_reset on etcd",
+       R"({"lock": {"service": "etcd", "ttl": "3s"}, "faults": [{"at": "1s", "kind": "counter_reset", "target": "redis"}]})",
+       {"at faults[0].target", "needs the Redis service"}},
+      {"role of absent service",
+       R"({"faults": [{"at": "1s", "kind": "pause", "target": "etcd-leader", "duration": "1s"}]})",
+       {"at faults[0].target", "etcd-leader", "needs the etcd service"}},
+      {"group as target",
+       R"({"faults": [{"at": "1s", "kind": "slow", "target": "redis", "delay": "1s", "duration": "1s"}]})",
+       {"at faults[0].target", "is a group"}},
+      {"unknown node in list",
+       R"({"faults": [{"at": "1s", "kind": "partition", "isolate": ["A", "redis-9"]}]})",
+       {"at faults[0].isolate[1]", "unknown node \"redis-9\""}},
+      {"partition one group",
+       R"({"faults": [{"at": "1s", "kind": "partition", "groups": [["A"]]}]})",
+       {"at faults[0].groups", "at least two groups"}},
+      {"nemesis heal",
+       R"({"nemesis": {"kinds": ["heal"]}})",
+       {"at nemesis.kinds[0]", "cannot be drawn by the nemesis"}},
       {"nemesis kind typo", R"({"nemesis": {"kinds": ["slwo"]}})", {"at nemesis.kinds[0]", "did you mean \"slow\"?"}},
-      {"nemesis interval zero", R"({"nemesis": {"kinds": ["pause"], "interval": {"min": "0s", "max": "1s"}}})", {"at nemesis.interval.min", "greater than zero"}},
-      {"nemesis targets typo", R"({"nemesis": {"kinds": ["pause"], "targets": ["client"]}})", {"at nemesis.targets[0]", "did you mean \"clients\"?"}},
-      {"expect not applicable", R"({"lock": {"service": "none", "ttl": null}, "resource": {"kind": "cas"}, "expect": {"mutual_exclusion": "holds"}})", {"at expect.mutual_exclusion", "does not apply"}},
+      {"nemesis interval zero",
+       R"({"nemesis": {"kinds": ["pause"], "interval": {"min": "0s", "max": "1s"}}})",
+       {"at nemesis.interval.min", "greater than zero"}},
+      {"nemesis targets typo",
+       R"({"nemesis": {"kinds": ["pause"], "targets": ["client"]}})",
+       {"at nemesis.targets[0]", "did you mean \"clients\"?"}},
+      {"expect not applicable",
+       R"({"lock": {"service": "none", "ttl": null}, "resource": {"kind": "cas"}, "expect": {"mutual_exclusion": "holds"}})",
+       {"at expect.mutual_exclusion", "does not apply"}},
       {"expect typo", R"({"expect": {"progres": "holds"}})", {"at expect.progres", "did you mean \"progress\"?"}},
       {"version", R"({"version": 0})", {"at version", "version 1"}},
       {"scenario name", R"({"scenario": "Hello World!"})", {"at scenario", "did you mean \"hello-world\"?"}},
-      {"too many faults", R"({"nemesis": {"kinds": ["pause"], "interval": "1us"}})", {"at nemesis.interval", "at most 10000"}},
+      {"too many faults",
+       R"({"nemesis": {"kinds": ["pause"], "interval": "1us"}})",
+       {"at nemesis.interval", "at most 10000"}},
   };
   for (const ErrorCase& c : cases) {
     json j = base_scenario();
@@ -429,7 +487,8 @@ TEST(LoaderErrors, AQuotedVersionSaysWriteItWithoutQuotes) {
 
 TEST(LoaderErrors, AnEmptyFileIsCalledEmpty) {
   EXPECT_EQ(load_err_text(""), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
-  EXPECT_EQ(load_err_text(" \n\t\r\n"), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
+  EXPECT_EQ(load_err_text(" \n\t\r\n"),
+            "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
 }
 
 TEST(LoaderErrors, TooManyClientsPointsAtTheClientThatTipsTheTotal) {
@@ -473,8 +532,19 @@ TEST(LoaderErrors, MissingFileAndDirectoryAreErrorsNotCrashes) {
 
 TEST(LoaderErrors, HostileInputNeverCrashesOrHangs) {
   const std::vector<std::string> inputs = {
-      "", " ", "null", "0", "\"x\"", "[]", "{}", std::string(1, '\0'), "\xEF\xBB\xBF{}",
-      std::string(200000, '['), std::string(200000, '{'), "{\"scenario\": \"\xff\xfe\"}", "[1e400]",
+      "",
+      " ",
+      "null",
+      "0",
+      "\"x\"",
+      "[]",
+      "{}",
+      std::string(1, '\0'),
+      "\xEF\xBB\xBF{}",
+      std::string(200000, '['),
+      std::string(200000, '{'),
+      "{\"scenario\": \"\xff\xfe\"}",
+      "[1e400]",
       "{\"clients\": [" + std::string(10000, '1') + "]}",
   };
   for (const auto& in : inputs) {
@@ -485,7 +555,8 @@ TEST(LoaderErrors, HostileInputNeverCrashesOrHangs) {
   // Wrong types at every position of a valid scenario.
   const json good = base_scenario();
   std::function<void(json&, json&)> visit = [&](json& root, json& node) {
-    for (const json& wrong : {json(nullptr), json(true), json(-1), json(1.5), json("x"), json::array(), json::object()}) {
+    for (const json& wrong :
+         {json(nullptr), json(true), json(-1), json(1.5), json("x"), json::array(), json::object()}) {
       json saved = node;
       node = wrong;
       const LoadResult r = load_scenario_text(root.dump(), "types.json");
@@ -505,7 +576,8 @@ TEST(LoaderErrors, HostileInputNeverCrashesOrHangs) {
 TEST(LoaderErrors, HugeArraysAreRefusedBeforeExpansion) {
   json j = base_scenario();
   j["clients"] = json::array();
-  for (int i = 0; i < 5000; ++i) j["clients"].push_back({{"name", "c" + std::to_string(i)}, {"workload", {{"kind", "counter"}}}});
+  for (int i = 0; i < 5000; ++i)
+    j["clients"].push_back({{"name", "c" + std::to_string(i)}, {"workload", {{"kind", "counter"}}}});
   EXPECT_NE(load_err(j).find("too many clients"), std::string::npos);
   j = base_scenario();
   j["faults"] = json::array();

@@ -145,8 +145,7 @@ TEST(Nemesis, EachKindGetsItsOwnFields) {
         EXPECT_LE(f.delay, 15s);
         EXPECT_EQ(f.duration, 15s);  // slow lasts max_duration
         break;
-      default:
-        ADD_FAILURE() << "drew a non-nemesis kind " << to_string(f.kind);
+      default: ADD_FAILURE() << "drew a non-nemesis kind " << to_string(f.kind);
     }
   }
   EXPECT_EQ(kinds.size(), 6u);
@@ -185,7 +184,8 @@ TEST(Nemesis, TheAcceptanceCaseDrawsPausesOfItsWorkers) {
     "lock": {"service": "etcd", "ttl": "3s"},
     "resource": {"kind": "fenced", "fence_reads": true},
     "clients": [{"name": "worker", "count": 3, "workload": {"kind": "counter", "iterations": 20}}],
-    "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": "3s", "max_duration": "8s"}})", "c07.json");
+    "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": "3s", "max_duration": "8s"}})",
+                                          "c07.json");
   ASSERT_TRUE(r.ok()) << r.error->to_string();
   const auto faults = draw_nemesis(*r.scenario);
   // Starts at 3, 6, …, 81 s: 120 − 30 − 8 = 82 s is the last allowed start.

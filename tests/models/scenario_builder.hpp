@@ -63,9 +63,15 @@ class ScenarioBuilder {
     s_.resource.kind = ResourceKind::kUnfenced;
   }
 
-  ScenarioBuilder& seed(std::uint64_t v) { return set([&] { s_.seed = v; }); }
-  ScenarioBuilder& duration(Duration d) { return set([&] { s_.duration = d; }); }
-  ScenarioBuilder& settle(Duration d) { return set([&] { s_.settle = d; }); }
+  ScenarioBuilder& seed(std::uint64_t v) {
+    return set([&] { s_.seed = v; });
+  }
+  ScenarioBuilder& duration(Duration d) {
+    return set([&] { s_.duration = d; });
+  }
+  ScenarioBuilder& settle(Duration d) {
+    return set([&] { s_.settle = d; });
+  }
   ScenarioBuilder& latency(Duration lo, Duration hi) {
     return set([&] { s_.network.latency_min = lo, s_.network.latency_max = hi; });
   }
@@ -79,7 +85,9 @@ class ScenarioBuilder {
       s_.lock.redis.sentinels = sentinels;
     });
   }
-  ScenarioBuilder& redis_spec(const std::function<void(RedisSpec&)>& f) { return set([&] { f(s_.lock.redis); }); }
+  ScenarioBuilder& redis_spec(const std::function<void(RedisSpec&)>& f) {
+    return set([&] { f(s_.lock.redis); });
+  }
   ScenarioBuilder& redlock(int primaries, Duration ttl) {
     return set([&] {
       s_.lock.service = ServiceKind::kRedis;
@@ -99,8 +107,12 @@ class ScenarioBuilder {
       s_.lock.etcd.nodes = nodes;
     });
   }
-  ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) { return set([&] { f(s_.lock.etcd); }); }
-  ScenarioBuilder& no_lock() { return set([&] { s_.lock.service = ServiceKind::kNone; }); }
+  ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) {
+    return set([&] { f(s_.lock.etcd); });
+  }
+  ScenarioBuilder& no_lock() {
+    return set([&] { s_.lock.service = ServiceKind::kNone; });
+  }
 
   ScenarioBuilder& unfenced(std::int64_t initial = 0) {
     return set([&] { s_.resource.kind = ResourceKind::kUnfenced, s_.resource.initial = initial; });
@@ -186,8 +198,12 @@ class ScenarioBuilder {
     f.kind = FaultKind::kHeal, f.at = at;
     return fault(f);
   }
-  ScenarioBuilder& nemesis(NemesisSpec n) { return set([&] { s_.nemesis = std::move(n); }); }
-  ScenarioBuilder& expect(Property p, Expectation e) { return set([&] { s_.expect[p] = e; }); }
+  ScenarioBuilder& nemesis(NemesisSpec n) {
+    return set([&] { s_.nemesis = std::move(n); });
+  }
+  ScenarioBuilder& expect(Property p, Expectation e) {
+    return set([&] { s_.expect[p] = e; });
+  }
 
   Scenario build() const {
     Scenario s = s_;
@@ -214,7 +230,8 @@ class ScenarioBuilder {
     s.lock.ttl = std::max(asked, min_ttl);
     if (s.lock.ttl != asked) {
       s.notes.push_back("lock.ttl raised from " + sim::format_duration(asked) + " to " +
-                        sim::format_duration(s.lock.ttl) + ": etcd grants a lease at least ceil(1.5 × election_timeout)");
+                        sim::format_duration(s.lock.ttl) +
+                        ": etcd grants a lease at least ceil(1.5 × election_timeout)");
     }
   }
   template <class F>

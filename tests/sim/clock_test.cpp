@@ -18,7 +18,8 @@ using simtest::World;
 using testing::ElementsAre;
 
 void jump_at(World& w, sim::Node& n, sim::Time at, ClockKind k, sim::Duration by) {
-  w.sim.at(at, [&w, &n, k, by] { w.sim.clock_jump(n.id(), k, by); }, sim::EventClass::kFault);
+  w.sim.at(
+      at, [&w, &n, k, by] { w.sim.clock_jump(n.id(), k, by); }, sim::EventClass::kFault);
 }
 
 TEST(NodeClock, BothClocksReadTrueTimeUntilAFault) {
@@ -175,7 +176,8 @@ TEST(ClockTimers, ADriftChangeDuringASleepMovesItsEnd) {
     w.note("woke at true " + std::to_string(p.sim().now().count()) + "ns");
   });
   // From 5 s the clock runs 10 % fast: the 5 s left take 5/1.1 s, rounded up.
-  w.sim.at(5s, [&] { w.sim.set_drift(n.id(), 100'000); }, sim::EventClass::kFault);
+  w.sim.at(
+      5s, [&] { w.sim.set_drift(n.id(), 100'000); }, sim::EventClass::kFault);
   w.run();
   EXPECT_THAT(w.log, ElementsAre("9.545454546s woke at true 9545454546ns"));
 }
@@ -231,7 +233,8 @@ TEST(PeriodicTimers, APauseDelaysTheBeatWhichThenCountsFromWhenItRan) {
   World w;
   sim::Node& n = w.node("N");
   n.every(1s, [&] { w.note("beat"); });
-  w.sim.at(1500ms, [&] { w.sim.pause(n.id(), 2s); }, sim::EventClass::kFault);
+  w.sim.at(
+      1500ms, [&] { w.sim.pause(n.id(), 2s); }, sim::EventClass::kFault);
   w.run(6s);
   EXPECT_THAT(w.log, ElementsAre("1s beat", "3.5s beat", "4.5s beat", "5.5s beat"));
 }
@@ -252,8 +255,10 @@ TEST(PeriodicTimers, ACrashDropsThePeriodicTimer) {
   World w;
   sim::Node& n = w.node("N");
   n.every(1s, [&] { w.note("beat"); });
-  w.sim.at(2500ms, [&] { w.sim.crash(n.id()); }, sim::EventClass::kFault);
-  w.sim.at(3s, [&] { w.sim.restart(n.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      2500ms, [&] { w.sim.crash(n.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      3s, [&] { w.sim.restart(n.id()); }, sim::EventClass::kFault);
   w.run(6s);
   EXPECT_THAT(w.log, ElementsAre("1s beat", "2s beat"));
 }

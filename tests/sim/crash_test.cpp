@@ -17,10 +17,12 @@ using testing::ElementsAre;
 using testing::IsEmpty;
 
 void crash_at(World& w, sim::Node& n, sim::Time at) {
-  w.sim.at(at, [&w, &n] { w.sim.crash(n.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      at, [&w, &n] { w.sim.crash(n.id()); }, sim::EventClass::kFault);
 }
 void restart_at(World& w, sim::Node& n, sim::Time at) {
-  w.sim.at(at, [&w, &n] { w.sim.restart(n.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      at, [&w, &n] { w.sim.restart(n.id()); }, sim::EventClass::kFault);
 }
 
 /// Logs its own destruction: shows that a cancelled process unwinds.
@@ -119,7 +121,8 @@ TEST(Crash, AMessageInFlightToACrashedNodeIsLostEvenIfItRestartsBeforeArrival) {
   restart_at(w, b, 20ms);
   w.sim.at(30ms, [&] { a.send(b.id(), text("to the new incarnation")); });
   w.run();
-  EXPECT_THAT(w.log, ElementsAre("10ms B crash hook", "20ms B restart hook", "130ms B got to the new incarnation from A"));
+  EXPECT_THAT(w.log,
+              ElementsAre("10ms B crash hook", "20ms B restart hook", "130ms B got to the new incarnation from A"));
 }
 
 TEST(Crash, ACallPendingAtTheCrashIsForgottenAndItsReplyDropped) {
@@ -136,7 +139,8 @@ TEST(Crash, ACallPendingAtTheCrashIsForgottenAndItsReplyDropped) {
   w.run();
   // The reply arrives at 200 ms at the new incarnation: no call waits for it
   // and a reply is never handed to on_message.
-  EXPECT_THAT(w.log, ElementsAre("50ms client crash hook", "60ms client restart hook", "100ms server got q from client"));
+  EXPECT_THAT(w.log,
+              ElementsAre("50ms client crash hook", "60ms client restart hook", "100ms server got q from client"));
 }
 
 TEST(Crash, ACrashEndsAPause) {

@@ -103,7 +103,8 @@ std::string strip_comments(const std::string& src) {
           st = State::kBlock;
           out[i] = out[i + 1] = ' ';
           ++i;
-        } else if (c == 'R' && next == '"' && (i == 0 || !(std::isalnum(static_cast<unsigned char>(src[i - 1])) || src[i - 1] == '_'))) {
+        } else if (c == 'R' && next == '"' &&
+                   (i == 0 || !(std::isalnum(static_cast<unsigned char>(src[i - 1])) || src[i - 1] == '_'))) {
           const std::size_t open = src.find('(', i + 2);
           if (open == std::string::npos) break;
           raw_end = ")" + src.substr(i + 2, open - i - 2) + "\"";
@@ -194,13 +195,11 @@ TEST(DeterminismBan, TheScannerFlagsBannedNamesInCodeButNotInComments) {
       "int strand(int); mystd::thread a; std::threadpool b; std::unordered_set<int> u;\n"
       "auto spaced = std :: thread(f);\n";
   EXPECT_THAT(violations("f.cpp", code),
-              testing::ElementsAre(testing::HasSubstr("f.cpp:4: `rand(`"), testing::HasSubstr("f.cpp:5: `system_clock`"),
-                                   testing::HasSubstr("f.cpp:6: `unordered_map`"),
-                                   testing::HasSubstr("f.cpp:8: `std::thread`"),
-                                   testing::HasSubstr("f.cpp:9: `std::async`"),
-                                   testing::HasSubstr("f.cpp:10: `rand (`"),
-                                   testing::HasSubstr("f.cpp:11: `unordered_set`"),
-                                   testing::HasSubstr("f.cpp:12: `std :: thread`")));
+              testing::ElementsAre(
+                  testing::HasSubstr("f.cpp:4: `rand(`"), testing::HasSubstr("f.cpp:5: `system_clock`"),
+                  testing::HasSubstr("f.cpp:6: `unordered_map`"), testing::HasSubstr("f.cpp:8: `std::thread`"),
+                  testing::HasSubstr("f.cpp:9: `std::async`"), testing::HasSubstr("f.cpp:10: `rand (`"),
+                  testing::HasSubstr("f.cpp:11: `unordered_set`"), testing::HasSubstr("f.cpp:12: `std :: thread`")));
 }
 
 TEST(DeterminismBan, SimAndModelsUseNoRealClocksThreadsLibraryRandomnessOrHashContainers) {

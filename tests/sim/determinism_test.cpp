@@ -29,14 +29,26 @@ class Workload {
       n.set_behaviour(servers_.back().get());
       start_client(n);
     }
-    s.at(100ms, [this] { s.clock_jump(1, sim::ClockKind::kWall, 1s); }, sim::EventClass::kFault);
-    s.at(150ms, [this] { s.set_drift(2, 200); }, sim::EventClass::kFault);
-    s.at(200ms, [this] { s.pause(3, 300ms); }, sim::EventClass::kFault);
-    s.at(400ms, [this] { partition_ = s.add_partition(sim::Partition{{}, {4}, false}); }, sim::EventClass::kFault);
-    s.at(600ms, [this] { s.remove_partition(partition_); }, sim::EventClass::kFault);
-    s.at(650ms, [this] { s.add_slow(1, 15ms); }, sim::EventClass::kFault);
-    s.at(700ms, [this] { s.crash(0); }, sim::EventClass::kFault);
-    s.at(800ms, [this] { s.restart(0); }, sim::EventClass::kFault);
+    s.at(
+        100ms, [this] { s.clock_jump(1, sim::ClockKind::kWall, 1s); }, sim::EventClass::kFault);
+    s.at(
+        150ms, [this] { s.set_drift(2, 200); }, sim::EventClass::kFault);
+    s.at(
+        200ms, [this] { s.pause(3, 300ms); }, sim::EventClass::kFault);
+    s.at(
+        400ms,
+        [this] {
+          partition_ = s.add_partition(sim::Partition{{}, {4}, false});
+        },
+        sim::EventClass::kFault);
+    s.at(
+        600ms, [this] { s.remove_partition(partition_); }, sim::EventClass::kFault);
+    s.at(
+        650ms, [this] { s.add_slow(1, 15ms); }, sim::EventClass::kFault);
+    s.at(
+        700ms, [this] { s.crash(0); }, sim::EventClass::kFault);
+    s.at(
+        800ms, [this] { s.restart(0); }, sim::EventClass::kFault);
   }
 
   sim::Simulation s;

@@ -60,8 +60,10 @@ TEST(Fibers, ThousandsOfShortProcessesReuseStacksCleanly) {
   // Crash B now and then: its processes unwind mid-sleep, in the middle of
   // their stacks.
   for (sim::Time t = 5ms; t < 400ms; t += 37ms) {
-    w.sim.at(t, [&] { w.sim.crash(b.id()); }, sim::EventClass::kFault);
-    w.sim.at(t + 1ms, [&] { w.sim.restart(b.id()); }, sim::EventClass::kFault);
+    w.sim.at(
+        t, [&] { w.sim.crash(b.id()); }, sim::EventClass::kFault);
+    w.sim.at(
+        t + 1ms, [&] { w.sim.restart(b.id()); }, sim::EventClass::kFault);
   }
   w.run();
   EXPECT_EQ(unwound, 2000);

@@ -51,7 +51,9 @@ class Listener final : public sim::NodeBehaviour {
                    node_.sim().node(m.from).name());
     if (echo_) node_.reply(m, text("re:" + text_of(m)));
   }
-  void on_crash() override { log_.push_back(sim::format_duration(node_.sim().now()) + " " + node_.name() + " crash hook"); }
+  void on_crash() override {
+    log_.push_back(sim::format_duration(node_.sim().now()) + " " + node_.name() + " crash hook");
+  }
   void on_restart() override {
     log_.push_back(sim::format_duration(node_.sim().now()) + " " + node_.name() + " restart hook");
     if (restart) restart(node_);

@@ -215,8 +215,14 @@ TEST(Network, AMessageIsLostWhenAPartitionIsActiveAtDeliveryTime) {
   sim::Node& b = w.listener("B");
   a.send(b.id(), text("lost at delivery"));  // would arrive at 10 ms
   std::uint64_t p = 0;
-  w.sim.at(5ms, [&] { p = w.sim.add_partition(sim::Partition{{}, {b.id()}, false}); }, sim::EventClass::kFault);
-  w.sim.at(20ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
+  w.sim.at(
+      5ms,
+      [&] {
+        p = w.sim.add_partition(sim::Partition{{}, {b.id()}, false});
+      },
+      sim::EventClass::kFault);
+  w.sim.at(
+      20ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
   w.sim.at(30ms, [&] { a.send(b.id(), text("after the partition")); });
   w.run();
   EXPECT_THAT(w.log, ElementsAre("40ms B got after the partition from A"));
@@ -229,7 +235,8 @@ TEST(Network, AMessageIsLostWhenAPartitionIsActiveAtSendTimeEvenIfItHealsInFligh
   sim::Node& b = w.listener("B");
   const std::uint64_t p = w.sim.add_partition(sim::Partition{{{a.id()}, {b.id()}}, {}, false});
   a.send(b.id(), text("lost at send"));
-  w.sim.at(5ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
+  w.sim.at(
+      5ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
   w.run();
   EXPECT_THAT(w.log, IsEmpty());
 }
@@ -241,8 +248,14 @@ TEST(Network, APartitionThatStartsAndEndsWhileAMessageIsInFlightDoesNotLoseIt) {
   sim::Node& b = w.listener("B");
   a.send(b.id(), text("survivor"));
   std::uint64_t p = 0;
-  w.sim.at(2ms, [&] { p = w.sim.add_partition(sim::Partition{{}, {b.id()}, false}); }, sim::EventClass::kFault);
-  w.sim.at(8ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
+  w.sim.at(
+      2ms,
+      [&] {
+        p = w.sim.add_partition(sim::Partition{{}, {b.id()}, false});
+      },
+      sim::EventClass::kFault);
+  w.sim.at(
+      8ms, [&] { w.sim.remove_partition(p); }, sim::EventClass::kFault);
   w.run();
   EXPECT_THAT(w.log, ElementsAre("10ms B got survivor from A"));
 }
@@ -255,7 +268,12 @@ TEST(Network, APartitionStartingAtTheDeliveryInstantWinsOverTheDelivery) {
   sim::Node& a = w.node("A");
   sim::Node& b = w.listener("B");
   a.send(b.id(), text("too late"));
-  w.sim.at(10ms, [&] { w.sim.add_partition(sim::Partition{{}, {a.id()}, false}); }, sim::EventClass::kFault);
+  w.sim.at(
+      10ms,
+      [&] {
+        w.sim.add_partition(sim::Partition{{}, {a.id()}, false});
+      },
+      sim::EventClass::kFault);
   w.run();
   EXPECT_THAT(w.log, IsEmpty());
 }
@@ -325,8 +343,10 @@ TEST(Network, MessagesFromADownNodeOrToANodeDownAtDeliveryAreLost) {
   a.send(b.id(), text("from a down node"));
   w.sim.restart(a.id());
   a.send(b.id(), text("to a node that crashes"));
-  w.sim.at(5ms, [&] { w.sim.crash(b.id()); }, sim::EventClass::kFault);
-  w.sim.at(20ms, [&] { w.sim.restart(b.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      5ms, [&] { w.sim.crash(b.id()); }, sim::EventClass::kFault);
+  w.sim.at(
+      20ms, [&] { w.sim.restart(b.id()); }, sim::EventClass::kFault);
   w.sim.at(30ms, [&] { a.send(b.id(), text("after the restart")); });
   w.run();
   EXPECT_THAT(w.log, ElementsAre("5ms B crash hook", "20ms B restart hook", "40ms B got after the restart from A"));

@@ -17,7 +17,8 @@ using testing::ElementsAre;
 
 /// Schedules a pause of `n` from `at` for `d`, as the fault script does.
 void pause_at(World& w, sim::Node& n, sim::Time at, sim::Duration d) {
-  w.sim.at(at, [&w, &n, d] { w.sim.pause(n.id(), d); }, sim::EventClass::kFault);
+  w.sim.at(
+      at, [&w, &n, d] { w.sim.pause(n.id(), d); }, sim::EventClass::kFault);
 }
 
 TEST(Pause, TimersThatFallDueDuringAPauseFireAtItsEndInTheOrderTheyFellDue) {
@@ -116,7 +117,8 @@ TEST(Pause, ObserversAreNotFrozenByAPauseAndClocksKeepRunning) {
   w.sim.observe_clock(n.id(), sim::ClockKind::kMonotonic, 3s, [&] { w.note("observer timer on N's clock"); });
   n.after(3s, [&] { w.note("node timer"); });
   w.run();
-  EXPECT_THAT(w.log, ElementsAre("2s observer callback, N wall reads 2s", "3s observer timer on N's clock", "10s node timer"));
+  EXPECT_THAT(w.log,
+              ElementsAre("2s observer callback, N wall reads 2s", "3s observer timer on N's clock", "10s node timer"));
 }
 
 TEST(Pause, AProcessSpawnedOnAPausedNodeStartsWhenThePauseEnds) {
@@ -205,12 +207,13 @@ TEST(Pause, ATimerThatFellDueDuringAPauseStaysDueWhenTheClockStepsBack) {
   });
   pause_at(w, b, 500ms, 2500ms);
   w.sim.at(1499ms, [&] { a.send(b.id(), text("msg")); });
-  w.sim.at(2s, [&] { w.sim.clock_jump(b.id(), sim::ClockKind::kWall, -5s); }, sim::EventClass::kFault);
+  w.sim.at(
+      2s, [&] { w.sim.clock_jump(b.id(), sim::ClockKind::kWall, -5s); }, sim::EventClass::kFault);
   w.run();
   // The 2.5 s timer had not fallen due at the step, so the step moves it:
   // wall reads -3 s at 2 s true time, and 2.5 s at 7.5 s.
-  EXPECT_THAT(w.log, ElementsAre("3s wall timer of 1s", "3s process sleeping until wall 1.2s woke", "3s B got msg from A",
-                                 "7.5s wall timer of 2.5s"));
+  EXPECT_THAT(w.log, ElementsAre("3s wall timer of 1s", "3s process sleeping until wall 1.2s woke",
+                                 "3s B got msg from A", "7.5s wall timer of 2.5s"));
 }
 
 TEST(Pause, AForwardClockStepDuringAPauseMakesATimerFallDueThen) {
@@ -220,7 +223,8 @@ TEST(Pause, AForwardClockStepDuringAPauseMakesATimerFallDueThen) {
   b.at_clock(sim::ClockKind::kWall, 10s, [&] { w.note("wall timer of 10s"); });
   pause_at(w, b, 500ms, 2500ms);
   w.sim.at(999ms, [&] { a.send(b.id(), text("m1")); });
-  w.sim.at(1500ms, [&] { w.sim.clock_jump(b.id(), sim::ClockKind::kWall, 20s); }, sim::EventClass::kFault);
+  w.sim.at(
+      1500ms, [&] { w.sim.clock_jump(b.id(), sim::ClockKind::kWall, 20s); }, sim::EventClass::kFault);
   w.sim.at(1999ms, [&] { a.send(b.id(), text("m2")); });
   w.run();
   EXPECT_THAT(w.log, ElementsAre("3s B got m1 from A", "3s wall timer of 10s", "3s B got m2 from A"));

@@ -22,7 +22,8 @@ TEST(Process, ASpawnedProcessRunsAtTheCurrentInstantAfterWhatIsAlreadyScheduled)
   a.spawn("p", [&](sim::Process& p) { w.note("process " + p.name() + " on " + p.node().name()); });
   w.note_at(0s, "observer scheduled after the spawn");
   w.run();
-  EXPECT_THAT(w.log, ElementsAre("0s observer scheduled first", "0s process p on A", "0s observer scheduled after the spawn"));
+  EXPECT_THAT(w.log,
+              ElementsAre("0s observer scheduled first", "0s process p on A", "0s observer scheduled after the spawn"));
 }
 
 TEST(Process, SleepWakesExactlyWhenTheMonotonicClockHasAdvancedByTheDuration) {
@@ -141,7 +142,8 @@ TEST(Process, AReplyThatArrivesBeforeTheProcessAwaitsItIsKept) {
     // A forgotten call's reply is dropped.
     const std::uint64_t forgotten = p.send_request(server.id(), text("q2"));
     p.forget(forgotten);
-    w.note(p.await_reply(forgotten, p.node().monotonic() + 1s) ? "got a forgotten reply" : "forgotten call has no reply");
+    w.note(p.await_reply(forgotten, p.node().monotonic() + 1s) ? "got a forgotten reply"
+                                                               : "forgotten call has no reply");
   });
   w.run();
   EXPECT_THAT(w.log, ElementsAre("1ms server got q from client", "1s got re:q", "1s forgotten call has no reply",

@@ -110,8 +110,21 @@ TEST(DurationFormat, ADurationIsPrintedInTheLargestUnitThatKeepsItExact) {
 }
 
 TEST(DurationFormat, FormattingThenParsingGivesBackEveryValue) {
-  std::vector<Duration> values = {0ns,  1ns,  -1ns,  999ns, 1us,   1001ns,       1ms,     1s,
-                                  -5s,  60s,  3600s, 1500ms, 1s + 1ns, Duration{INT64_MAX}, Duration{INT64_MIN},
+  std::vector<Duration> values = {0ns,
+                                  1ns,
+                                  -1ns,
+                                  999ns,
+                                  1us,
+                                  1001ns,
+                                  1ms,
+                                  1s,
+                                  -5s,
+                                  60s,
+                                  3600s,
+                                  1500ms,
+                                  1s + 1ns,
+                                  Duration{INT64_MAX},
+                                  Duration{INT64_MIN},
                                   Duration{INT64_MIN + 1}};
   sim::Rng rng(2024);
   for (int i = 0; i < 20000; ++i) {

@@ -41,26 +41,26 @@ struct RaftEvent {
   Term term = 0;
   Index index = 0;
   Command command;
-  Index commit = 0;                ///< kTruncate: the member's commit index
-  std::uint64_t incarnation = 0;   ///< the member's incarnation (crash count)
-  sim::Time issued_at{0};          ///< kRead: true time the read was asked
+  Index commit = 0;               ///< kTruncate: the member's commit index
+  std::uint64_t incarnation = 0;  ///< the member's incarnation (crash count)
+  sim::Time issued_at{0};         ///< kRead: true time the read was asked
   std::string detail;
   EventKind kind = EventKind::kApply;  // last: the event fills two cache lines, no padding inside
 };
 
 /// Totals over a run (or, summed, over a sweep).
 struct RaftStats {
-  std::uint64_t pre_campaigns = 0;     ///< PreVote rounds started
-  std::uint64_t elections = 0;         ///< real elections: a candidate raised its term
-  std::uint64_t leaders_elected = 0;   ///< became-leader events (bootstrap not counted)
-  std::uint64_t leader_changes = 0;    ///< a new term's leader differs from the previous leader
-  std::uint64_t step_downs = 0;        ///< a leader stopped being leader (not by crashing)
+  std::uint64_t pre_campaigns = 0;    ///< PreVote rounds started
+  std::uint64_t elections = 0;        ///< real elections: a candidate raised its term
+  std::uint64_t leaders_elected = 0;  ///< became-leader events (bootstrap not counted)
+  std::uint64_t leader_changes = 0;   ///< a new term's leader differs from the previous leader
+  std::uint64_t step_downs = 0;       ///< a leader stopped being leader (not by crashing)
   std::uint64_t check_quorum_step_downs = 0;
-  std::uint64_t truncations = 0;       ///< log suffixes removed on a conflict (Figure 2, AppendEntries step 3)
+  std::uint64_t truncations = 0;  ///< log suffixes removed on a conflict (Figure 2, AppendEntries step 3)
   std::uint64_t entries_truncated = 0;
   std::uint64_t crashes = 0;
   std::uint64_t restarts = 0;
-  std::uint64_t proposals = 0;         ///< commands a leader appended
+  std::uint64_t proposals = 0;  ///< commands a leader appended
   std::uint64_t reads_answered = 0;
   std::uint64_t votes_ignored_in_lease = 0;  ///< (pre-)votes dropped because a leader was heard recently
   /// Commits of an index whose entry is of an older term, decided by

@@ -48,7 +48,7 @@ class Command {
  public:
   Command() = default;
   Command(std::string text) : rep_(text.empty() ? nullptr : new Rep{1, std::move(text), {}, nullptr}) {}  // NOLINT
-  Command(const char* text) : Command(std::string(text)) {}                                          // NOLINT
+  Command(const char* text) : Command(std::string(text)) {}                                               // NOLINT
   Command(const Command& o) : rep_(o.rep_) {
     if (rep_ != nullptr) ++rep_->refs;
   }

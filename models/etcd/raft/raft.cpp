@@ -24,8 +24,8 @@ const char* message_type_name(MessageType t) {
 }
 
 std::string RaftMessage::describe() const {
-  std::string s = fmt::format("{} term={} index={} log_term={} commit={}", message_type_name(type), term, index,
-                              log_term, commit);
+  std::string s =
+      fmt::format("{} term={} index={} log_term={} commit={}", message_type_name(type), term, index, log_term, commit);
   if (!entries.empty()) s += fmt::format(" entries={}", entries.size());
   if (reject) s += fmt::format(" reject hint={}", reject_hint);
   if (context != 0) s += fmt::format(" ctx={}", context);
@@ -83,7 +83,8 @@ RaftNode::RaftNode(sim::Node& node, Config config, RaftHistory* history, bool at
       history_(history != nullptr ? history : &own_history_),
       rng_(node.sim().rng("raft/" + node.name())) {
   if (config_.heartbeat <= sim::Duration{0}) throw std::invalid_argument("raft: heartbeat must be positive");
-  if (config_.election_timeout < config_.heartbeat || config_.election_timeout % config_.heartbeat != sim::Duration{0}) {
+  if (config_.election_timeout < config_.heartbeat ||
+      config_.election_timeout % config_.heartbeat != sim::Duration{0}) {
     throw std::invalid_argument("raft: election_timeout must be a whole multiple (>= 1) of heartbeat");
   }
   if (config_.members.empty() ||
@@ -347,8 +348,6 @@ void RaftNode::poll_and_maybe_win(NodeId from, bool granted, bool pre) {
 
 std::shared_ptr<RaftMessage> RaftNode::new_message() { return sim::make_payload<RaftMessage>(); }
 
-
-
 bool RaftNode::step(const sim::Message& msg) {
   const RaftMessage* mp = msg.as<RaftMessage>();
   if (mp == nullptr) return false;
@@ -509,8 +508,7 @@ void RaftNode::step_leader(NodeId from, const RaftMessage& m) {
       start_read(std::move(r));
       return;
     }
-    default:
-      return;  // vote responses of an election already won, stale traffic
+    default: return;  // vote responses of an election already won, stale traffic
   }
 }
 
@@ -532,8 +530,7 @@ void RaftNode::step_candidate(NodeId from, const RaftMessage& m) {
     case MessageType::kPreVoteResp:
       if (pre) poll_and_maybe_win(from, !m.reject, true);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -564,8 +561,7 @@ void RaftNode::step_follower(NodeId from, const RaftMessage& m) {
       answer_waiting_reads();
       return;
     }
-    default:
-      return;  // ReadIndex sent to a non-leader, stale vote replies, ...
+    default: return;  // ReadIndex sent to a non-leader, stale vote replies, ...
   }
 }
 
@@ -608,8 +604,8 @@ void RaftNode::handle_append(NodeId from, const RaftMessage& m) {
       e.index = idx;
       e.commit = store_.commit;
       e.incarnation = node_.incarnation();
-      e.detail = fmt::format("{} entries from index {} (term {}) replaced by term {}", removed, idx, *have,
-                             m.entries[k].term);
+      e.detail =
+          fmt::format("{} entries from index {} (term {}) replaced by term {}", removed, idx, *have, m.entries[k].term);
       history_->add(std::move(e));
       trace("raft_truncate", {{"from", idx}, {"removed", removed}, {"term", store_.term}});
       store_.log.resize(idx - 1);

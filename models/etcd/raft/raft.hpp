@@ -238,8 +238,8 @@ class RaftNode final : public sim::NodeBehaviour {
     bool recent_active = false;
   };
   struct ReadRequest {
-    std::uint64_t id = 0;      ///< leader-local id, sent as heartbeat context
-    Index index = 0;           ///< the leader's commit index when it was asked
+    std::uint64_t id = 0;  ///< leader-local id, sent as heartbeat context
+    Index index = 0;       ///< the leader's commit index when it was asked
     std::set<NodeId> acks;
     sim::Time issued_at{0};
     NodeId from = sim::kNoNode;  ///< a follower that forwarded it, or kNoNode
@@ -263,11 +263,11 @@ class RaftNode final : public sim::NodeBehaviour {
     int election_elapsed = 0;
     int heartbeat_elapsed = 0;
     int randomized_ticks = 0;
-    std::map<NodeId, bool> votes;        ///< (pre-)candidate: granted or not
-    std::map<NodeId, Progress> progress;  ///< leader: per follower
-    std::vector<ReadRequest> reads;       ///< leader: confirmations in flight
+    std::map<NodeId, bool> votes;                  ///< (pre-)candidate: granted or not
+    std::map<NodeId, Progress> progress;           ///< leader: per follower
+    std::vector<ReadRequest> reads;                ///< leader: confirmations in flight
     std::vector<ReadRequest> reads_before_commit;  ///< leader: held until its term commits
-    std::vector<ReadWait> read_waits;     ///< confirmed, waiting for apply
+    std::vector<ReadWait> read_waits;              ///< confirmed, waiting for apply
     std::map<std::uint64_t, Forwarded> forwarded;  ///< follower: sent to the leader
     std::uint64_t next_read_id = 1;
     sim::TimerId tick_timer;
@@ -329,9 +329,9 @@ class RaftNode final : public sim::NodeBehaviour {
   RaftHistory* history_;
   Callbacks callbacks_;
   sim::Rng rng_;
-  int election_ticks_ = 0;  ///< E
-  Storage store_;           ///< persisted
-  Volatile vol_;            ///< lost on a crash
+  int election_ticks_ = 0;            ///< E
+  Storage store_;                     ///< persisted
+  Volatile vol_;                      ///< lost on a crash
   std::vector<Index> match_scratch_;  ///< maybe_commit's buffer, reused (no state)
 };
 

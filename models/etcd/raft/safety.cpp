@@ -13,9 +13,7 @@ std::string t(sim::Time at) { return sim::format_duration(at); }
 
 std::string quoted(const std::string& command) { return command.empty() ? "(empty entry)" : "\"" + command + "\""; }
 
-std::string what(const RaftEvent& e) {
-  return e.kind == EventKind::kCommit ? "committed" : "applied";
-}
+std::string what(const RaftEvent& e) { return e.kind == EventKind::kCommit ? "committed" : "applied"; }
 
 SafetyVerdict violated(const RaftEvent& e, std::string rule, std::string summary, std::vector<std::string> story,
                        std::uint64_t checked) {
@@ -102,8 +100,8 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
           Index& last = last_applied_of(e.member);
           if (e.index != last + 1) {
             return violated(e, "apply order",
-                            fmt::format("at {} {} applied index {} after index {} (incarnation {})", t(e.at),
-                                        e.member, e.index, last, e.incarnation),
+                            fmt::format("at {} {} applied index {} after index {} (incarnation {})", t(e.at), e.member,
+                                        e.index, last, e.incarnation),
                             {fmt::format("1. {} had applied up to index {}", e.member, last),
                              fmt::format("2. at {} it applied index {} (term {})", t(e.at), e.index, e.term)},
                             n);
@@ -124,9 +122,7 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
         }
         break;
       case EventKind::kCrash:
-      case EventKind::kRestart:
-        last_applied_of(e.member) = 0;
-        break;
+      case EventKind::kRestart: last_applied_of(e.member) = 0; break;
       case EventKind::kRead: {
         // Highest index committed strictly before the read was asked.
         auto it = std::lower_bound(frontier.begin(), frontier.end(), e.issued_at,
@@ -146,15 +142,15 @@ SafetyVerdict check_raft_safety(const RaftHistory& h) {
         }
         break;
       }
-      case EventKind::kSteppedDown:
-        break;
+      case EventKind::kSteppedDown: break;
     }
   }
   SafetyVerdict v;
   v.holds = true;
-  v.summary = fmt::format("{} events: one leader per term, every member applied the same entries in order, no "
-                          "committed entry lost, reads linearizable",
-                          n);
+  v.summary = fmt::format(
+      "{} events: one leader per term, every member applied the same entries in order, no "
+      "committed entry lost, reads linearizable",
+      n);
   v.checked = n;
   return v;
 }

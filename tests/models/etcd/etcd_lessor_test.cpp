@@ -54,7 +54,8 @@ TEST(EtcdLessor, TheBootstrapLeaderIsPromotedOnceAtTimeZeroAndChecksExpiryEvery5
   EXPECT_FALSE(h.member(0).has_lease(g->lease));
   Time revoked{0};
   for (const raft::RaftEvent& e : h.svc->raft_history().events) {
-    if (e.kind == raft::EventKind::kCommit && e.member == "etcd-0" && e.command.str().rfind("revoke", 0) == 0) revoked = e.at;
+    if (e.kind == raft::EventKind::kCommit && e.member == "etcd-0" && e.command.str().rfind("revoke", 0) == 0)
+      revoked = e.at;
   }
   EXPECT_EQ(revoked, 2502ms);
 }
@@ -285,8 +286,8 @@ TEST(EtcdLessor, ALeaderThatMustConfirmItsLeadershipAnswersNoKeepaliveOnceCutOff
       ASSERT_TRUE(a);
       EXPECT_EQ(a->ttl, 3s);
     } else if (sent >= 1s) {
-      EXPECT_FALSE(a && a->error.empty() && a->ttl > 0s) << "renewed a lease while cut off, sent at "
-                                                         << sim::format_duration(sent);
+      EXPECT_FALSE(a && a->error.empty() && a->ttl > 0s)
+          << "renewed a lease while cut off, sent at " << sim::format_duration(sent);
     }
   }
 }

@@ -86,9 +86,7 @@ TEST(EtcdMutex, TheWaiterWatchesThePreviousKeyAndGetsTheLockAsSoonAsItIsDeleted)
 }
 
 TEST(EtcdMutex, WithHeaderRevisionTokensTheTokenIsTheHeaderOfTheAnswerThatMadeTheClientOwner) {
-  const RunResult r = two_clients("header")
-                          .etcd_spec([](EtcdSpec& e) { e.token = EtcdToken::kHeaderRevision; })
-                          .run();
+  const RunResult r = two_clients("header").etcd_spec([](EtcdSpec& e) { e.token = EtcdToken::kHeaderRevision; }).run();
   ASSERT_EQ(r.history.grants.size(), 2u);
   // A owns by its lock txn (header revision 2); B by its re-check after A's
   // Unlock at revision 4, although its key was created at 3.
@@ -292,8 +290,8 @@ TEST(EtcdMutex, TheEtcdLeaderRoleTargetsTheLeaderAtThatInstantAndIsSkippedWhenTh
                           .etcd(3s)
                           .fenced()
                           .client("A", counter(200ms, 5, 1s))
-                          .crash("etcd-leader", 2s)  // etcd-0, for good
-                          .crash("etcd-leader", 10s)  // whoever won the election
+                          .crash("etcd-leader", 2s)       // etcd-0, for good
+                          .crash("etcd-leader", 10s)      // whoever won the election
                           .pause("etcd-leader", 20s, 1s)  // one member left: no leader
                           .run();
   ASSERT_EQ(r.history.faults.size(), 3u);

@@ -121,7 +121,8 @@ TEST(SentinelFailover, ASentinelThatMissedTheFailoverLearnsTheNewPrimaryFromItsP
   RedisHarness h(sentinel_spec(1), 60s);
   h.observe(500ms, [&] {
     const std::uint64_t id = h.sim.add_partition(sim::Partition{{}, {h.sentinels[0]}, false});
-    h.sim.at(h.sim.now() + 10s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
+    h.sim.at(
+        h.sim.now() + 10s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
   });
   h.observe(1s, [&] { h.sim.crash(h.servers[0]); });
   h.observe(8s, [&] { h.sim.restart(h.servers[0]); });
@@ -300,7 +301,8 @@ TEST(FailoverFault, AnOldPrimaryCutOffFromTheNewOneResyncsOnceItCanReachIt) {
   h.at(0s, [&](sim::Process& p) { h.send(p, 0, h.acquire("v1")); });
   h.observe(300ms, [&] {
     const std::uint64_t id = h.sim.add_partition(sim::Partition{{{h.servers[0]}, {h.servers[1]}}, {}, false});
-    h.sim.at(h.sim.now() + 2s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
+    h.sim.at(
+        h.sim.now() + 2s, [&h, id] { h.sim.remove_partition(id); }, sim::EventClass::kFault);
   });
   std::string why;
   h.observe(500ms, [&] { h.svc->failover_now(why); });

@@ -100,7 +100,10 @@ class RedisHarness {
   /// Redis does, as decimal strings.
   template <class E>
   static std::optional<std::int64_t> integer_of(const E& e) {
-    if constexpr (requires(const E& x) { x.is_int; x.integer; }) {
+    if constexpr (requires(const E& x) {
+                    x.is_int;
+                    x.integer;
+                  }) {
       return e.is_int ? std::optional<std::int64_t>(e.integer) : std::nullopt;
     } else {
       try {

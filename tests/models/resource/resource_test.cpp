@@ -25,7 +25,8 @@ class ResourceHarness {
   explicit ResourceHarness(ResourceSpec spec) : spec_(spec) {
     client_ = sim_.add_node("C").id();
     copies_.push_back(sim_.add_node("resource").id());
-    for (int i = 0; i < spec.replicas; ++i) copies_.push_back(sim_.add_node("resource-replica-" + std::to_string(i)).id());
+    for (int i = 0; i < spec.replicas; ++i)
+      copies_.push_back(sim_.add_node("resource-replica-" + std::to_string(i)).id());
     svc_ = std::make_unique<ResourceService>(sim_, history_, spec_, copies_);
   }
 

@@ -65,15 +65,44 @@ struct Options {
   bool trace = true;
 
   // Fluent setters, so a test says what differs from the defaults.
-  Options& with_seed(std::uint64_t s) { seed = s; return *this; }
-  Options& with_members(int n) { members = n; return *this; }
-  Options& with_timeouts(sim::Duration election, sim::Duration hb) { election_timeout = election; heartbeat = hb; return *this; }
-  Options& without_pre_vote() { pre_vote = false; return *this; }
-  Options& with_max_entries_per_append(std::size_t n) { max_entries_per_append = n; return *this; }
-  Options& with_mutations(raft::Mutations m) { mutations = m; return *this; }
-  Options& with_latency(sim::Duration lo, sim::Duration hi) { latency_min = lo; latency_max = hi; return *this; }
-  Options& logging_votes() { log_votes = true; return *this; }
-  Options& without_trace() { trace = false; return *this; }
+  Options& with_seed(std::uint64_t s) {
+    seed = s;
+    return *this;
+  }
+  Options& with_members(int n) {
+    members = n;
+    return *this;
+  }
+  Options& with_timeouts(sim::Duration election, sim::Duration hb) {
+    election_timeout = election;
+    heartbeat = hb;
+    return *this;
+  }
+  Options& without_pre_vote() {
+    pre_vote = false;
+    return *this;
+  }
+  Options& with_max_entries_per_append(std::size_t n) {
+    max_entries_per_append = n;
+    return *this;
+  }
+  Options& with_mutations(raft::Mutations m) {
+    mutations = m;
+    return *this;
+  }
+  Options& with_latency(sim::Duration lo, sim::Duration hi) {
+    latency_min = lo;
+    latency_max = hi;
+    return *this;
+  }
+  Options& logging_votes() {
+    log_votes = true;
+    return *this;
+  }
+  Options& without_trace() {
+    trace = false;
+    return *this;
+  }
 };
 
 class Cluster;

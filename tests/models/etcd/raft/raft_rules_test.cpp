@@ -404,9 +404,8 @@ TEST(RaftReadIndex, ReadIndexOnACutOffLeaderDoesNotAnswer) {
   std::vector<std::string> answers;
   c.at(1s, [&] { c.isolate({0}); });
   c.at(1050ms, [&] {
-    c.raft(0).read_index([&](const raft::ReadResult& r) {
-      answers.push_back(c.now() + (r.ok ? " ok" : " failed: " + r.error));
-    });
+    c.raft(0).read_index(
+        [&](const raft::ReadResult& r) { answers.push_back(c.now() + (r.ok ? " ok" : " failed: " + r.error)); });
   });
   c.run_until(3100ms);
   // No answer while it believed it led; when CheckQuorum deposed it, the

@@ -77,9 +77,9 @@ enum FaultKind : int {
   kFaultKinds,
 };
 
-const char* const kFaultNames[kFaultKinds] = {"isolate",    "cut leader", "split", "crash",     "crash leader",
-                                              "pause",      "pause leader", "clock jump", "drift", "one-way isolate",
-                                              "new leader cut"};
+const char* const kFaultNames[kFaultKinds] = {"isolate",      "cut leader",      "split",         "crash",
+                                              "crash leader", "pause",           "pause leader",  "clock jump",
+                                              "drift",        "one-way isolate", "new leader cut"};
 
 /// The schedule that makes Figure 8 likely: every new leader is cut off or
 /// crashed within 60 ms of its election, and a leader sends one entry per
@@ -365,7 +365,8 @@ void print_totals(const char* title, const SweepResult& r) {
       static_cast<unsigned long long>(r.proposals_ok), static_cast<unsigned long long>(s.reads_answered),
       static_cast<unsigned long long>(r.reads_ok), static_cast<unsigned long long>(s.old_term_commits_by_counting));
   std::string kinds = "  faults fired:";
-  for (int k = 0; k < kFaultKinds; ++k) kinds += fmt::format(" {} {}{}", kFaultNames[k], r.by_kind[k], k + 1 < kFaultKinds ? "," : "");
+  for (int k = 0; k < kFaultKinds; ++k)
+    kinds += fmt::format(" {} {}{}", kFaultNames[k], r.by_kind[k], k + 1 < kFaultKinds ? "," : "");
   std::printf("%s\n", kinds.c_str());
   std::fflush(stdout);
 }

@@ -121,7 +121,8 @@ TEST(RaftSafetyChecker, RemovingAnEntryAtOrBelowTheCommitIndexLosesIt) {
   const raft::SafetyVerdict v = h.check();
   ASSERT_FALSE(v.holds);
   EXPECT_EQ(v.rule, "committed entry lost");
-  EXPECT_THAT(v.summary, HasSubstr("at 6s etcd-1 (term 3) removed its log from index 2 although its commit index was 2"));
+  EXPECT_THAT(v.summary,
+              HasSubstr("at 6s etcd-1 (term 3) removed its log from index 2 although its commit index was 2"));
 }
 
 TEST(RaftSafetyChecker, RemovingUncommittedEntriesIsFine) {
@@ -160,7 +161,8 @@ std::string render_decoded(const Decoded& d) {
 
 TEST(RaftCommand, ADecodedCommandRendersItsTextOnceWhenFirstRead) {
   renders = 0;
-  const raft::Command c = raft::Command::with_decoded<Decoded, &render_decoded>(std::make_shared<const Decoded>(Decoded{7}));
+  const raft::Command c =
+      raft::Command::with_decoded<Decoded, &render_decoded>(std::make_shared<const Decoded>(Decoded{7}));
   const raft::Command copy = c;  // shares the text and the decoded form
   EXPECT_FALSE(c.empty());
   ASSERT_NE(copy.decoded<Decoded>(), nullptr);
