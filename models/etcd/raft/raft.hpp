@@ -13,9 +13,9 @@
 //   cfg.election_timeout = 1s;  cfg.heartbeat = 100ms;     // E = 10 ticks
 //   raft::RaftHistory history;                              // shared by the cluster
 //   raft::RaftNode r0(etcd0, cfg, &history);                // installs itself as etcd0's behaviour
-//   r0.set_callbacks({.apply = [&](raft::Index i, raft::Term t, const std::string& cmd) { kv.apply(i, cmd); }});
+//   r0.set_callbacks({.apply = [&](raft::Index i, raft::Term t, const raft::Command& c) { kv.apply(i, c.str()); }});
 //   r0.start();                                             // at time 0, on every member
-//   if (auto index = r0.propose("put k v")) { ... }         // leader only
+//   if (auto index = r0.propose(raft::Command("put k v"))) { ... }  // leader only
 //   else forward_to(r0.leader());                           // a follower names its known leader
 //   r0.read_index([&](const raft::ReadResult& r) { if (r.ok) serve_read(); });
 //
