@@ -228,6 +228,58 @@ TEST(Writer, LossAndLatencyRangesAndTheNoLockDesignRoundTrip) {
   EXPECT_NE(text.find(R"("lock": {"service": "none"})"), std::string::npos) << text;
 }
 
+// Every key of the format with a value other than its default, once for
+// each service: each is written and read back.
+TEST(Writer, EveryNonDefaultValueRoundTrips) {
+  const char* kRedis =
+      R"({"version": 1, "scenario": "all-redis", "description": "d\n\"q\" \u00e9", "seed": 18446744073709551615,
+      "duration": "2h", "settle": "1m",
+      "network": {"latency": {"min": "0s", "max": "7us"}, "loss": 0.25},
+      "lock": {"service": "redis", "ttl": "1ns", "key": "k", "replicas": 0, "sentinels": 0, "token": "none",
+               "replication_delay": "0s", "down_after": "1.25s", "expiry_clock": "monotonic"},
+      "resource": {"kind": "fenced", "check": "monotonic", "fence_reads": true, "initial": -1000000000000000,
+                   "replicas": 24, "replication_delay": "3ns"},
+      "clients": [{"name": "c.x_y", "count": 3, "start": "24h", "fencing": false, "renew": false,
+                   "renew_interval": "1ns", "renew_clock": "wall", "retry_interval": "1us",
+                   "command_timeout": "1h", "resource": "resource-replica-23",
+                   "workload": {"kind": "sequence_allocator", "block": 1000000000, "work": "0s",
+                                "iterations": 100000, "think": "0s"}},
+                  {"name": "c.x_y-3", "workload": {"kind": "writer"}}],
+      "faults": [{"at": "24h", "kind": "clock_jump", "target": "c.x_y-0", "by": "1ns", "clock": "monotonic"},
+                 {"at": "1s", "kind": "partition", "groups": [["clients"], ["redis", "resources"]]},
+                 {"at": "1s", "kind": "counter_reset", "target": "resource", "value": 1000000000000000}],
+      "nemesis": {"kinds": ["slow", "clock_drift"], "targets": ["redis-primary", "c.x_y-2"], "interval": "1h",
+                  "max_duration": "1ms"},
+      "expect": {"no_lost_update": "violated", "progress": "holds"}})";
+  const char* kEtcd = R"({"scenario": "all-etcd", "duration": "30s",
+      "lock": {"service": "etcd", "ttl": "4s", "nodes": 25, "election_timeout": "1.2s", "heartbeat": "300ms",
+               "token": "header_revision", "pre_vote": false, "keepalive_checks_leadership": true},
+      "resource": {"kind": "unfenced", "initial": 5},
+      "clients": [{"name": "A", "workload": {"kind": "counter"}}],
+      "nemesis": {"kinds": ["crash"], "targets": ["etcd-leader", "etcd"], "interval": {"min": "1ns", "max": "20s"}},
+      "expect": {"raft_safety": "violated", "token_monotonic": "holds"}})";
+  const char* kRedlock = R"({"scenario": "all-redlock", "duration": "30s",
+      "lock": {"service": "redis", "ttl": "3s", "redlock": 5},
+      "resource": {"kind": "cas"},
+      "clients": [{"name": "A", "renew_interval": "1s", "workload": {"kind": "counter"}}]})";
+  for (const char* text : {kRedis, kEtcd, kRedlock}) {
+    const LoadResult r = load_scenario_text(text, "all.json");
+    ASSERT_TRUE(r.ok()) << r.error->to_string();
+    const Scenario& s = *r.scenario;
+    const std::string written = write_scenario(s);
+    EXPECT_TRUE(load_ok(written, "w") == s) << written;
+    EXPECT_EQ(write_scenario(load_ok(written, "w")), written);
+    const WriteResult checked = write_scenario_checked(s);
+    EXPECT_TRUE(checked.ok()) << checked.error.value_or("");
+  }
+  const Scenario redis = load_ok(kRedis, "all.json");
+  ASSERT_EQ(redis.clients.size(), 4u);
+  // c.x_y-0 … c.x_y-2 are one entry again; c.x_y-3 differs in its workload.
+  EXPECT_NE(write_scenario(redis).find(R"("name": "c.x_y",)"), std::string::npos);
+  EXPECT_NE(write_scenario(redis).find(R"("count": 3,)"), std::string::npos);
+  EXPECT_NE(write_scenario(redis).find(R"({"name": "c.x_y-3", )"), std::string::npos);
+}
+
 TEST(Writer, TheSeedOptionIsWrittenAndDrawsTheMaterializedNemesis) {
   LoadResult r = load_scenario_file((testing::source_dir() / "scenarios" / "nemesis-pauses.json").string());
   ASSERT_TRUE(r.ok());
