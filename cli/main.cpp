@@ -2,6 +2,7 @@
 //
 //   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color]
 //   fencesim validate FILE...
+//   fencesim write FILE [--materialize-nemesis] [--seed N]
 //   fencesim matrix [--seeds N] [--out DIR] [--quiet]
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
@@ -24,6 +25,7 @@
 
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
+#include "loader/writer.hpp"
 #include "sim/heap.hpp"
 
 #include <filesystem>
@@ -72,6 +74,24 @@ int cmd_validate(const std::vector<std::string>& files) {
     }
   }
   return code;
+}
+
+/// `fencesim write`: the scenario as the writer writes it (loader/writer.hpp), on stdout.
+int cmd_write(const std::string& file, bool materialize, std::optional<std::uint64_t> seed) {
+  const fencesim::LoadResult r = fencesim::load_scenario_file(file);
+  if (!r.ok()) {
+    std::cerr << "fencesim: " << r.error->to_string() << "\n";
+    return kExitInput;
+  }
+  for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << file << ": note: " << n << "\n";
+  const fencesim::WriteResult w = fencesim::write_scenario_checked(*r.scenario, {materialize, seed});
+  if (!w.ok()) {
+    std::cerr << "fencesim: internal error while writing " << file << ": " << *w.error
+              << "\nThis is a bug in fencesim; please report it with the scenario file.\n";
+    return kExitInternal;
+  }
+  std::cout << w.text;
+  return kExitOk;
 }
 
 int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
@@ -241,34 +261,44 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
   validate->add_option("files", validate_files, "Scenario files (JSON)")->required();
 
+  std::string write_file;
+  std::string write_seed;
+  bool materialize = false;
+  CLI::App* write =
+      app.add_subcommand("write", "Print a scenario file as fencesim writes it (defaults left out, counts kept)");
+  write->add_option("file", write_file, "Scenario file (JSON)")->required();
+  write->add_flag("--materialize-nemesis", materialize,
+                  "Replace the nemesis with the faults it draws for the seed (faults[] entries)");
+  write->add_option("--seed", write_seed, "Write this seed instead of the file's, 0 to 2^64-1 (draws with it)");
+
   // A first word that is no subcommand (or an option the top level does not
   // have): name it, rather than CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] == '-') {
     const std::string first = argv[1];
     if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
       std::cerr << "fencesim: unknown option \"" << first
-                << "\" before the command (the commands are run, validate and matrix; options go after them)"
+                << "\" before the command (the commands are run, validate, write and matrix; options go after them)"
                 << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "validate" && first != "matrix") {
+    if (first != "run" && first != "validate" && first != "write" && first != "matrix") {
       std::string hint;
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
       } else if (!first.empty()) {
         std::string lower = first;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        for (const char* known : {"run", "validate", "matrix"}) {
+        for (const char* known : {"run", "validate", "write", "matrix"}) {
           if (lower == known || std::string_view(known).starts_with(lower.substr(0, 1))) {
             hint = std::string("; did you mean \"") + known + "\"?";
           }
         }
       }
-      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are run, validate and matrix)" << hint
-                << "\nRun 'fencesim --help' for usage.\n";
+      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are run, validate, write and matrix)"
+                << hint << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
@@ -303,6 +333,18 @@ int main(int argc, char** argv) {
                      !no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
     }
     if (validate->parsed()) return cmd_validate(validate_files);
+    if (write->parsed()) {
+      std::optional<std::uint64_t> seed;
+      if (write->count("--seed") > 0) {
+        seed = parse_seed(write_seed);
+        if (!seed) {
+          std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << write_seed
+                    << "\"\n";
+          return kExitInput;
+        }
+      }
+      return cmd_write(write_file, materialize, seed);
+    }
     if (matrix->parsed()) return cmd_matrix(matrix_seeds, matrix_out, matrix_quiet);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";

@@ -6,6 +6,8 @@
 // node names. The loader (loader/loader.hpp) produces it from JSON; tests and the
 // C++ API may build it directly. `validate_semantics` re-checks the rules that
 // do not depend on JSON, so a hand-built scenario gets the same errors.
+// Every struct compares field by field (==, notes and fault origins included),
+// e.g. to check that a written file (loader/writer.hpp) loads back the same.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +51,8 @@ struct NetworkSpec {
   Duration latency_min = 1ms;  ///< uniform in [min, max]; equal = fixed
   Duration latency_max = 1ms;
   std::uint64_t loss_ppb = 0;  ///< loss probability in parts per billion
+
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 struct RedisSpec {
@@ -59,6 +63,8 @@ struct RedisSpec {
   sim::ClockKind expiry_clock = sim::ClockKind::kWall;
   RedisToken token = RedisToken::kIncr;
   int redlock = 0;  ///< >0: Redlock over that many independent primaries
+
+  bool operator==(const RedisSpec&) const = default;
 };
 
 struct EtcdSpec {
@@ -68,6 +74,8 @@ struct EtcdSpec {
   EtcdToken token = EtcdToken::kCreateRevision;
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
+
+  bool operator==(const EtcdSpec&) const = default;
 };
 
 struct LockSpec {
@@ -79,6 +87,8 @@ struct LockSpec {
   std::string key = "lock";
   RedisSpec redis;
   EtcdSpec etcd;
+
+  bool operator==(const LockSpec&) const = default;
 };
 
 struct ResourceSpec {
@@ -88,6 +98,8 @@ struct ResourceSpec {
   std::int64_t initial = 0;
   int replicas = 0;  ///< further copies resource-replica-0 …
   Duration replication_delay = 50ms;
+
+  bool operator==(const ResourceSpec&) const = default;
 };
 
 struct WorkloadSpec {
@@ -96,6 +108,8 @@ struct WorkloadSpec {
   Duration work = 100ms;     ///< between read and write
   int iterations = 1;
   Duration think = 1s;  ///< between iterations
+
+  bool operator==(const WorkloadSpec&) const = default;
 };
 
 struct ClientSpec {
@@ -110,6 +124,8 @@ struct ClientSpec {
   Duration command_timeout = 1s;
   std::string resource = "resource";  ///< copy this client talks to
   WorkloadSpec workload;
+
+  bool operator==(const ClientSpec&) const = default;
 };
 
 struct FaultSpec {
@@ -127,6 +143,8 @@ struct FaultSpec {
   std::int64_t value = 0;                 ///< counter_reset
   Duration delay = 0s;                    ///< slow
   std::string origin;                     ///< "faults[2]" or "nemesis#5", for reports
+
+  bool operator==(const FaultSpec&) const = default;
 };
 
 struct NemesisSpec {
@@ -135,6 +153,8 @@ struct NemesisSpec {
   Duration interval_min = 10s;
   Duration interval_max = 10s;
   Duration max_duration = 15s;
+
+  bool operator==(const NemesisSpec&) const = default;
 };
 
 struct Scenario {
@@ -153,6 +173,8 @@ struct Scenario {
   std::map<Property, Expectation> expect;
   /// Remarks the loader made that the report repeats (e.g. a raised TTL).
   std::vector<std::string> notes;
+
+  bool operator==(const Scenario&) const = default;
 };
 
 /// Node names of a scenario in declaration order, and its group names.

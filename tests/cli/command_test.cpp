@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -205,7 +206,7 @@ TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "fencesim: unknown command \"frobnicate\" (the commands are run, validate and matrix)\n"
+            "fencesim: unknown command \"frobnicate\" (the commands are run, validate, write and matrix)\n"
             "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
@@ -368,6 +369,48 @@ TEST_F(Command, ReportJsonHasTheDocumentedTopLevelKeys) {
   // Fixed notation: no floating-point numbers anywhere.
   EXPECT_EQ(j.find("e+"), std::string::npos);
   EXPECT_EQ(j.find("e-0"), std::string::npos);
+}
+
+TEST_F(Command, WritePrintsAScenarioThatRunsToTheSameReport) {
+  const fs::path f = write_file("worked.json", kWorked);
+  const Result w = run("write " + f.string());
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(w.err, "");
+  EXPECT_EQ(w.out.rfind("{\n  \"version\": 1,\n  \"scenario\": \"worked\",", 0), 0u) << w.out;
+  fs::create_directories(dir_ / "w");
+  std::ofstream(dir_ / "w" / "worked.json") << w.out;
+  ASSERT_EQ(run("run " + f.string() + " -q --out " + (dir_ / "a").string()).code, 0);
+  ASSERT_EQ(run("run " + (dir_ / "w" / "worked.json").string() + " -q --out " + (dir_ / "b").string()).code, 0);
+  EXPECT_EQ(slurp(dir_ / "a" / "worked" / "report.json"), slurp(dir_ / "b" / "worked" / "report.json"));
+  EXPECT_EQ(run("write " + (dir_ / "w" / "worked.json").string()).out, w.out);
+}
+
+TEST_F(Command, WriteMaterializesTheNemesisForTheSeedGiven) {
+  const std::string file = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/nemesis-pauses.json";
+  const Result w = run("write " + file + " --materialize-nemesis --seed 5");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(w.out.find("\"nemesis\""), std::string::npos);
+  EXPECT_NE(w.out.find("\"seed\": 5,"), std::string::npos);
+  EXPECT_NE(w.out.find("{\"at\": "), std::string::npos);
+  const fs::path m = write_file("m.json", w.out);
+  EXPECT_EQ(run("validate " + m.string()).code, 0);
+  // Without the option the nemesis stays.
+  EXPECT_NE(run("write " + file).out.find("\"nemesis\": {\"kinds\": [\"pause\"]"), std::string::npos);
+}
+
+TEST_F(Command, WriteRefusesBadInputWithTheLoadersError) {
+  const fs::path f = write_file("bad.json", R"({"scenario": "x", "duration": "60", "lock": {"service": "none"},
+    "resource": {"kind": "cas"}, "clients": [{"name": "A", "workload": {"kind": "counter"}}]})");
+  Result r = run("write " + f.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.find("fencesim: " + f.string() + ": at duration: invalid duration \"60\""), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run("write " + f.string() + " --seed -1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--seed expects a decimal integer"), std::string::npos) << r.err;
+  EXPECT_EQ(run("write").code, 2);
+  EXPECT_EQ(run("write " + (dir_ / "nope.json").string()).code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,385 @@
+// loader/writer.cpp — Scenario -> scenario file text (see writer.hpp).
+#include "loader/writer.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "loader/loader.hpp"
+#include "models/nemesis.hpp"
+#include "sim/time.hpp"
+
+namespace fencesim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::size_t kWidth = 100;  ///< objects and arrays that fit stay on one line
+
+std::string dur(Duration d) { return sim::format_duration(d); }
+
+const char* clock_select_name(ClockSelect c) {
+  return c == ClockSelect::kWall ? "wall" : c == ClockSelect::kMonotonic ? "monotonic" : "both";
+}
+
+const char* redis_token_name(RedisToken t) { return t == RedisToken::kIncr ? "incr" : "none"; }
+
+const char* etcd_token_name(EtcdToken t) {
+  return t == EtcdToken::kCreateRevision   ? "create_revision"
+         : t == EtcdToken::kHeaderRevision ? "header_revision"
+                                           : "none";
+}
+
+/// A duration, or {"min", "max"} when the two differ.
+ojson range_json(Duration lo, Duration hi) {
+  if (lo == hi) return dur(lo);
+  return ojson{{"min", dur(lo)}, {"max", dur(hi)}};
+}
+
+ojson network_json(const NetworkSpec& n) {
+  const NetworkSpec def;
+  ojson j = ojson::object();
+  if (n.latency_min != def.latency_min || n.latency_max != def.latency_max)
+    j["latency"] = range_json(n.latency_min, n.latency_max);
+  // The loader rounds loss × 1e9 to the nearest integer; ppb / 1e9 as a
+  // double is within 1e-6 of that, and JSON keeps every digit of it.
+  if (n.loss_ppb != def.loss_ppb) j["loss"] = static_cast<double>(n.loss_ppb) / 1e9;
+  return j;
+}
+
+ojson lock_json(const LockSpec& l) {
+  ojson j{{"service", to_string(l.service)}};
+  if (l.service == ServiceKind::kNone) return j;
+  const LockSpec def;
+  j["ttl"] = dur(l.requested_ttl);
+  if (l.key != def.key) j["key"] = l.key;
+  if (l.service == ServiceKind::kRedis) {
+    const RedisSpec& r = l.redis;
+    const RedisSpec rd;
+    if (r.redlock > 0) {
+      // The loader sets replicas 0, sentinels 0 and token none itself.
+      j["redlock"] = r.redlock;
+    } else {
+      j["replicas"] = r.replicas;
+      j["sentinels"] = r.sentinels;
+      if (r.token != rd.token) j["token"] = redis_token_name(r.token);
+    }
+    if (r.replication_delay != rd.replication_delay) j["replication_delay"] = dur(r.replication_delay);
+    if (r.down_after != rd.down_after) j["down_after"] = dur(r.down_after);
+    if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = sim::clock_name(r.expiry_clock);
+  } else {
+    const EtcdSpec& e = l.etcd;
+    const EtcdSpec ed;
+    j["nodes"] = e.nodes;
+    if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
+    if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
+    if (e.token != ed.token) j["token"] = etcd_token_name(e.token);
+    if (e.pre_vote != ed.pre_vote) j["pre_vote"] = e.pre_vote;
+    if (e.keepalive_checks_leadership != ed.keepalive_checks_leadership)
+      j["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+  }
+  return j;
+}
+
+ojson resource_json(const ResourceSpec& r) {
+  const ResourceSpec def;
+  ojson j{{"kind", to_string(r.kind)}};
+  if (r.kind == ResourceKind::kFenced) {
+    j["check"] = r.check == FenceCheck::kStrict ? "strict" : "monotonic";
+    if (r.fence_reads != def.fence_reads) j["fence_reads"] = r.fence_reads;
+  }
+  if (r.initial != def.initial) j["initial"] = r.initial;
+  if (r.replicas != def.replicas) j["replicas"] = r.replicas;
+  if (r.replication_delay != def.replication_delay) j["replication_delay"] = dur(r.replication_delay);
+  return j;
+}
+
+ojson workload_json(const WorkloadSpec& w) {
+  const WorkloadSpec def;
+  ojson j{{"kind", to_string(w.kind)}};
+  if (w.kind == WorkloadKind::kSequenceAllocator) j["block"] = w.block;
+  j["work"] = dur(w.work);
+  if (w.iterations != def.iterations) j["iterations"] = w.iterations;
+  if (w.think != def.think) j["think"] = dur(w.think);
+  return j;
+}
+
+/// The renew_interval the loader gives a client that leaves it out.
+Duration default_renew_interval(const LockSpec& l) { return std::max(l.ttl / 3, Duration{1}); }
+
+ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& name, int count) {
+  const ClientSpec def;
+  ojson j{{"name", name}};
+  if (count > 1) j["count"] = count;
+  if (c.start != def.start) j["start"] = dur(c.start);
+  if (c.fencing != def.fencing) j["fencing"] = c.fencing;
+  if (c.renew != def.renew) j["renew"] = c.renew;
+  if (c.renew_interval != default_renew_interval(lock)) j["renew_interval"] = dur(c.renew_interval);
+  if (c.renew_clock != def.renew_clock) j["renew_clock"] = sim::clock_name(c.renew_clock);
+  if (c.retry_interval != def.retry_interval) j["retry_interval"] = dur(c.retry_interval);
+  if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
+  if (c.resource != def.resource) j["resource"] = c.resource;
+  j["workload"] = workload_json(c.workload);
+  return j;
+}
+
+/// Everything but the name equal?
+bool same_but_name(ClientSpec a, const ClientSpec& b) {
+  a.name = b.name;
+  return a == b;
+}
+
+/// Can `base` be the name of a client with `count` (the loader's rules)?
+bool countable_base(const std::string& base) {
+  static const std::vector<std::string_view> kReserved = {"clients",   "redis",         "sentinels",  "etcd",
+                                                          "resources", "redis-primary", "etcd-leader"};
+  return !base.empty() && base.size() <= LoaderLimits::kMaxNameLength &&
+         std::find(kReserved.begin(), kReserved.end(), base) == kReserved.end();
+}
+
+ojson clients_json(const std::vector<ClientSpec>& cs, const LockSpec& lock) {
+  ojson arr = ojson::array();
+  for (std::size_t i = 0; i < cs.size();) {
+    const std::string& n = cs[i].name;
+    std::size_t run = 1;
+    std::string base;
+    if (n.size() > 2 && n.ends_with("-0")) {
+      base = n.substr(0, n.size() - 2);
+      if (countable_base(base)) {
+        while (i + run < cs.size() && run < static_cast<std::size_t>(Limits::kMaxClients) &&
+               cs[i + run].name == base + "-" + std::to_string(run) && same_but_name(cs[i + run], cs[i])) {
+          ++run;
+        }
+      }
+    }
+    if (run > 1) {
+      arr.push_back(client_json(cs[i], lock, base, static_cast<int>(run)));
+    } else {
+      arr.push_back(client_json(cs[i], lock, n, 1));
+    }
+    i += run;
+  }
+  return arr;
+}
+
+ojson nemesis_json(const NemesisSpec& n, const Scenario& s) {
+  const NemesisSpec def;
+  ojson kinds = ojson::array();
+  for (FaultKind k : n.kinds) kinds.push_back(to_string(k));
+  ojson j{{"kinds", kinds}};
+  // Left out, the targets are the clients.
+  if (n.targets != directory(s).clients) j["targets"] = n.targets;
+  if (n.interval_min != def.interval_min || n.interval_max != def.interval_max)
+    j["interval"] = range_json(n.interval_min, n.interval_max);
+  if (n.max_duration != def.max_duration) j["max_duration"] = dur(n.max_duration);
+  return j;
+}
+
+// -- text ----------------------------------------------------------------------
+
+std::string scalar_text(const ojson& v) { return v.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+/// `v` on one line, with ", " and ": " between items.
+std::string compact(const ojson& v) {
+  if (v.is_object()) {
+    if (v.empty()) return "{}";
+    std::string out = "{";
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) out += ", ";
+      first = false;
+      out += scalar_text(ojson(it.key())) + ": " + compact(it.value());
+    }
+    return out + "}";
+  }
+  if (v.is_array()) {
+    if (v.empty()) return "[]";
+    std::string out = "[";
+    bool first = true;
+    for (const auto& e : v) {
+      if (!first) out += ", ";
+      first = false;
+      out += compact(e);
+    }
+    return out + "]";
+  }
+  return scalar_text(v);
+}
+
+/// Appends `v`, which starts at `column` of a line indented by `indent`.
+void emit(const ojson& v, std::size_t indent, std::size_t column, bool top, std::string& out) {
+  if (!v.is_structured() || v.empty()) {
+    out += compact(v);
+    return;
+  }
+  if (!top) {
+    std::string one = compact(v);
+    // +1 for a following comma.
+    if (column + one.size() + 1 <= kWidth) {
+      out += one;
+      return;
+    }
+  }
+  const std::string pad(indent + 2, ' ');
+  out += v.is_object() ? "{\n" : "[\n";
+  std::size_t n = 0;
+  for (auto it = v.begin(); it != v.end(); ++it, ++n) {
+    out += pad;
+    std::size_t col = pad.size();
+    if (v.is_object()) {
+      const std::string key = scalar_text(ojson(it.key())) + ": ";
+      out += key;
+      col += key.size();
+    }
+    emit(it.value(), indent + 2, col, false, out);
+    if (n + 1 < v.size()) out += ",";
+    out += "\n";
+  }
+  out += std::string(indent, ' ') + (v.is_object() ? "}" : "]");
+}
+
+}  // namespace
+
+ojson fault_entry_json(const FaultSpec& f) {
+  ojson j{{"at", dur(f.at)}, {"kind", to_string(f.kind)}};
+  auto target = [&] { j["target"] = f.target; };
+  auto duration = [&] {
+    if (f.duration) j["duration"] = dur(*f.duration);
+  };
+  switch (f.kind) {
+    case FaultKind::kPause:
+      target();
+      duration();
+      break;
+    case FaultKind::kClockJump:
+      target();
+      j["by"] = dur(f.by);
+      if (f.clock != ClockSelect::kWall) j["clock"] = clock_select_name(f.clock);
+      break;
+    case FaultKind::kClockDrift:
+      target();
+      j["ppm"] = f.ppm;
+      duration();
+      break;
+    case FaultKind::kPartition:
+      if (!f.groups.empty()) {
+        j["groups"] = f.groups;
+      } else {
+        j["isolate"] = f.isolate;
+      }
+      if (f.one_way) j["one_way"] = true;
+      duration();
+      break;
+    case FaultKind::kHeal: break;
+    case FaultKind::kCrash:
+      target();
+      if (f.restart_after) j["restart_after"] = dur(*f.restart_after);
+      break;
+    case FaultKind::kFailover: target(); break;
+    case FaultKind::kCounterReset:
+      target();
+      if (f.value != 0) j["value"] = f.value;
+      break;
+    case FaultKind::kSlow:
+      target();
+      j["delay"] = dur(f.delay);
+      duration();
+      break;
+  }
+  return j;
+}
+
+Scenario written_scenario(const Scenario& in, const WriteOptions& opt) {
+  Scenario s = in;
+  if (opt.seed) s.seed = *opt.seed;
+  if (opt.materialize_nemesis && s.nemesis) {
+    std::vector<FaultSpec> drawn = draw_nemesis(s);
+    for (FaultSpec& f : drawn) {
+      f.origin = "faults[" + std::to_string(s.faults.size()) + "]";
+      // The format's partition has no target (see WriteOptions).
+      if (f.kind == FaultKind::kPartition) f.target.clear();
+      s.faults.push_back(std::move(f));
+    }
+    s.nemesis.reset();
+  }
+  return s;
+}
+
+ojson scenario_json(const Scenario& in, const WriteOptions& opt) {
+  const Scenario s = written_scenario(in, opt);
+  const Scenario def;
+  ojson j{{"version", s.version}, {"scenario", s.name}};
+  if (!s.description.empty()) j["description"] = s.description;
+  j["seed"] = s.seed;
+  j["duration"] = dur(s.duration);
+  if (s.settle != def.settle) j["settle"] = dur(s.settle);
+  if (ojson n = network_json(s.network); !n.empty()) j["network"] = n;
+  j["lock"] = lock_json(s.lock);
+  j["resource"] = resource_json(s.resource);
+  j["clients"] = clients_json(s.clients, s.lock);
+  if (!s.faults.empty()) {
+    ojson faults = ojson::array();
+    for (const FaultSpec& f : s.faults) faults.push_back(fault_entry_json(f));
+    j["faults"] = faults;
+  }
+  if (s.nemesis) j["nemesis"] = nemesis_json(*s.nemesis, s);
+  if (!s.expect.empty()) {
+    ojson e = ojson::object();
+    for (const auto& [p, x] : s.expect) e[to_string(p)] = to_string(x);
+    j["expect"] = e;
+  }
+  return j;
+}
+
+std::string write_scenario(const Scenario& s, const WriteOptions& opt) {
+  std::string out;
+  emit(scenario_json(s, opt), 0, 0, true, out);
+  return out + "\n";
+}
+
+namespace {
+
+/// The first part in which `a` and `b` differ, e.g. "clients[2]"; "" if equal.
+std::string first_difference(const Scenario& a, const Scenario& b) {
+  if (a.version != b.version) return "version";
+  if (a.name != b.name) return "scenario";
+  if (a.description != b.description) return "description";
+  if (a.seed != b.seed) return "seed";
+  if (a.duration != b.duration) return "duration";
+  if (a.settle != b.settle) return "settle";
+  if (a.network != b.network) return "network";
+  if (a.lock != b.lock) return "lock";
+  if (a.resource != b.resource) return "resource";
+  auto list = [](const auto& x, const auto& y, const std::string& what) -> std::string {
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      if (!(x[i] == y[i])) return what + "[" + std::to_string(i) + "]";
+    }
+    if (x.size() != y.size()) return what + " (" + std::to_string(x.size()) + " vs " + std::to_string(y.size()) + ")";
+    return "";
+  };
+  if (auto d = list(a.clients, b.clients, "clients"); !d.empty()) return d;
+  if (auto d = list(a.faults, b.faults, "faults"); !d.empty()) return d;
+  if (a.nemesis != b.nemesis) return "nemesis";
+  if (a.expect != b.expect) return "expect";
+  if (a.notes != b.notes) return "notes";
+  return "";
+}
+
+}  // namespace
+
+WriteResult write_scenario_checked(const Scenario& s, const WriteOptions& opt) {
+  WriteResult r;
+  r.text = write_scenario(s, opt);
+  const LoadResult back = load_scenario_text(r.text, s.name.empty() ? "(written scenario)" : s.name + " (written)");
+  if (!back.ok()) {
+    r.error = "the written scenario does not load: " + back.error->to_string();
+    return r;
+  }
+  const std::string diff = first_difference(written_scenario(s, opt), *back.scenario);
+  if (!diff.empty()) r.error = "written and loaded back, " + diff + " differs";
+  return r;
+}
+
+}  // namespace fencesim
