@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "models/faults.hpp"
 #include "sim/rng.hpp"
 
 namespace fencesim {
@@ -30,29 +31,10 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     f.kind = n.kinds[static_cast<std::size_t>(rng.uniform(0, last_kind))];
     f.target = n.targets[static_cast<std::size_t>(rng.uniform(0, last_target))];
     const Duration d = std::chrono::milliseconds(rng.uniform(1, max_ms));
-    switch (f.kind) {
-      case FaultKind::kPause: f.duration = d; break;
-      case FaultKind::kPartition:
-        f.isolate = {f.target};
-        f.duration = d;
-        break;
-      case FaultKind::kCrash: f.restart_after = d; break;
-      case FaultKind::kClockJump:
-        f.by = rng.uniform(0, 1) == 1 ? -d : d;
-        f.clock = ClockSelect::kWall;
-        break;
-      case FaultKind::kClockDrift:
-        f.ppm = rng.uniform(-1000, 1000);
-        f.duration = d;
-        break;
-      case FaultKind::kSlow:
-        f.delay = d;
-        f.duration = n.max_duration;
-        break;
-      default:
-        // Not a nemesis kind (the loader refuses them); draw nothing for it.
-        continue;
-    }
+    const FaultKindInfo& info = fault_info(f.kind);
+    // Not a nemesis kind (the loader refuses them): draw nothing for it.
+    if (info.draw == nullptr) continue;
+    info.draw(f, d, n.max_duration, rng);
     f.origin = "nemesis#" + std::to_string(index);
     out.push_back(std::move(f));
   }

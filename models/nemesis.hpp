@@ -20,7 +20,7 @@
 //     2. kind   = kinds[uniform(0, kinds.size() − 1)]
 //     3. target = targets[uniform(0, targets.size() − 1)]
 //     4. d      = uniform(1, max_duration / 1 ms) milliseconds
-//     5. by kind:
+//     5. by kind (FaultKindInfo::draw in models/faults.cpp):
 //          pause       duration = d
 //          partition   isolate = {target}, duration = d (both directions)
 //          crash       restart_after = d
@@ -29,6 +29,8 @@
 //          clock_drift 6. ppm = uniform(−1000, 1000); duration = d
 //          slow        delay = d, duration = max_duration
 //     the fault starts at t; origin = "nemesis#<index>" (0-based).
+//     A kind the nemesis cannot draw (hand-built scenarios only) uses up
+//     its index and draws nothing.
 //
 // Kinds, targets and the interval are those of the resolved NemesisSpec:
 // targets already expanded to single nodes (role aliases such as

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fencesim/run.hpp"
+#include "models/faults.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {
@@ -203,7 +204,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   for (const FaultRecord& f : r.history.faults) {
     ojson fj{{"start", duration_json(f.start)},
              {"end", f.end ? duration_json(*f.end) : ojson(nullptr)},
-             {"kind", f.kind},
+             {"kind", to_string(f.kind)},
              {"target", f.target},
              {"detail", f.detail},
              {"origin", f.origin},
@@ -286,7 +287,10 @@ std::string md_escape(const std::string& raw) {
 }
 }  // namespace
 
-std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+namespace {
+
+/// The title, the description and the settings list.
+std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string o;
   o += fmt::format("# {}\n\n", s.name);
   if (!s.description.empty()) o += markdown_text(s.description) + "\n\n";
@@ -315,6 +319,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
   for (const std::string& n : s.notes) o += "- note: " + n + "\n";
   o += fmt::format("- reproduce: `{}`\n\n", reproduce_command(s, r, m));
 
+  return o;
+}
+
+/// The verdict table and, for each broken property, its story.
+std::string md_verdicts(const RunResult& r) {
+  std::string o;
   o += fmt::format("## Verdicts: {}\n\n", r.all_met ? "every expectation met" : "an expectation was NOT met");
   o += "| property | expected | got | met | summary |\n|---|---|---|---|---|\n";
   for (const Verdict& v : r.verdicts) {
@@ -328,6 +338,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     for (const std::string& line : v.story) o += line + "\n";
     o += "\n";
   }
+  return o;
+}
+
+/// The metrics table and the first holder audit finding.
+std::string md_metrics(const RunResult& r) {
+  std::string o;
   const Metrics& mt = r.metrics;
   o += "## Metrics\n\n| metric | value |\n|---|---|\n";
   o += fmt::format("| writes accepted / rejected | {} / {} |\n", mt.writes_accepted, mt.writes_rejected);
@@ -352,6 +368,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
         "while the copy had already seen token {}.\n\n",
         format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
   }
+  return o;
+}
+
+/// Every fault as it ran (FaultRecord), skipped ones with the reason.
+std::string md_faults(const RunResult& r) {
+  std::string o;
   o += "## Faults\n\n";
   if (r.history.faults.empty()) {
     o += "None.\n\n";
@@ -359,16 +381,28 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     o += "| start | end | kind | target | detail | origin |\n|---|---|---|---|---|---|\n";
     for (const FaultRecord& f : r.history.faults) {
       o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", format_time(f.start), f.end ? format_time(*f.end) : "never",
-                       f.kind, md_escape(f.target), md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail),
-                       f.origin);
+                       to_string(f.kind), md_escape(f.target),
+                       md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail), f.origin);
     }
     o += "\n";
   }
+  return o;
+}
+
+std::string md_iterations(const RunResult& r) {
+  std::string o;
   o += "## Iterations\n\n| client | # | start | acquired | outcome |\n|---|---|---|---|---|\n";
   for (const IterationRecord& it : r.history.iterations) {
     o += fmt::format("| {} | {} | {} | {} | {} |\n", it.client, it.index, format_time(it.start),
                      it.acquired ? format_time(*it.acquired) : "-", md_escape(it.outcome));
   }
+  return o;
+}
+
+}  // namespace
+
+std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  std::string o = md_header(s, r, m) + md_verdicts(r) + md_metrics(r) + md_faults(r) + md_iterations(r);
   o +=
       fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
