@@ -152,9 +152,11 @@ std::string detail_partition(const FaultSpec& f) {
   if (f.one_way) text += " one-way";
   return text;
 }
-/// A drawn partition isolates the drawn target in both directions.
+/// A drawn partition isolates the drawn target in both directions; like a
+/// scripted one it has no `target` of its own.
 void draw_partition(FaultSpec& f, Duration d, Duration, sim::Rng&) {
   f.isolate = {f.target};
+  f.target.clear();
   f.duration = d;
 }
 void write_partition(const FaultSpec& f, FaultWriter& out) {

@@ -22,7 +22,9 @@
 //     4. d      = uniform(1, max_duration / 1 ms) milliseconds
 //     5. by kind (FaultKindInfo::draw in models/faults.cpp):
 //          pause       duration = d
-//          partition   isolate = {target}, duration = d (both directions)
+//          partition   isolate = {target}, duration = d (both directions);
+//                      the fault itself keeps no target, as a faults[]
+//                      partition has none
 //          crash       restart_after = d
 //          clock_jump  6. sign = uniform(0, 1); by = sign == 1 ? −d : d;
 //                      clock = wall
@@ -31,6 +33,10 @@
 //     the fault starts at t; origin = "nemesis#<index>" (0-based).
 //     A kind the nemesis cannot draw (hand-built scenarios only) uses up
 //     its index and draws nothing.
+//
+// Each drawn FaultSpec is exactly what the loader makes of the same fault
+// written as a faults[] entry (report.json's nemesis_draws writes it so),
+// apart from its origin.
 //
 // Kinds, targets and the interval are those of the resolved NemesisSpec:
 // targets already expanded to single nodes (role aliases such as

@@ -146,29 +146,29 @@ ojson settings_json(const Scenario& s) {
                {"clients", clients}};
 }
 
-ojson fault_spec_json(const FaultSpec& f) {
-  ojson j{{"at", duration_json(f.at)}, {"kind", to_string(f.kind)}, {"origin", f.origin}};
-  if (!f.target.empty()) j["target"] = f.target;
-  if (f.duration) j["duration"] = duration_json(*f.duration);
-  switch (f.kind) {
-    case FaultKind::kClockJump:
-      j["by"] = duration_json(f.by);
-      j["clock"] = f.clock == ClockSelect::kWall ? "wall" : f.clock == ClockSelect::kMonotonic ? "monotonic" : "both";
-      break;
-    case FaultKind::kClockDrift: j["ppm"] = f.ppm; break;
-    case FaultKind::kPartition:
-      if (!f.isolate.empty()) j["isolate"] = f.isolate;
-      if (!f.groups.empty()) j["groups"] = f.groups;
-      j["one_way"] = f.one_way;
-      break;
-    case FaultKind::kCrash:
-      if (f.restart_after) j["restart_after"] = duration_json(*f.restart_after);
-      break;
-    case FaultKind::kCounterReset: j["value"] = f.value; break;
-    case FaultKind::kSlow: j["delay"] = duration_json(f.delay); break;
-    default: break;
+/// A FaultSpec as a faults[] entry of the format (report.json's
+/// nemesis_draws): durations as the format's strings ("1.5s"), only the
+/// keys the loader takes for the kind (models/faults.cpp).
+class JsonFaultWriter final : public FaultWriter {
+ public:
+  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
+  void duration(std::string_view key, sim::Duration value) override { j_[std::string(key)] = dur(value); }
+  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
+  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
+    j_[std::string(key)] = value;
   }
-  return j;
+  ojson take() { return std::move(j_); }
+
+ private:
+  ojson j_ = ojson::object();
+};
+
+ojson fault_entry_json(const FaultSpec& f) {
+  JsonFaultWriter w;
+  write_fault(f, w);
+  return w.take();
 }
 
 std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }
@@ -214,7 +214,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   }
   j["faults"] = faults;
   ojson drawn = ojson::array();
-  for (const FaultSpec& f : r.drawn) drawn.push_back(fault_spec_json(f));
+  for (const FaultSpec& f : r.drawn) drawn.push_back(fault_entry_json(f));
   j["nemesis_draws"] = drawn;
   ojson verdicts = ojson::array();
   for (const Verdict& v : r.verdicts) {
