@@ -21,7 +21,7 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
   const auto last_kind = static_cast<std::int64_t>(n.kinds.size()) - 1;
   const auto last_target = static_cast<std::int64_t>(n.targets.size()) - 1;
   Duration t = Duration::zero();
-  for (std::size_t index = 0; out.size() < static_cast<std::size_t>(Limits::kMaxFaults); ++index) {
+  while (out.size() < static_cast<std::size_t>(Limits::kMaxFaults)) {
     const Duration gap =
         n.interval_min == n.interval_max ? n.interval_min : rng.uniform(n.interval_min, n.interval_max);
     t += gap;
@@ -35,7 +35,7 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     // Not a nemesis kind (the loader refuses them): draw nothing for it.
     if (info.draw == nullptr) continue;
     info.draw(f, d, n.max_duration, rng);
-    f.origin = "nemesis#" + std::to_string(index);
+    f.origin = "nemesis#" + std::to_string(out.size());
     out.push_back(std::move(f));
   }
   return out;

@@ -12,7 +12,7 @@
 // rng.uniform(lo, hi), inclusive:
 //
 //   t = 0; last = duration − settle − max_duration
-//   for index = 0, 1, 2, …:
+//   repeat:
 //     1. gap: interval_min if interval_min == interval_max (no draw),
 //             else uniform(interval_min, interval_max) in nanoseconds
 //        t += gap; stop if t > last (no fault starts later than
@@ -30,9 +30,10 @@
 //                      clock = wall
 //          clock_drift 6. ppm = uniform(−1000, 1000); duration = d
 //          slow        delay = d, duration = max_duration
-//     the fault starts at t; origin = "nemesis#<index>" (0-based).
-//     A kind the nemesis cannot draw (hand-built scenarios only) uses up
-//     its index and draws nothing.
+//     the fault starts at t; origin = "nemesis#<i>", i its 0-based
+//     position in the result (report.json's nemesis_draws[i]).
+//     A kind the nemesis cannot draw (hand-built scenarios only) draws
+//     nothing: its gap, kind, target and d are used up, no fault is added.
 //
 // Each drawn FaultSpec is exactly what the loader makes of the same fault
 // written as a faults[] entry (report.json's nemesis_draws writes it so),

@@ -157,6 +157,18 @@ TEST(Nemesis, EachKindGetsItsOwnFields) {
   EXPECT_TRUE(positive_jump);
 }
 
+TEST(Nemesis, AKindItCannotDrawAddsNothingAndOriginsStayPositions) {
+  // Only a hand-built scenario can name heal; the loader refuses it.
+  const auto mixed = draw_nemesis(with_nemesis({FaultKind::kPause, FaultKind::kHeal}, 3));
+  const auto pauses = draw_nemesis(with_nemesis({FaultKind::kPause}, 3));
+  ASSERT_GT(mixed.size(), 5u);
+  EXPECT_LT(mixed.size(), pauses.size());  // the heal draws used up their turns
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    EXPECT_EQ(mixed[i].kind, FaultKind::kPause);
+    EXPECT_EQ(mixed[i].origin, "nemesis#" + std::to_string(i));
+  }
+}
+
 TEST(Nemesis, TheDocumentedDrawOrderReplaysTheFirstFault) {
   const Scenario s = with_nemesis(kAllNemesisKinds, 99);
   const auto faults = draw_nemesis(s);
