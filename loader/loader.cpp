@@ -6,6 +6,7 @@
 // expect — and stops at the first problem by throwing `Failure`, which never
 // leaves this file.
 #include "loader/loader.hpp"
+#include "models/faults.hpp"
 #include "sim/text.hpp"
 
 #include <algorithm>
@@ -308,42 +309,10 @@ const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
 const Keys kGroupNames = {"clients", "redis", "sentinels", "etcd", "resources"};
 const Keys kRoleNames = {"redis-primary", "etcd-leader"};
 
-/// Keys each fault kind takes besides `at` and `kind`.
-const Keys& fault_keys(FaultKind k) {
-  static const Keys kPause = {"target", "duration"};
-  static const Keys kJump = {"target", "by", "clock"};
-  static const Keys kDrift = {"target", "ppm", "duration"};
-  static const Keys kPartition = {"groups", "isolate", "one_way", "duration"};
-  static const Keys kHeal = {};
-  static const Keys kCrash = {"target", "restart_after"};
-  static const Keys kFailover = {"target"};
-  static const Keys kReset = {"target", "value"};
-  static const Keys kSlow = {"target", "delay", "duration"};
-  switch (k) {
-    case FaultKind::kPause: return kPause;
-    case FaultKind::kClockJump: return kJump;
-    case FaultKind::kClockDrift: return kDrift;
-    case FaultKind::kPartition: return kPartition;
-    case FaultKind::kHeal: return kHeal;
-    case FaultKind::kCrash: return kCrash;
-    case FaultKind::kFailover: return kFailover;
-    case FaultKind::kCounterReset: return kReset;
-    case FaultKind::kSlow: return kSlow;
-  }
-  return kHeal;
-}
-
-const std::vector<FaultKind>& all_fault_kinds() {
-  static const std::vector<FaultKind> kAll = {FaultKind::kPause,     FaultKind::kClockJump,    FaultKind::kClockDrift,
-                                              FaultKind::kPartition, FaultKind::kHeal,         FaultKind::kCrash,
-                                              FaultKind::kFailover,  FaultKind::kCounterReset, FaultKind::kSlow};
-  return kAll;
-}
-const std::vector<FaultKind>& nemesis_kinds() {
-  static const std::vector<FaultKind> kNemesis = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
-                                                  FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
-  return kNemesis;
-}
+/// Keys each fault kind takes besides `at` and `kind` (the fault table,
+/// models/faults.cpp); which kinds exist and which the nemesis draws come
+/// from there too.
+const Keys& fault_keys(FaultKind k) { return fault_info(k).keys; }
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
@@ -1056,7 +1025,7 @@ class Loader {
 
   static Keys fault_kind_names() {
     Keys out;
-    for (FaultKind k : all_fault_kinds()) out.push_back(to_string(k));
+    for (const FaultKindInfo& k : fault_kinds()) out.push_back(k.name);
     return out;
   }
 
@@ -1064,7 +1033,18 @@ class Loader {
     expect_object(v, path, "a fault");
     const Keys kinds = fault_kind_names();
     const json& kind_v = require(v, path, "kind", "one of " + join_list(kinds));
-    const FaultKind kind = all_fault_kinds()[get_enum(kind_v, key_path(path, "kind"), kinds)];
+    FaultSpec f;
+    f.kind = fault_kinds()[get_enum(kind_v, key_path(path, "kind"), kinds)].kind;
+    check_fault_keys(v, path, f.kind);
+    f.origin = path;
+    f.at = get_duration(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"));
+    parse_fault_params(v, path, f);
+    return f;
+  }
+
+  /// Refuses a key the kind does not take (fault_keys), naming the kinds
+  /// that do take it.
+  static void check_fault_keys(const json& v, const std::string& path, FaultKind kind) {
     const std::string kname = to_string(kind);
     Keys allowed = {"at", "kind"};
     const Keys& own = fault_keys(kind);
@@ -1073,8 +1053,8 @@ class Loader {
       if (contains(allowed, it.key())) continue;
       // A key of another kind: say whose it is.
       std::vector<std::string> owners;
-      for (FaultKind other : all_fault_kinds()) {
-        if (contains(fault_keys(other), it.key())) owners.push_back(to_string(other));
+      for (const FaultKindInfo& other : fault_kinds()) {
+        if (contains(other.keys, it.key())) owners.push_back(other.name);
       }
       const std::string p = key_path(path, it.key());
       const std::string takes = "a " + kname + " fault takes " + join_list(allowed);
@@ -1084,120 +1064,137 @@ class Loader {
       }
       fail(p, "unknown key " + quote(it.key()) + " in a " + kname + " fault; " + takes, suggest(it.key(), allowed));
     }
-    FaultSpec f;
-    f.kind = kind;
-    f.origin = path;
-    f.at = get_duration(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"));
-    auto req = [&](std::string_view key, const std::string& what) -> const json& {
-      return require(v, path, key, what);
-    };
-    auto kp = [&](std::string_view key) { return key_path(path, key); };
-    switch (kind) {
+  }
+
+  /// One fault's JSON object and its path ("faults[2]"), for the parsers below.
+  struct FaultInput {
+    const json& v;
+    const std::string& path;
+    std::string kp(std::string_view key) const { return key_path(path, key); }
+  };
+  const json& req(const FaultInput& in, std::string_view key, const std::string& what) {
+    return require(in.v, in.path, key, what);
+  }
+
+  /// Parses the keys of f.kind (those fault_keys lists) into `f`.
+  void parse_fault_params(const json& v, const std::string& path, FaultSpec& f) {
+    const FaultInput in{v, path};
+    switch (f.kind) {
       case FaultKind::kPause:
-        f.target = get_target(req("target", "the node to pause"), kp("target"));
-        f.duration = get_duration(req("duration", "how long the pause lasts, e.g. \"12s\""), kp("duration"), kPositive);
+        f.target = get_target(req(in, "target", "the node to pause"), in.kp("target"));
+        f.duration =
+            get_duration(req(in, "duration", "how long the pause lasts, e.g. \"12s\""), in.kp("duration"), kPositive);
         break;
-      case FaultKind::kClockJump: {
-        f.target = get_target(req("target", "the node whose clock jumps"), kp("target"));
-        if (const json* x = find(v, "clock")) {
-          const std::size_t c = get_enum(*x, kp("clock"), Keys{"wall", "monotonic", "both"});
-          f.clock = c == 0 ? ClockSelect::kWall : c == 1 ? ClockSelect::kMonotonic : ClockSelect::kBoth;
-        }
-        f.by = get_duration(req("by", "the signed jump, e.g. \"25s\" or \"-5s\""), kp("by"),
-                            DurationRule{true, false, {}});
-        if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
-          fail(kp("by"),
-               "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
-                   std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
-        }
-        break;
-      }
+      case FaultKind::kClockJump: parse_clock_jump(in, f); break;
       case FaultKind::kClockDrift:
-        f.target = get_target(req("target", "the node whose clocks drift"), kp("target"));
-        f.ppm = get_int(req("ppm", "the drift in parts per million, e.g. 500 or -200"), kp("ppm"), -999'999, 1'000'000,
-                        " (a clock must keep moving forward)");
-        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, kp("duration"), kPositive);
+        f.target = get_target(req(in, "target", "the node whose clocks drift"), in.kp("target"));
+        f.ppm = get_int(req(in, "ppm", "the drift in parts per million, e.g. 500 or -200"), in.kp("ppm"), -999'999,
+                        1'000'000, " (a clock must keep moving forward)");
+        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, in.kp("duration"), kPositive);
         break;
-      case FaultKind::kPartition: {
-        const json* groups = find(v, "groups");
-        const json* isolate = find(v, "isolate");
-        if ((groups == nullptr) == (isolate == nullptr)) {
-          fail(groups ? kp("isolate") : path,
-               groups ? "a partition takes either \"groups\" or \"isolate\", not both"
-                      : "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)");
-        }
-        if (groups != nullptr) {
-          if (!groups->is_array())
-            fail(kp("groups"), "expected a list of node lists, e.g. [[\"A\"], [\"redis\"]], got " + describe(*groups));
-          if (groups->size() < 2) fail(kp("groups"), "a partition needs at least two groups");
-          std::map<std::string, std::size_t> where;
-          for (std::size_t g = 0; g < groups->size(); ++g) {
-            const std::string gp = index_path(kp("groups"), g);
-            std::vector<std::string> nodes = get_node_list((*groups)[g], gp);
-            for (const auto& n : nodes) {
-              auto [it, fresh] = where.emplace(n, g);
-              if (!fresh) {
-                fail(gp, "node " + quote(n) + " is in groups " + std::to_string(it->second) + " and " +
-                             std::to_string(g) + "; each node may be in one group only");
-              }
-            }
-            f.groups.push_back(std::move(nodes));
-          }
-        } else {
-          f.isolate = get_node_list(*isolate, kp("isolate"));
-        }
-        if (const json* x = find(v, "one_way")) f.one_way = get_bool(*x, kp("one_way"));
-        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, kp("duration"), kPositive);
-        break;
-      }
+      case FaultKind::kPartition: parse_partition(in, f); break;
       case FaultKind::kHeal: break;
       case FaultKind::kCrash:
-        f.target = get_target(req("target", "the node to crash"), kp("target"));
+        f.target = get_target(req(in, "target", "the node to crash"), in.kp("target"));
         if (const json* x = find(v, "restart_after"))
-          f.restart_after = get_duration(*x, kp("restart_after"), kPositive);
+          f.restart_after = get_duration(*x, in.kp("restart_after"), kPositive);
         break;
-      case FaultKind::kFailover: {
-        const json& t = req("target", "\"redis\"");
-        get_enum(t, kp("target"), Keys{"redis"});
-        f.target = "redis";
-        if (s_.lock.service != ServiceKind::kRedis) {
-          fail(kp("kind"),
-               "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " +
-                   service_word());
-        }
-        if (s_.lock.redis.redlock > 0)
-          fail(kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
-        if (s_.lock.redis.replicas == 0) {
-          fail(kp("kind"), "failover needs a replica to promote: set lock.replicas to 1 or more");
-        }
-        break;
-      }
-      case FaultKind::kCounterReset: {
-        const std::size_t t =
-            get_enum(req("target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"), kp("target"),
-                     Keys{"redis", "resource"});
-        f.target = t == 0 ? "redis" : "resource";
-        if (const json* x = find(v, "value")) f.value = get_int(*x, kp("value"), 0, LoaderLimits::kMaxInteger);
-        if (t == 0) {
-          if (s_.lock.service != ServiceKind::kRedis) {
-            fail(kp("target"), "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " +
-                                   service_word());
-          }
-          if (s_.lock.redis.token != RedisToken::kIncr) {
-            fail(kp("target"), "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
-                                   std::string(s_.lock.redis.redlock > 0 ? " (Redlock hands out no token)" : ""));
-          }
-        }
-        break;
-      }
+      case FaultKind::kFailover: parse_failover(in, f); break;
+      case FaultKind::kCounterReset: parse_counter_reset(in, f); break;
       case FaultKind::kSlow:
-        f.target = get_target(req("target", "the node to slow down"), kp("target"));
-        f.delay = get_duration(req("delay", "the extra delay per message, e.g. \"4s\""), kp("delay"), kPositive);
-        f.duration =
-            get_duration(req("duration", "how long the node stays slow, e.g. \"10s\""), kp("duration"), kPositive);
+        f.target = get_target(req(in, "target", "the node to slow down"), in.kp("target"));
+        f.delay = get_duration(req(in, "delay", "the extra delay per message, e.g. \"4s\""), in.kp("delay"), kPositive);
+        f.duration = get_duration(req(in, "duration", "how long the node stays slow, e.g. \"10s\""), in.kp("duration"),
+                                  kPositive);
         break;
     }
-    return f;
+  }
+
+  void parse_clock_jump(const FaultInput& in, FaultSpec& f) {
+    f.target = get_target(req(in, "target", "the node whose clock jumps"), in.kp("target"));
+    if (const json* x = find(in.v, "clock")) {
+      const std::size_t c = get_enum(*x, in.kp("clock"), Keys{"wall", "monotonic", "both"});
+      f.clock = c == 0 ? ClockSelect::kWall : c == 1 ? ClockSelect::kMonotonic : ClockSelect::kBoth;
+    }
+    f.by = get_duration(req(in, "by", "the signed jump, e.g. \"25s\" or \"-5s\""), in.kp("by"),
+                        DurationRule{true, false, {}});
+    if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
+      fail(in.kp("by"),
+           "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
+               std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
+    }
+  }
+
+  void parse_partition(const FaultInput& in, FaultSpec& f) {
+    const json* groups = find(in.v, "groups");
+    const json* isolate = find(in.v, "isolate");
+    if ((groups == nullptr) == (isolate == nullptr)) {
+      fail(groups ? in.kp("isolate") : in.path,
+           groups ? "a partition takes either \"groups\" or \"isolate\", not both"
+                  : "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)");
+    }
+    if (groups != nullptr) {
+      f.groups = get_partition_groups(*groups, in.kp("groups"));
+    } else {
+      f.isolate = get_node_list(*isolate, in.kp("isolate"));
+    }
+    if (const json* x = find(in.v, "one_way")) f.one_way = get_bool(*x, in.kp("one_way"));
+    if (const json* x = find(in.v, "duration")) f.duration = get_duration(*x, in.kp("duration"), kPositive);
+  }
+
+  /// A partition's "groups": at least two node lists, no node in two.
+  std::vector<std::vector<std::string>> get_partition_groups(const json& groups, const std::string& path) const {
+    if (!groups.is_array())
+      fail(path, "expected a list of node lists, e.g. [[\"A\"], [\"redis\"]], got " + describe(groups));
+    if (groups.size() < 2) fail(path, "a partition needs at least two groups");
+    std::vector<std::vector<std::string>> out;
+    std::map<std::string, std::size_t> where;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const std::string gp = index_path(path, g);
+      std::vector<std::string> nodes = get_node_list(groups[g], gp);
+      for (const auto& n : nodes) {
+        auto [it, fresh] = where.emplace(n, g);
+        if (!fresh) {
+          fail(gp, "node " + quote(n) + " is in groups " + std::to_string(it->second) + " and " + std::to_string(g) +
+                       "; each node may be in one group only");
+        }
+      }
+      out.push_back(std::move(nodes));
+    }
+    return out;
+  }
+
+  void parse_failover(const FaultInput& in, FaultSpec& f) {
+    const json& t = req(in, "target", "\"redis\"");
+    get_enum(t, in.kp("target"), Keys{"redis"});
+    f.target = "redis";
+    if (s_.lock.service != ServiceKind::kRedis) {
+      fail(in.kp("kind"),
+           "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " +
+               service_word());
+    }
+    if (s_.lock.redis.redlock > 0)
+      fail(in.kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
+    if (s_.lock.redis.replicas == 0) {
+      fail(in.kp("kind"), "failover needs a replica to promote: set lock.replicas to 1 or more");
+    }
+  }
+
+  void parse_counter_reset(const FaultInput& in, FaultSpec& f) {
+    const std::size_t t =
+        get_enum(req(in, "target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"), in.kp("target"),
+                 Keys{"redis", "resource"});
+    f.target = t == 0 ? "redis" : "resource";
+    if (const json* x = find(in.v, "value")) f.value = get_int(*x, in.kp("value"), 0, LoaderLimits::kMaxInteger);
+    if (t != 0) return;
+    if (s_.lock.service != ServiceKind::kRedis) {
+      fail(in.kp("target"),
+           "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " + service_word());
+    }
+    if (s_.lock.redis.token != RedisToken::kIncr) {
+      fail(in.kp("target"), "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
+                                std::string(s_.lock.redis.redlock > 0 ? " (Redlock hands out no token)" : ""));
+    }
   }
 
   // -- nemesis -----------------------------------------------------------------
@@ -1209,7 +1206,7 @@ class Loader {
     check_keys(*v, "nemesis", kNemesisKeys, "nemesis");
     NemesisSpec n;
     Keys names;
-    for (FaultKind k : nemesis_kinds()) names.push_back(to_string(k));
+    for (FaultKind k : nemesis_fault_kinds()) names.push_back(to_string(k));
     const json& kinds = require(*v, "nemesis", "kinds", "the fault kinds to draw, e.g. [\"pause\"]");
     if (!kinds.is_array())
       fail("nemesis.kinds", "expected a list of fault kinds, e.g. [\"pause\", \"crash\"], got " + describe(kinds));
@@ -1223,7 +1220,7 @@ class Loader {
           fail(p, quote(s) + " cannot be drawn by the nemesis; nemesis kinds are " + join_list(names));
         }
       }
-      n.kinds.push_back(nemesis_kinds()[get_enum(kinds[i], p, names)]);
+      n.kinds.push_back(nemesis_fault_kinds()[get_enum(kinds[i], p, names)]);
     }
     if (const json* x = find(*v, "targets")) {
       n.targets = get_node_list(*x, "nemesis.targets");

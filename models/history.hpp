@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "models/scenario.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim {
@@ -84,8 +85,8 @@ struct IterationRecord {
 
 struct FaultRecord {
   Time start{0};
-  std::optional<Time> end;  ///< empty: never ends
-  std::string kind;
+  std::optional<Time> end;             ///< empty: never ends
+  FaultKind kind = FaultKind::kPause;  ///< to_string(kind) where text is needed
   std::string target;
   std::string detail;  ///< duration, by, ppm, groups...
   std::string origin;  ///< "faults[0]" or "nemesis#3"

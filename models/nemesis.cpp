@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "models/faults.hpp"
 #include "sim/rng.hpp"
 
 namespace fencesim {
@@ -20,7 +21,7 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
   const auto last_kind = static_cast<std::int64_t>(n.kinds.size()) - 1;
   const auto last_target = static_cast<std::int64_t>(n.targets.size()) - 1;
   Duration t = Duration::zero();
-  for (std::size_t index = 0; out.size() < static_cast<std::size_t>(Limits::kMaxFaults); ++index) {
+  while (out.size() < static_cast<std::size_t>(Limits::kMaxFaults)) {
     const Duration gap =
         n.interval_min == n.interval_max ? n.interval_min : rng.uniform(n.interval_min, n.interval_max);
     t += gap;
@@ -30,30 +31,11 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     f.kind = n.kinds[static_cast<std::size_t>(rng.uniform(0, last_kind))];
     f.target = n.targets[static_cast<std::size_t>(rng.uniform(0, last_target))];
     const Duration d = std::chrono::milliseconds(rng.uniform(1, max_ms));
-    switch (f.kind) {
-      case FaultKind::kPause: f.duration = d; break;
-      case FaultKind::kPartition:
-        f.isolate = {f.target};
-        f.duration = d;
-        break;
-      case FaultKind::kCrash: f.restart_after = d; break;
-      case FaultKind::kClockJump:
-        f.by = rng.uniform(0, 1) == 1 ? -d : d;
-        f.clock = ClockSelect::kWall;
-        break;
-      case FaultKind::kClockDrift:
-        f.ppm = rng.uniform(-1000, 1000);
-        f.duration = d;
-        break;
-      case FaultKind::kSlow:
-        f.delay = d;
-        f.duration = n.max_duration;
-        break;
-      default:
-        // Not a nemesis kind (the loader refuses them); draw nothing for it.
-        continue;
-    }
-    f.origin = "nemesis#" + std::to_string(index);
+    const FaultKindInfo& info = fault_info(f.kind);
+    // Not a nemesis kind (the loader refuses them): draw nothing for it.
+    if (info.draw == nullptr) continue;
+    info.draw(f, d, n.max_duration, rng);
+    f.origin = "nemesis#" + std::to_string(out.size());
     out.push_back(std::move(f));
   }
   return out;

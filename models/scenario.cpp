@@ -28,20 +28,6 @@ const char* to_string(WorkloadKind k) {
   }
   return "?";
 }
-const char* to_string(FaultKind k) {
-  switch (k) {
-    case FaultKind::kPause: return "pause";
-    case FaultKind::kClockJump: return "clock_jump";
-    case FaultKind::kClockDrift: return "clock_drift";
-    case FaultKind::kPartition: return "partition";
-    case FaultKind::kHeal: return "heal";
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kFailover: return "failover";
-    case FaultKind::kCounterReset: return "counter_reset";
-    case FaultKind::kSlow: return "slow";
-  }
-  return "?";
-}
 const char* to_string(Property p) {
   switch (p) {
     case Property::kMutualExclusion: return "mutual_exclusion";
@@ -65,15 +51,6 @@ const std::vector<Property>& all_properties() {
 std::optional<Property> property_from_string(const std::string& s) {
   for (Property p : all_properties()) {
     if (s == to_string(p)) return p;
-  }
-  return std::nullopt;
-}
-
-std::optional<FaultKind> fault_kind_from_string(const std::string& s) {
-  for (FaultKind k :
-       {FaultKind::kPause, FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kPartition, FaultKind::kHeal,
-        FaultKind::kCrash, FaultKind::kFailover, FaultKind::kCounterReset, FaultKind::kSlow}) {
-    if (s == to_string(k)) return k;
   }
   return std::nullopt;
 }

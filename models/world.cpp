@@ -8,6 +8,7 @@
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
 #include "models/etcd/raft/safety.hpp"
+#include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "models/redis/redis.hpp"
 #include "models/resource/resource.hpp"
@@ -16,67 +17,6 @@
 namespace fencesim {
 
 namespace {
-
-std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& all) {
-  switch (f.kind) {
-    case FaultKind::kPause:
-    case FaultKind::kSlow: return f.at + f.duration.value_or(Duration{0});
-    case FaultKind::kClockJump:
-    case FaultKind::kCounterReset:
-    case FaultKind::kFailover:
-    case FaultKind::kHeal: return f.at;
-    case FaultKind::kClockDrift:
-      if (f.duration) return f.at + *f.duration;
-      return std::nullopt;
-    case FaultKind::kPartition: {
-      if (f.duration) return f.at + *f.duration;
-      std::optional<Time> heal;
-      for (const FaultSpec& h : all) {
-        if (h.kind == FaultKind::kHeal && h.at >= f.at && (!heal || h.at < *heal)) heal = h.at;
-      }
-      return heal;
-    }
-    case FaultKind::kCrash:
-      if (f.restart_after) return f.at + *f.restart_after;
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-std::string fault_detail(const FaultSpec& f) {
-  std::vector<std::string> parts;
-  if (f.duration) parts.push_back("for " + sim::format_duration(*f.duration));
-  switch (f.kind) {
-    case FaultKind::kClockJump:
-      parts.push_back(fmt::format("{} clock by {}",
-                                  f.clock == ClockSelect::kWall        ? "wall"
-                                  : f.clock == ClockSelect::kMonotonic ? "monotonic"
-                                                                       : "wall and monotonic",
-                                  sim::format_duration(f.by)));
-      break;
-    case FaultKind::kClockDrift: parts.push_back(fmt::format("{} ppm", f.ppm)); break;
-    case FaultKind::kPartition: {
-      std::string text;
-      if (!f.isolate.empty()) {
-        text = "isolate [" + fmt::format("{}", fmt::join(f.isolate, ", ")) + "]";
-      } else {
-        std::vector<std::string> groups;
-        for (const auto& g : f.groups) groups.push_back("[" + fmt::format("{}", fmt::join(g, ", ")) + "]");
-        text = "groups " + fmt::format("{}", fmt::join(groups, " | "));
-      }
-      if (f.one_way) text += " one-way";
-      parts.push_back(text);
-      break;
-    }
-    case FaultKind::kCrash:
-      parts.push_back(f.restart_after ? "restart after " + sim::format_duration(*f.restart_after) : "no restart");
-      break;
-    case FaultKind::kCounterReset: parts.push_back(fmt::format("to {}", f.value)); break;
-    case FaultKind::kSlow: parts.push_back("+" + sim::format_duration(f.delay) + " per message"); break;
-    default: break;
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 /// Everything a run owns; destroyed in reverse order (clients, services,
 /// then the simulation with its fibers).
@@ -96,108 +36,40 @@ std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::strin
   return out;
 }
 
-void apply_fault(World& w, const FaultSpec& f, const std::vector<FaultSpec>& all) {
-  sim::Simulation& s = w.sim;
-  FaultRecord rec;
-  rec.start = s.now();
-  rec.end = fault_end(f, all);
-  rec.kind = to_string(f.kind);
-  rec.target = f.target;
-  rec.detail = fault_detail(f);
-  rec.origin = f.origin;
-  auto skip = [&](const std::string& why) {
-    rec.skipped = true;
-    rec.skip_reason = why;
-    w.history.faults.push_back(rec);
-  };
-  // Resolve a single-node target; role aliases resolve now.
-  auto resolve = [&](const std::string& name) -> std::optional<sim::NodeId> {
+/// What a fault may touch (models/faults.hpp), for this World.
+class WorldFaultEnv final : public FaultEnv {
+ public:
+  explicit WorldFaultEnv(World& w) : w_(w) {}
+  sim::Simulation& sim() override { return w_.sim; }
+  History& history() override { return w_.history; }
+  std::optional<sim::NodeId> resolve(const std::string& name, std::string& why) override {
+    std::optional<sim::NodeId> id;
     if (name == "redis-primary") {
-      if (!w.redis) return std::nullopt;
-      return w.redis->current_primary();
+      if (w_.redis) id = w_.redis->current_primary();
+    } else if (name == "etcd-leader") {
+      if (w_.etcd) id = w_.etcd->leader();
+    } else {
+      id = w_.sim.find_node(name);
     }
-    if (name == "etcd-leader") return w.etcd ? w.etcd->leader() : std::nullopt;
-    return s.find_node(name);
-  };
-  switch (f.kind) {
-    case FaultKind::kHeal: s.heal(); break;
-    case FaultKind::kPartition: {
-      sim::Partition p;
-      for (const auto& g : f.groups) {
-        std::vector<sim::NodeId> ids;
-        for (const std::string& n : g) {
-          if (auto id = resolve(n)) ids.push_back(*id);
-        }
-        p.groups.push_back(ids);
-      }
-      for (const std::string& n : f.isolate) {
-        if (auto id = resolve(n)) p.isolate.push_back(*id);
-      }
-      p.one_way = f.one_way;
-      const std::uint64_t id = s.add_partition(std::move(p));
-      if (f.duration)
-        s.at(
-            s.now() + *f.duration, [&s, id] { s.remove_partition(id); }, sim::EventClass::kFault);
-      break;
+    if (!id) why = name == "etcd-leader" ? "there is no etcd leader" : "unknown target " + name;
+    return id;
+  }
+  bool apply_service_fault(const FaultSpec& f, std::string& why) override {
+    if (!w_.redis) {
+      why = "no Redis service";
+      return false;
     }
-    case FaultKind::kFailover: {
-      std::string why;
-      if (!w.redis || !w.redis->failover_now(why)) {
-        skip(w.redis ? why : "no Redis service");
-        return;
-      }
-      break;
-    }
-    case FaultKind::kCounterReset:
-      if (f.target == "resource" || f.target == "resources") {
-        w.resource->reset_marks(f.value);
-      } else {
-        std::string why;
-        if (!w.redis || !w.redis->reset_counter(f.value, why)) {
-          skip(w.redis ? why : "no Redis service");
-          return;
-        }
-      }
-      break;
-    default: {
-      const auto target = resolve(f.target);
-      if (!target) {
-        skip(f.target == "etcd-leader" ? "there is no etcd leader" : "unknown target " + f.target);
-        return;
-      }
-      rec.target = s.node(*target).name();
-      const sim::NodeId n = *target;
-      switch (f.kind) {
-        case FaultKind::kPause: s.pause(n, f.duration.value_or(Duration{0})); break;
-        case FaultKind::kClockJump:
-          if (f.clock != ClockSelect::kMonotonic) s.clock_jump(n, sim::ClockKind::kWall, f.by);
-          if (f.clock != ClockSelect::kWall) s.clock_jump(n, sim::ClockKind::kMonotonic, f.by);
-          break;
-        case FaultKind::kClockDrift:
-          s.set_drift(n, f.ppm);
-          if (f.duration)
-            s.at(
-                s.now() + *f.duration, [&s, n] { s.set_drift(n, 0); }, sim::EventClass::kFault);
-          break;
-        case FaultKind::kCrash:
-          s.crash(n);
-          if (f.restart_after)
-            s.at(
-                s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
-          break;
-        case FaultKind::kSlow: {
-          const Duration d = f.delay;
-          s.add_slow(n, d);
-          s.at(
-              s.now() + f.duration.value_or(Duration{0}), [&s, n, d] { s.add_slow(n, -d); }, sim::EventClass::kFault);
-          break;
-        }
-        default: break;
-      }
+    switch (f.kind) {
+      case FaultKind::kFailover: return w_.redis->failover_now(why);
+      case FaultKind::kCounterReset: return w_.redis->reset_counter(f.value, why);
+      default: why = std::string("the lock service does not apply ") + to_string(f.kind); return false;
     }
   }
-  w.history.faults.push_back(rec);
-}
+  void reset_resource_marks(std::int64_t value) override { w_.resource->reset_marks(value); }
+
+ private:
+  World& w_;
+};
 
 std::optional<std::int64_t> tok(const std::optional<std::int64_t>& t) { return t; }
 
@@ -209,7 +81,7 @@ void build_trace(const History& h, sim::Trace& trace) {
   };
   int order = 0;
   for (const FaultRecord& f : h.faults) {
-    std::vector<sim::TraceField> fields{{"fault", f.kind}, {"detail", f.detail}, {"origin", f.origin}};
+    std::vector<sim::TraceField> fields{{"fault", to_string(f.kind)}, {"detail", f.detail}, {"origin", f.origin}};
     if (f.skipped) fields.emplace_back("skipped", f.skip_reason);
     add(f.start, order++, f.target, "fault", std::move(fields));
   }
@@ -338,7 +210,12 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
     World* wp = w.get();
     const std::vector<FaultSpec>* all = &out.faults;
     simu.at(
-        f.at, [wp, f, all] { apply_fault(*wp, f, *all); }, sim::EventClass::kFault);
+        f.at,
+        [wp, f, all] {
+          WorldFaultEnv env(*wp);
+          apply_fault(env, f, *all);
+        },
+        sim::EventClass::kFault);
   }
   if (w->redis) w->redis->start();
   if (w->etcd) w->etcd->start();

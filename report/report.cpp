@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fencesim/run.hpp"
+#include "models/faults.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {
@@ -145,29 +146,29 @@ ojson settings_json(const Scenario& s) {
                {"clients", clients}};
 }
 
-ojson fault_spec_json(const FaultSpec& f) {
-  ojson j{{"at", duration_json(f.at)}, {"kind", to_string(f.kind)}, {"origin", f.origin}};
-  if (!f.target.empty()) j["target"] = f.target;
-  if (f.duration) j["duration"] = duration_json(*f.duration);
-  switch (f.kind) {
-    case FaultKind::kClockJump:
-      j["by"] = duration_json(f.by);
-      j["clock"] = f.clock == ClockSelect::kWall ? "wall" : f.clock == ClockSelect::kMonotonic ? "monotonic" : "both";
-      break;
-    case FaultKind::kClockDrift: j["ppm"] = f.ppm; break;
-    case FaultKind::kPartition:
-      if (!f.isolate.empty()) j["isolate"] = f.isolate;
-      if (!f.groups.empty()) j["groups"] = f.groups;
-      j["one_way"] = f.one_way;
-      break;
-    case FaultKind::kCrash:
-      if (f.restart_after) j["restart_after"] = duration_json(*f.restart_after);
-      break;
-    case FaultKind::kCounterReset: j["value"] = f.value; break;
-    case FaultKind::kSlow: j["delay"] = duration_json(f.delay); break;
-    default: break;
+/// A FaultSpec as a faults[] entry of the format (report.json's
+/// nemesis_draws): durations as the format's strings ("1.5s"), only the
+/// keys the loader takes for the kind (models/faults.cpp).
+class JsonFaultWriter final : public FaultWriter {
+ public:
+  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
+  void duration(std::string_view key, sim::Duration value) override { j_[std::string(key)] = dur(value); }
+  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
+  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
+    j_[std::string(key)] = value;
   }
-  return j;
+  ojson take() { return std::move(j_); }
+
+ private:
+  ojson j_ = ojson::object();
+};
+
+ojson fault_entry_json(const FaultSpec& f) {
+  JsonFaultWriter w;
+  write_fault(f, w);
+  return w.take();
 }
 
 std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }
@@ -203,7 +204,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   for (const FaultRecord& f : r.history.faults) {
     ojson fj{{"start", duration_json(f.start)},
              {"end", f.end ? duration_json(*f.end) : ojson(nullptr)},
-             {"kind", f.kind},
+             {"kind", to_string(f.kind)},
              {"target", f.target},
              {"detail", f.detail},
              {"origin", f.origin},
@@ -213,7 +214,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   }
   j["faults"] = faults;
   ojson drawn = ojson::array();
-  for (const FaultSpec& f : r.drawn) drawn.push_back(fault_spec_json(f));
+  for (const FaultSpec& f : r.drawn) drawn.push_back(fault_entry_json(f));
   j["nemesis_draws"] = drawn;
   ojson verdicts = ojson::array();
   for (const Verdict& v : r.verdicts) {
@@ -286,7 +287,10 @@ std::string md_escape(const std::string& raw) {
 }
 }  // namespace
 
-std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+namespace {
+
+/// The title, the description and the settings list.
+std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string o;
   o += fmt::format("# {}\n\n", s.name);
   if (!s.description.empty()) o += markdown_text(s.description) + "\n\n";
@@ -315,6 +319,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
   for (const std::string& n : s.notes) o += "- note: " + n + "\n";
   o += fmt::format("- reproduce: `{}`\n\n", reproduce_command(s, r, m));
 
+  return o;
+}
+
+/// The verdict table and, for each broken property, its story.
+std::string md_verdicts(const RunResult& r) {
+  std::string o;
   o += fmt::format("## Verdicts: {}\n\n", r.all_met ? "every expectation met" : "an expectation was NOT met");
   o += "| property | expected | got | met | summary |\n|---|---|---|---|---|\n";
   for (const Verdict& v : r.verdicts) {
@@ -328,6 +338,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     for (const std::string& line : v.story) o += line + "\n";
     o += "\n";
   }
+  return o;
+}
+
+/// The metrics table and the first holder audit finding.
+std::string md_metrics(const RunResult& r) {
+  std::string o;
   const Metrics& mt = r.metrics;
   o += "## Metrics\n\n| metric | value |\n|---|---|\n";
   o += fmt::format("| writes accepted / rejected | {} / {} |\n", mt.writes_accepted, mt.writes_rejected);
@@ -352,6 +368,12 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
         "while the copy had already seen token {}.\n\n",
         format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
   }
+  return o;
+}
+
+/// Every fault as it ran (FaultRecord), skipped ones with the reason.
+std::string md_faults(const RunResult& r) {
+  std::string o;
   o += "## Faults\n\n";
   if (r.history.faults.empty()) {
     o += "None.\n\n";
@@ -359,16 +381,28 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     o += "| start | end | kind | target | detail | origin |\n|---|---|---|---|---|---|\n";
     for (const FaultRecord& f : r.history.faults) {
       o += fmt::format("| {} | {} | {} | {} | {} | {} |\n", format_time(f.start), f.end ? format_time(*f.end) : "never",
-                       f.kind, md_escape(f.target), md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail),
-                       f.origin);
+                       to_string(f.kind), md_escape(f.target),
+                       md_escape(f.skipped ? "skipped: " + f.skip_reason : f.detail), f.origin);
     }
     o += "\n";
   }
+  return o;
+}
+
+std::string md_iterations(const RunResult& r) {
+  std::string o;
   o += "## Iterations\n\n| client | # | start | acquired | outcome |\n|---|---|---|---|---|\n";
   for (const IterationRecord& it : r.history.iterations) {
     o += fmt::format("| {} | {} | {} | {} | {} |\n", it.client, it.index, format_time(it.start),
                      it.acquired ? format_time(*it.acquired) : "-", md_escape(it.outcome));
   }
+  return o;
+}
+
+}  // namespace
+
+std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  std::string o = md_header(s, r, m) + md_verdicts(r) + md_metrics(r) + md_faults(r) + md_iterations(r);
   o +=
       fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;

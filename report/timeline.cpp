@@ -119,16 +119,38 @@ class Svg {
 
 }  // namespace
 
-std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
-  const History& h = r.history;
-  const NodeDirectory dir = directory(s);
-  std::vector<std::string> lanes = dir.all();
+namespace {
+
+/// One timeline drawing: the lanes (one per node), the axis and the SVG.
+struct Canvas {
+  Canvas(const Scenario& sc, const RunResult& run) : s(sc), r(run), h(run.history), dir(directory(sc)) {
+    lanes = dir.all();
+    for (std::size_t i = 0; i < lanes.size(); ++i) lane_of[lanes[i]] = i;
+  }
+  const Scenario& s;
+  const RunResult& r;
+  const History& h;
+  NodeDirectory dir;
+  std::vector<std::string> lanes;
   std::map<std::string, std::size_t> lane_of;
-  for (std::size_t i = 0; i < lanes.size(); ++i) lane_of[lanes[i]] = i;
   Layout L;
-  // Zoom the axis to where things happen: up to the last recorded event plus
-  // a margin (the page says so when the run went on longer).
-  Time last{0};
+  Time last{0};  ///< the last recorded event
+  double height = 0;
+  Svg svg;
+
+  double lane_y(const std::string& node) const {
+    auto it = lane_of.find(node);
+    return L.top + static_cast<double>(it == lane_of.end() ? 0 : it->second) * L.lane_h;
+  }
+};
+
+std::string time_text(Time t) { return format_time(t); }
+
+/// Zooms the axis to where things happen: up to the last recorded event
+/// plus a margin (the page says so when the run went on longer).
+void zoom_axis(Canvas& c) {
+  const History& h = c.h;
+  Time& last = c.last;
   for (const FaultRecord& f : h.faults) last = std::max(last, f.end ? *f.end : f.start);
   for (const GrantRecord& g : h.grants) last = std::max(last, g.at);
   for (const BeliefRecord& b : h.beliefs) last = std::max(last, b.end ? *b.end : b.start);
@@ -136,19 +158,18 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   for (const ResourceOpRecord& op : h.resource_ops) last = std::max(last, op.at);
   for (const NoteRecord& n : h.notes) last = std::max(last, n.at);
   const Time zoom = last + last / 10 + Duration{1'000'000'000};
-  L.end = std::min<Time>(s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
-  const double height = L.top + static_cast<double>(lanes.size()) * L.lane_h + 50;
-  auto lane_y = [&](const std::string& node) -> double {
-    auto it = lane_of.find(node);
-    return L.top + static_cast<double>(it == lane_of.end() ? 0 : it->second) * L.lane_h;
-  };
-  auto time_text = [](Time t) { return format_time(t); };
+  c.L.end = std::min<Time>(c.s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
+  c.height = c.L.top + static_cast<double>(c.lanes.size()) * c.L.lane_h + 50;
+}
 
-  Svg svg;
+/// The <svg> opening, the patterns, the lanes and the time axis.
+void draw_frame(Canvas& c) {
+  const Layout& L = c.L;
+  Svg& svg = c.svg;
   svg.raw(
       fmt::format(
           R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}">)",
-          L.left + L.width + 30, height, esc(s.name)) +
+          L.left + L.width + 30, c.height, esc(c.s.name)) +
       "\n");
   svg.raw(R"SVG(<defs>
 <pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#E69F00" fill-opacity="0.25"/><line x1="0" y1="0" x2="0" y2="6" stroke="#E69F00" stroke-width="3"/></pattern>
@@ -157,160 +178,195 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
 <pattern id="parthatch" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#CC79A7" fill-opacity="0.15"/><circle cx="4" cy="4" r="1.3" fill="#CC79A7"/></pattern>
 </defs>
 )SVG");
-  // Lanes and axis.
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
+  for (std::size_t i = 0; i < c.lanes.size(); ++i) {
     const double y = L.top + static_cast<double>(i) * L.lane_h;
     svg.raw(fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)", L.left, y, L.width,
                         L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") +
             "\n");
-    svg.text(8, y + L.lane_h / 2 + 4, lanes[i], R"(class="lane")");
+    svg.text(8, y + L.lane_h / 2 + 4, c.lanes[i], R"(class="lane")");
   }
   const Duration step = tick_step(L.end);
   for (Duration t{0}; t <= L.end; t += step) {
     const double x = L.x(t);
     svg.raw(fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", x, L.top, x,
-                        height - 40) +
+                        c.height - 40) +
             "\n");
-    svg.text(x - 10, height - 26, sim::format_duration(t), R"(class="axis")");
+    svg.text(x - 10, c.height - 26, sim::format_duration(t), R"(class="axis")");
   }
-  svg.text(L.left, height - 8,
-           L.end < s.duration ? fmt::format("true time → (the run went on to {}; nothing was recorded after {})",
-                                            sim::format_duration(s.duration), format_time(last))
-                              : std::string("true time →"),
+  svg.text(L.left, c.height - 8,
+           L.end < c.s.duration ? fmt::format("true time → (the run went on to {}; nothing was recorded after {})",
+                                              sim::format_duration(c.s.duration), format_time(c.last))
+                                : std::string("true time →"),
            R"(class="axis")");
+}
 
-  // Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
-  for (const FaultRecord& f : h.faults) {
-    const Time end = f.end ? *f.end : s.duration;
-    const std::string title =
-        fmt::format("{} {} at {}{}{}", f.kind, f.target, time_text(f.start),
-                    f.detail.empty() ? "" : " (" + f.detail + ")", f.skipped ? " — skipped: " + f.skip_reason : "");
-    if (f.kind == "pause") {
-      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#pausehatch)", "", title,
-               "fault pause");
-      svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 5, "paused", R"(class="lbl")");
-    } else if (f.kind == "crash") {
-      svg.rect(L.x(f.start), lane_y(f.target) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "#000",
-               R"(fill-opacity="0.18")", title, "fault crash");
-      svg.mark("cross", L.x(f.start), lane_y(f.target) + L.lane_h / 2, "#000", title, "crash", "fault");
-    } else if (f.kind == "partition") {
-      // Shade every lane the partition names.
-      std::set<std::string> nodes;
-      const std::string d = f.detail;
-      for (const std::string& n : lanes) {
-        if (d.find("[" + n + "]") != std::string::npos || d.find("[" + n + ",") != std::string::npos ||
-            d.find(" " + n + ",") != std::string::npos || d.find(" " + n + "]") != std::string::npos) {
-          nodes.insert(n);
-        }
-      }
-      for (const std::string& n : nodes) {
-        svg.rect(L.x(f.start), lane_y(n) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#parthatch)", "", title,
-                 "fault partition");
-      }
-      svg.mark("diamond", L.x(f.start), lane_y(nodes.empty() ? lanes.front() : *nodes.begin()) + 8, kPurple, title,
-               "partition", "fault");
-    } else if (f.kind == "clock_jump" || f.kind == "clock_drift") {
-      svg.mark("triangle", L.x(f.start), lane_y(f.target) + 10, kPurple, title,
-               f.kind == "clock_jump" ? "clock " + f.detail : "drift " + f.detail, "fault");
-    } else if (f.kind == "slow") {
-      svg.rect(L.x(f.start), lane_y(f.target) + L.lane_h - 8, L.x(end) - L.x(f.start), 5, kPurple, "", title,
-               "fault slow");
-      svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 10, "slow", R"(class="lbl")");
-    } else {
-      const std::string lane =
-          lane_of.count(f.target) ? f.target : (dir.redis.empty() ? lanes.back() : dir.redis.front());
-      svg.mark("diamond", L.x(f.start), lane_y(lane) + 10, kPurple, title, f.kind, "fault");
+/// A partition shades every lane its detail names.
+void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string& title) {
+  const Layout& L = c.L;
+  std::set<std::string> nodes;
+  const std::string& d = f.detail;
+  for (const std::string& n : c.lanes) {
+    if (d.find("[" + n + "]") != std::string::npos || d.find("[" + n + ",") != std::string::npos ||
+        d.find(" " + n + ",") != std::string::npos || d.find(" " + n + "]") != std::string::npos) {
+      nodes.insert(n);
     }
   }
+  for (const std::string& n : nodes) {
+    c.svg.rect(L.x(f.start), c.lane_y(n) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#parthatch)", "", title,
+               "fault partition");
+  }
+  c.svg.mark("diamond", L.x(f.start), c.lane_y(nodes.empty() ? c.lanes.front() : *nodes.begin()) + 8, kPurple, title,
+             "partition", "fault");
+}
 
-  // Leases: as the client believes (solid) and as the service holds (hatched);
-  // where belief outlives the service's lease: the unsafe window.
+/// Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
+void draw_faults(Canvas& c) {
+  const Layout& L = c.L;
+  Svg& svg = c.svg;
+  for (const FaultRecord& f : c.h.faults) {
+    const Time end = f.end ? *f.end : c.s.duration;
+    const std::string kind = to_string(f.kind);
+    const std::string title =
+        fmt::format("{} {} at {}{}{}", kind, f.target, time_text(f.start),
+                    f.detail.empty() ? "" : " (" + f.detail + ")", f.skipped ? " — skipped: " + f.skip_reason : "");
+    const double y = c.lane_y(f.target);
+    const double x = L.x(f.start);
+    switch (f.kind) {
+      case FaultKind::kPause:
+        svg.rect(x, y + 2, L.x(end) - x, L.lane_h - 4, "url(#pausehatch)", "", title, "fault pause");
+        svg.text(x + 3, y + L.lane_h - 5, "paused", R"(class="lbl")");
+        break;
+      case FaultKind::kCrash:
+        svg.rect(x, y + 2, L.x(end) - x, L.lane_h - 4, "#000", R"(fill-opacity="0.18")", title, "fault crash");
+        svg.mark("cross", x, y + L.lane_h / 2, "#000", title, "crash", "fault");
+        break;
+      case FaultKind::kPartition: draw_partition(c, f, end, title); break;
+      case FaultKind::kClockJump:
+      case FaultKind::kClockDrift:
+        svg.mark("triangle", x, y + 10, kPurple, title,
+                 f.kind == FaultKind::kClockJump ? "clock " + f.detail : "drift " + f.detail, "fault");
+        break;
+      case FaultKind::kSlow:
+        svg.rect(x, y + L.lane_h - 8, L.x(end) - x, 5, kPurple, "", title, "fault slow");
+        svg.text(x + 3, y + L.lane_h - 10, "slow", R"(class="lbl")");
+        break;
+      default: {
+        const std::string lane =
+            c.lane_of.count(f.target) ? f.target : (c.dir.redis.empty() ? c.lanes.back() : c.dir.redis.front());
+        svg.mark("diamond", x, c.lane_y(lane) + 10, kPurple, title, kind, "fault");
+      }
+    }
+  }
+}
+
+/// Leases: as the client believes (solid) and as the service holds (hatched);
+/// where belief outlives the service's lease: the unsafe window.
+void draw_leases(Canvas& c) {
+  const Layout& L = c.L;
+  const History& h = c.h;
   std::map<std::string, Time> grant_at;
   for (const GrantRecord& g : h.grants) grant_at.emplace(g.value, g.at);
   for (const BeliefRecord& b : h.beliefs) {
-    const double y = lane_y(b.client);
-    const Time end = b.end ? *b.end : s.duration;
+    const double y = c.lane_y(b.client);
+    const Time end = b.end ? *b.end : c.s.duration;
     const Time held_from = grant_at.count(b.value) ? grant_at[b.value] : b.start;
     auto le = h.lease_ends.find(b.value);
-    const Time held_to = le != h.lease_ends.end() ? le->second.at : s.duration;
-    svg.rect(
+    const Time held_to = le != h.lease_ends.end() ? le->second.at : c.s.duration;
+    c.svg.rect(
         L.x(held_from), y + 6, L.x(held_to) - L.x(held_from), 10, "url(#hatch)", R"(stroke="#E69F00")",
         fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
                     time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""),
         "held");
-    svg.rect(L.x(b.start), y + 18, L.x(end) - L.x(b.start), 10, kBlue, "",
-             fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token), time_text(b.start),
-                         time_text(end), b.end ? b.end_reason : "end of run"),
-             "belief");
+    c.svg.rect(L.x(b.start), y + 18, L.x(end) - L.x(b.start), 10, kBlue, "",
+               fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token),
+                           time_text(b.start), time_text(end), b.end ? b.end_reason : "end of run"),
+               "belief");
     if (held_to < end) {
-      svg.rect(L.x(held_to), y + 18, L.x(end) - L.x(held_to), 10, "url(#unsafe)", R"(stroke="#D55E00")",
-               fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
-                           tok(b.token), time_text(held_to)),
-               "unsafe");
+      c.svg.rect(L.x(held_to), y + 18, L.x(end) - L.x(held_to), 10, "url(#unsafe)", R"(stroke="#D55E00")",
+                 fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
+                             tok(b.token), time_text(held_to)),
+                 "unsafe");
     }
   }
-  for (const GrantRecord& g : h.grants) {
-    svg.mark("circle", L.x(g.at), lane_y(g.client) + 11, kOrange,
-             fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
-                         tok(g.token), g.value),
-             g.token ? fmt::format("T{}", *g.token) : "grant", "grant");
-    if (lane_of.count(g.server)) {
-      svg.mark("tick", L.x(g.at), lane_y(g.server) + L.lane_h / 2, kOrange,
-               fmt::format("{} granted the lock to {} ({})", g.server, g.client, tok(g.token)), "", "grant");
+}
+
+void draw_grants(Canvas& c) {
+  const Layout& L = c.L;
+  for (const GrantRecord& g : c.h.grants) {
+    c.svg.mark("circle", L.x(g.at), c.lane_y(g.client) + 11, kOrange,
+               fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
+                           tok(g.token), g.value),
+               g.token ? fmt::format("T{}", *g.token) : "grant", "grant");
+    if (c.lane_of.count(g.server)) {
+      c.svg.mark("tick", L.x(g.at), c.lane_y(g.server) + L.lane_h / 2, kOrange,
+                 fmt::format("{} granted the lock to {} ({})", g.server, g.client, tok(g.token)), "", "grant");
     }
   }
-  // Renewals: failed ones one by one; successful ones as ticks, aggregated
-  // when there are many.
+}
+
+/// Renewals: failed ones one by one; successful ones as ticks, aggregated
+/// when there are many.
+void draw_renewals(Canvas& c) {
+  const Layout& L = c.L;
   std::map<std::string, int> renew_ok;
-  for (const RenewalRecord& rn : h.renewals) {
+  for (const RenewalRecord& rn : c.h.renewals) {
     if (!rn.success) {
-      svg.mark("cross", L.x(rn.replied), lane_y(rn.client) + 34, kVermillion,
-               fmt::format("{}: {}'s renewal was refused (first sent {})", time_text(rn.replied), rn.client,
-                           time_text(rn.first_sent)),
-               "renewal refused", "renewal");
+      c.svg.mark("cross", L.x(rn.replied), c.lane_y(rn.client) + 34, kVermillion,
+                 fmt::format("{}: {}'s renewal was refused (first sent {})", time_text(rn.replied), rn.client,
+                             time_text(rn.first_sent)),
+                 "renewal refused", "renewal");
     } else if (++renew_ok[rn.client] <= 200) {
-      svg.mark("tick", L.x(rn.replied), lane_y(rn.client) + 38, kGreen,
-               fmt::format("{}: renewal ok after {}", time_text(rn.replied),
-                           sim::format_duration(rn.replied - rn.first_sent)),
-               "", "renewal");
+      c.svg.mark("tick", L.x(rn.replied), c.lane_y(rn.client) + 38, kGreen,
+                 fmt::format("{}: renewal ok after {}", time_text(rn.replied),
+                             sim::format_duration(rn.replied - rn.first_sent)),
+                 "", "renewal");
     }
   }
-  // Reads and writes at the resource copies.
+}
+
+/// Reads and writes at the resource copies.
+void draw_resource_ops(Canvas& c) {
   int nth_write = 0;
-  for (const ResourceOpRecord& op : h.resource_ops) {
-    const double y = lane_y(op.copy) + (op.write ? ((nth_write++ % 2) == 0 ? 14 : 24) : 38);
+  for (const ResourceOpRecord& op : c.h.resource_ops) {
+    const double y = c.lane_y(op.copy) + (op.write ? ((nth_write++ % 2) == 0 ? 14 : 24) : 38);
     const std::string title =
         fmt::format("{}: {} {} {}'s {} of {} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
                     op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
                     tok(op.token), op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
     if (op.accepted) {
-      svg.mark("circle", L.x(op.at), y, op.write ? kGreen : kSky, title,
-               op.write ? fmt::format("{} {}", op.client, op.value) : "", op.write ? "write ok" : "read ok");
+      c.svg.mark("circle", c.L.x(op.at), y, op.write ? kGreen : kSky, title,
+                 op.write ? fmt::format("{} {}", op.client, op.value) : "", op.write ? "write ok" : "read ok");
     } else {
-      svg.mark("cross", L.x(op.at), y, kVermillion, title, op.write ? fmt::format("{} rejected", op.client) : "",
-               "rejected");
+      c.svg.mark("cross", c.L.x(op.at), y, kVermillion, title, op.write ? fmt::format("{} rejected", op.client) : "",
+                 "rejected");
     }
   }
-  // Model notes: failovers, promotions, leader changes.
-  for (const NoteRecord& n : h.notes) {
-    if (!lane_of.count(n.node)) continue;
-    svg.mark("diamond", L.x(n.at), lane_y(n.node) + L.lane_h - 10, kSky,
-             fmt::format("{}: {} {}", time_text(n.at), n.node, n.text), n.kind, "note");
-  }
-  // First counterexample of each broken property.
-  int row = 0;
-  for (const Verdict& v : r.verdicts) {
-    if (v.status != Status::kViolated || !v.at) continue;
-    const double x = L.x(*v.at);
-    svg.raw(fmt::format(
-        R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
-        x, L.top - 4, x, height - 40));
-    svg.raw(fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="cx">✗ {}</text><title>{}</title></g>)", x + 3,
-                        12.0 + 12.0 * row++, to_string(v.property), esc(v.summary)) +
-            "\n");
-  }
-  svg.raw("</svg>\n");
+}
 
+/// Model notes (failovers, promotions, leader changes) and the first
+/// counterexample of each broken property; closes the <svg>.
+void draw_notes_and_counterexamples(Canvas& c) {
+  for (const NoteRecord& n : c.h.notes) {
+    if (!c.lane_of.count(n.node)) continue;
+    c.svg.mark("diamond", c.L.x(n.at), c.lane_y(n.node) + c.L.lane_h - 10, kSky,
+               fmt::format("{}: {} {}", time_text(n.at), n.node, n.text), n.kind, "note");
+  }
+  int row = 0;
+  for (const Verdict& v : c.r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = c.L.x(*v.at);
+    c.svg.raw(fmt::format(
+        R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
+        x, c.L.top - 4, x, c.height - 40));
+    c.svg.raw(fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="cx">✗ {}</text><title>{}</title></g>)", x + 3,
+                          12.0 + 12.0 * row++, to_string(v.property), esc(v.summary)) +
+              "\n");
+  }
+  c.svg.raw("</svg>\n");
+}
+
+/// The verdict table rows and the "How … broke" stories.
+std::string html_verdicts(const RunResult& r) {
   std::string verdict_rows;
   for (const Verdict& v : r.verdicts) {
     verdict_rows += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td></tr>\n",
@@ -327,7 +383,12 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
     }
     stories += "</ol>\n";
   }
+  return "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows +
+         "</table>\n" + stories;
+}
 
+/// <head> with the style sheet, the title, the run line and the legend.
+std::string html_head(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   html += "<title>fencesim timeline: " + esc(s.name) + "</title>\n";
@@ -359,12 +420,28 @@ tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f
 </div>
 )HTML",
                       kBlue);
+  return html;
+}
+
+}  // namespace
+
+std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
+  Canvas c(s, r);
+  zoom_axis(c);
+  draw_frame(c);
+  draw_faults(c);
+  draw_leases(c);
+  draw_grants(c);
+  draw_renewals(c);
+  draw_resource_ops(c);
+  draw_notes_and_counterexamples(c);
+
+  const History& h = r.history;
+  std::string html = html_head(s, r, m);
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
-  html += "<div class=\"scroll\">\n" + svg.str() + "</div>\n";
+  html += "<div class=\"scroll\">\n" + c.svg.str() + "</div>\n";
   if (!s.description.empty()) html += "<p class=\"desc\">" + esc(s.description) + "</p>\n";
-  html +=
-      "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows + "</table>\n";
-  html += stories;
+  html += html_verdicts(r);
   html += fmt::format(
       "<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
       version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
@@ -405,15 +482,16 @@ std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool
     const FaultRecord& p = h.faults[i];
     for (std::size_t j = 0; j < h.faults.size(); ++j) {
       const FaultRecord& o = h.faults[j];
-      if (j == i || o.skipped || o.kind != "pause" || o.target != p.target || !o.end) continue;
+      if (j == i || o.skipped || o.kind != FaultKind::kPause || o.target != p.target || !o.end) continue;
       if (o.start <= *p.end && (*o.end > *p.end || (*o.end == *p.end && j > i))) return false;
     }
     return true;
   };
   for (std::size_t i = 0; i < h.faults.size(); ++i) {
     const FaultRecord& f = h.faults[i];
-    lines.push_back({f.start, order++, f.target, f.kind, f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
-    if (!f.skipped && f.end && *f.end > f.start && f.kind == "pause" && resumes_at_end(i)) {
+    lines.push_back(
+        {f.start, order++, f.target, to_string(f.kind), f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
+    if (!f.skipped && f.end && *f.end > f.start && f.kind == FaultKind::kPause && resumes_at_end(i)) {
       lines.push_back({*f.end, order++, f.target, "resumes", "", kMagenta});
     }
   }

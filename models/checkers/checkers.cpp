@@ -49,7 +49,7 @@ void add_faults_between(const History& h, Time from, Time to, const std::string&
     const Time end = f.end ? *f.end : f.start;
     if (f.start > to || end < from) continue;
     if (!node.empty() && f.target != node) continue;
-    story.push_back(fmt::format("{}: fault {}{}{}", format_time(f.start), f.kind,
+    story.push_back(fmt::format("{}: fault {}{}{}", format_time(f.start), to_string(f.kind),
                                 f.target.empty() ? "" : " on " + f.target,
                                 f.detail.empty() ? "" : " (" + f.detail + ")"));
   }
@@ -196,7 +196,7 @@ Verdict check_token_monotonic(const History& h) {
                                                best->server, best->client, *best->token));
       for (const FaultRecord& f : h.faults) {
         if (f.skipped || f.start < best->at || f.start > g->at) continue;
-        steps.emplace_back(f.start, fmt::format("{}: fault {}{}{}", format_time(f.start), f.kind,
+        steps.emplace_back(f.start, fmt::format("{}: fault {}{}{}", format_time(f.start), to_string(f.kind),
                                                 f.target.empty() ? "" : " on " + f.target,
                                                 f.detail.empty() ? "" : " (" + f.detail + ")"));
       }

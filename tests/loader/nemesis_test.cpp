@@ -106,7 +106,9 @@ TEST(Nemesis, EachKindGetsItsOwnFields) {
   bool negative_jump = false, positive_jump = false;
   for (const FaultSpec& f : faults) {
     kinds.insert(f.kind);
-    targets.insert(f.target);
+    // A drawn partition isolates its target and, like a faults[] entry of
+    // the kind, has no target of its own.
+    targets.insert(f.kind == FaultKind::kPartition ? f.isolate.at(0) : f.target);
     switch (f.kind) {
       case FaultKind::kPause:
         ASSERT_TRUE(f.duration.has_value());
@@ -115,7 +117,8 @@ TEST(Nemesis, EachKindGetsItsOwnFields) {
         EXPECT_EQ(*f.duration % 1ms, 0ns);
         break;
       case FaultKind::kPartition:
-        EXPECT_EQ(f.isolate, std::vector<std::string>{f.target});
+        EXPECT_EQ(f.isolate.size(), 1u);
+        EXPECT_EQ(f.target, "");
         EXPECT_TRUE(f.groups.empty());
         EXPECT_FALSE(f.one_way);
         ASSERT_TRUE(f.duration.has_value());
@@ -154,6 +157,18 @@ TEST(Nemesis, EachKindGetsItsOwnFields) {
   EXPECT_TRUE(positive_jump);
 }
 
+TEST(Nemesis, AKindItCannotDrawAddsNothingAndOriginsStayPositions) {
+  // Only a hand-built scenario can name heal; the loader refuses it.
+  const auto mixed = draw_nemesis(with_nemesis({FaultKind::kPause, FaultKind::kHeal}, 3));
+  const auto pauses = draw_nemesis(with_nemesis({FaultKind::kPause}, 3));
+  ASSERT_GT(mixed.size(), 5u);
+  EXPECT_LT(mixed.size(), pauses.size());  // the heal draws used up their turns
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    EXPECT_EQ(mixed[i].kind, FaultKind::kPause);
+    EXPECT_EQ(mixed[i].origin, "nemesis#" + std::to_string(i));
+  }
+}
+
 TEST(Nemesis, TheDocumentedDrawOrderReplaysTheFirstFault) {
   const Scenario s = with_nemesis(kAllNemesisKinds, 99);
   const auto faults = draw_nemesis(s);
@@ -166,7 +181,7 @@ TEST(Nemesis, TheDocumentedDrawOrderReplaysTheFirstFault) {
   const Duration d = std::chrono::milliseconds(rng.uniform(1, 15'000));
   EXPECT_EQ(faults[0].at, at);
   EXPECT_EQ(faults[0].kind, kind);
-  EXPECT_EQ(faults[0].target, target);
+  EXPECT_EQ(kind == FaultKind::kPartition ? faults[0].isolate.at(0) : faults[0].target, target);
   switch (kind) {
     case FaultKind::kPause:
     case FaultKind::kPartition:

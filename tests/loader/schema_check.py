@@ -8,6 +8,9 @@ NaN/Infinity as the loader does) and by the loader, through
 
   scenarios/*.json, ../shared/cases/*.json, tests/loader/good/*.json
       both must accept
+  reports/<name>/report.json of each shipped scenario with a nemesis
+      its nemesis_draws pasted into the scenario's faults (nemesis
+      removed): both must accept (docs/REPORTS.md)
   tests/loader/bad/*.json
       the loader must refuse; the schema must refuse too, unless
       bad/expected.json marks the file "loader_only" (a rule the schema
@@ -23,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 try:
     import jsonschema
@@ -101,6 +105,33 @@ def loader_verdict(helper, path):
     return r.returncode == 0, r.stdout.decode(errors="replace").strip()
 
 
+def pasted_nemesis_files(src, out_dir):
+    """Each shipped scenario with a nemesis, its golden report's
+    nemesis_draws appended to its faults and the nemesis removed, written
+    to out_dir; returns the paths."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(src, "scenarios", "*.json"))):
+        if p.endswith(".schema.json"):
+            continue
+        with open(p, encoding="utf-8") as f:
+            doc = json.loads(strip_comments(f.read()))
+        if "nemesis" not in doc:
+            continue
+        name = doc.get("scenario", os.path.splitext(os.path.basename(p))[0])
+        report = os.path.join(src, "reports", name, "report.json")
+        if not os.path.exists(report):
+            continue
+        with open(report, encoding="utf-8") as f:
+            draws = json.load(f)["nemesis_draws"]
+        del doc["nemesis"]
+        doc["faults"] = doc.get("faults", []) + draws
+        path = os.path.join(out_dir, "pasted-" + os.path.basename(p))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+        out.append(path)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--helper", required=True)
@@ -117,6 +148,12 @@ def main():
     if not shared:
         print("note: no acceptance cases beside the repository (../shared/cases)")
     good += shared + sorted(glob.glob(os.path.join(src, "tests", "loader", "good", "*.json")))
+    pasted_dir = tempfile.mkdtemp(prefix="fencesim-pasted-")
+    pasted = pasted_nemesis_files(src, pasted_dir)
+    if not pasted:
+        print("FAIL: no shipped scenario with a nemesis and a golden report to paste")
+        return 1
+    good += pasted
     bad_dir = os.path.join(src, "tests", "loader", "bad")
     with open(os.path.join(bad_dir, "expected.json"), encoding="utf-8") as f:
         expected = json.load(f)
@@ -130,7 +167,7 @@ def main():
             passed += 1
         else:
             failed += 1
-            print("FAIL %s: %s" % (os.path.relpath(path, src), what))
+            print("FAIL %s: %s" % (path if path.startswith(pasted_dir) else os.path.relpath(path, src), what))
 
     for p in good:
         s_ok, s_why = schema_verdict(validator, p)
@@ -152,7 +189,11 @@ def main():
         else:
             report(not s_ok, p, "the loader refuses it (%s) but the schema accepts it; "
                                 "tighten the schema or mark it loader_only" % l_why)
-    print("schema/loader agreement: %d files (%d good, %d bad)" % (len(good) + len(bad), len(good), len(bad)))
+    for p in pasted:
+        os.remove(p)
+    os.rmdir(pasted_dir)
+    print("schema/loader agreement: %d files (%d good, %d of them pasted nemesis draws, %d bad)"
+          % (len(good) + len(bad), len(good), len(pasted), len(bad)))
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
 

@@ -1,0 +1,351 @@
+// models/faults.cpp — the table of fault kinds (see faults.hpp). One block
+// per kind: how it applies, ends, reads in a report, is drawn and written.
+#include "models/faults.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fencesim {
+
+namespace {
+
+using Keys = std::vector<std::string_view>;
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  return fmt::format("{}", fmt::join(parts, sep));
+}
+
+/// Resolves f.target to one node now (role aliases included) and records
+/// the node's name; returns a skip reason when there is none.
+std::optional<std::string> resolve_target(FaultEnv& env, const FaultSpec& f, FaultRecord& rec, sim::NodeId& node) {
+  std::string why;
+  const auto id = env.resolve(f.target, why);
+  if (!id) return why;
+  rec.target = env.sim().node(*id).name();
+  node = *id;
+  return std::nullopt;
+}
+
+std::optional<Time> ends_at_start(const FaultSpec& f, const std::vector<FaultSpec>&) { return f.at; }
+std::optional<Time> ends_after_duration(const FaultSpec& f, const std::vector<FaultSpec>&) {
+  if (f.duration) return f.at + *f.duration;
+  return std::nullopt;
+}
+std::string no_detail(const FaultSpec&) { return ""; }
+void write_target(const FaultSpec& f, FaultWriter& out) { out.text("target", f.target); }
+void write_duration_if_set(const FaultSpec& f, FaultWriter& out) {
+  if (f.duration) out.duration("duration", *f.duration);
+}
+
+// -- pause --------------------------------------------------------------------
+
+std::optional<std::string> apply_pause(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  sim::NodeId n{};
+  if (auto why = resolve_target(env, f, rec, n)) return why;
+  env.sim().pause(n, f.duration.value_or(Duration{0}));
+  return std::nullopt;
+}
+std::optional<Time> end_pause_or_slow(const FaultSpec& f, const std::vector<FaultSpec>&) {
+  return f.at + f.duration.value_or(Duration{0});
+}
+void draw_pause(FaultSpec& f, Duration d, Duration, sim::Rng&) { f.duration = d; }
+void write_pause(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  write_duration_if_set(f, out);
+}
+
+// -- clock_jump ---------------------------------------------------------------
+
+const char* clock_word(ClockSelect c) {
+  return c == ClockSelect::kWall ? "wall" : c == ClockSelect::kMonotonic ? "monotonic" : "both";
+}
+
+std::optional<std::string> apply_clock_jump(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  sim::NodeId n{};
+  if (auto why = resolve_target(env, f, rec, n)) return why;
+  if (f.clock != ClockSelect::kMonotonic) env.sim().clock_jump(n, sim::ClockKind::kWall, f.by);
+  if (f.clock != ClockSelect::kWall) env.sim().clock_jump(n, sim::ClockKind::kMonotonic, f.by);
+  return std::nullopt;
+}
+std::string detail_clock_jump(const FaultSpec& f) {
+  return fmt::format("{} clock by {}",
+                     f.clock == ClockSelect::kWall        ? "wall"
+                     : f.clock == ClockSelect::kMonotonic ? "monotonic"
+                                                          : "wall and monotonic",
+                     sim::format_duration(f.by));
+}
+void draw_clock_jump(FaultSpec& f, Duration d, Duration, sim::Rng& rng) {
+  f.by = rng.uniform(0, 1) == 1 ? -d : d;
+  f.clock = ClockSelect::kWall;
+}
+void write_clock_jump(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  out.duration("by", f.by);
+  out.text("clock", clock_word(f.clock));
+}
+
+// -- clock_drift --------------------------------------------------------------
+
+std::optional<std::string> apply_clock_drift(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  sim::NodeId n{};
+  if (auto why = resolve_target(env, f, rec, n)) return why;
+  sim::Simulation& s = env.sim();
+  s.set_drift(n, f.ppm);
+  if (f.duration)
+    s.at(
+        s.now() + *f.duration, [&s, n] { s.set_drift(n, 0); }, sim::EventClass::kFault);
+  return std::nullopt;
+}
+std::string detail_clock_drift(const FaultSpec& f) { return fmt::format("{} ppm", f.ppm); }
+void draw_clock_drift(FaultSpec& f, Duration d, Duration, sim::Rng& rng) {
+  f.ppm = rng.uniform(-1000, 1000);
+  f.duration = d;
+}
+void write_clock_drift(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  out.integer("ppm", f.ppm);
+  write_duration_if_set(f, out);
+}
+
+// -- partition ----------------------------------------------------------------
+
+std::optional<std::string> apply_partition(FaultEnv& env, const FaultSpec& f, FaultRecord&) {
+  sim::Simulation& s = env.sim();
+  // Role aliases resolve now; one that names no node at the moment is left out.
+  auto add = [&env](const std::string& name, std::vector<sim::NodeId>& to) {
+    std::string why;
+    if (auto id = env.resolve(name, why)) to.push_back(*id);
+  };
+  sim::Partition p;
+  for (const auto& g : f.groups) {
+    std::vector<sim::NodeId> ids;
+    for (const std::string& n : g) add(n, ids);
+    p.groups.push_back(ids);
+  }
+  for (const std::string& n : f.isolate) add(n, p.isolate);
+  p.one_way = f.one_way;
+  const std::uint64_t id = s.add_partition(std::move(p));
+  if (f.duration)
+    s.at(
+        s.now() + *f.duration, [&s, id] { s.remove_partition(id); }, sim::EventClass::kFault);
+  return std::nullopt;
+}
+std::optional<Time> end_partition(const FaultSpec& f, const std::vector<FaultSpec>& all) {
+  if (f.duration) return f.at + *f.duration;
+  std::optional<Time> heal;
+  for (const FaultSpec& h : all) {
+    if (h.kind == FaultKind::kHeal && h.at >= f.at && (!heal || h.at < *heal)) heal = h.at;
+  }
+  return heal;
+}
+std::string detail_partition(const FaultSpec& f) {
+  std::string text;
+  if (!f.isolate.empty()) {
+    text = "isolate [" + join(f.isolate, ", ") + "]";
+  } else {
+    std::vector<std::string> groups;
+    for (const auto& g : f.groups) groups.push_back("[" + join(g, ", ") + "]");
+    text = "groups " + join(groups, " | ");
+  }
+  if (f.one_way) text += " one-way";
+  return text;
+}
+/// A drawn partition isolates the drawn target in both directions; like a
+/// scripted one it has no `target` of its own.
+void draw_partition(FaultSpec& f, Duration d, Duration, sim::Rng&) {
+  f.isolate = {f.target};
+  f.target.clear();
+  f.duration = d;
+}
+void write_partition(const FaultSpec& f, FaultWriter& out) {
+  if (!f.groups.empty()) {
+    out.node_groups("groups", f.groups);
+  } else {
+    out.nodes("isolate", f.isolate);
+  }
+  out.boolean("one_way", f.one_way);
+  write_duration_if_set(f, out);
+}
+
+// -- heal ---------------------------------------------------------------------
+
+std::optional<std::string> apply_heal(FaultEnv& env, const FaultSpec&, FaultRecord&) {
+  env.sim().heal();
+  return std::nullopt;
+}
+void write_nothing(const FaultSpec&, FaultWriter&) {}
+
+// -- crash --------------------------------------------------------------------
+
+std::optional<std::string> apply_crash(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  sim::NodeId n{};
+  if (auto why = resolve_target(env, f, rec, n)) return why;
+  sim::Simulation& s = env.sim();
+  s.crash(n);
+  if (f.restart_after)
+    s.at(
+        s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
+  return std::nullopt;
+}
+std::optional<Time> end_crash(const FaultSpec& f, const std::vector<FaultSpec>&) {
+  if (f.restart_after) return f.at + *f.restart_after;
+  return std::nullopt;
+}
+std::string detail_crash(const FaultSpec& f) {
+  return f.restart_after ? "restart after " + sim::format_duration(*f.restart_after) : "no restart";
+}
+void draw_crash(FaultSpec& f, Duration d, Duration, sim::Rng&) { f.restart_after = d; }
+void write_crash(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  if (f.restart_after) out.duration("restart_after", *f.restart_after);
+}
+
+// -- failover -----------------------------------------------------------------
+
+std::optional<std::string> apply_by_service(FaultEnv& env, const FaultSpec& f, FaultRecord&) {
+  std::string why;
+  if (env.apply_service_fault(f, why)) return std::nullopt;
+  return why;
+}
+
+// -- counter_reset ------------------------------------------------------------
+
+std::optional<std::string> apply_counter_reset(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  if (f.target == "resource" || f.target == "resources") {
+    env.reset_resource_marks(f.value);
+    return std::nullopt;
+  }
+  return apply_by_service(env, f, rec);
+}
+std::string detail_counter_reset(const FaultSpec& f) { return fmt::format("to {}", f.value); }
+void write_counter_reset(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  out.integer("value", f.value);
+}
+
+// -- slow ---------------------------------------------------------------------
+
+std::optional<std::string> apply_slow(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  sim::NodeId n{};
+  if (auto why = resolve_target(env, f, rec, n)) return why;
+  sim::Simulation& s = env.sim();
+  const Duration d = f.delay;
+  s.add_slow(n, d);
+  s.at(
+      s.now() + f.duration.value_or(Duration{0}), [&s, n, d] { s.add_slow(n, -d); }, sim::EventClass::kFault);
+  return std::nullopt;
+}
+std::string detail_slow(const FaultSpec& f) { return "+" + sim::format_duration(f.delay) + " per message"; }
+/// A drawn slowdown lasts the nemesis's max_duration; `d` is its delay.
+void draw_slow(FaultSpec& f, Duration d, Duration max_duration, sim::Rng&) {
+  f.delay = d;
+  f.duration = max_duration;
+}
+void write_slow(const FaultSpec& f, FaultWriter& out) {
+  write_target(f, out);
+  out.duration("delay", f.delay);
+  write_duration_if_set(f, out);
+}
+
+std::vector<FaultKindInfo> make_table() {
+  // clang-format off
+  return {
+    {FaultKind::kPause, "pause", Keys{"target", "duration"}, 1,
+     apply_pause, end_pause_or_slow, no_detail, draw_pause, write_pause},
+    {FaultKind::kClockJump, "clock_jump", Keys{"target", "by", "clock"}, 4,
+     apply_clock_jump, ends_at_start, detail_clock_jump, draw_clock_jump, write_clock_jump},
+    {FaultKind::kClockDrift, "clock_drift", Keys{"target", "ppm", "duration"}, 5,
+     apply_clock_drift, ends_after_duration, detail_clock_drift, draw_clock_drift, write_clock_drift},
+    {FaultKind::kPartition, "partition", Keys{"groups", "isolate", "one_way", "duration"}, 2,
+     apply_partition, end_partition, detail_partition, draw_partition, write_partition},
+    {FaultKind::kHeal, "heal", Keys{}, 0,
+     apply_heal, ends_at_start, no_detail, nullptr, write_nothing},
+    {FaultKind::kCrash, "crash", Keys{"target", "restart_after"}, 3,
+     apply_crash, end_crash, detail_crash, draw_crash, write_crash},
+    {FaultKind::kFailover, "failover", Keys{"target"}, 0,
+     apply_by_service, ends_at_start, no_detail, nullptr, write_target},
+    {FaultKind::kCounterReset, "counter_reset", Keys{"target", "value"}, 0,
+     apply_counter_reset, ends_at_start, detail_counter_reset, nullptr, write_counter_reset},
+    {FaultKind::kSlow, "slow", Keys{"target", "delay", "duration"}, 6,
+     apply_slow, end_pause_or_slow, detail_slow, draw_slow, write_slow},
+  };
+  // clang-format on
+}
+
+}  // namespace
+
+const std::vector<FaultKindInfo>& fault_kinds() {
+  static const std::vector<FaultKindInfo> kTable = [] {
+    std::vector<FaultKindInfo> t = make_table();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (static_cast<std::size_t>(t[i].kind) != i) throw std::logic_error("fault table out of FaultKind order");
+    }
+    return t;
+  }();
+  return kTable;
+}
+
+const FaultKindInfo& fault_info(FaultKind k) { return fault_kinds().at(static_cast<std::size_t>(k)); }
+
+const std::vector<FaultKind>& nemesis_fault_kinds() {
+  static const std::vector<FaultKind> kNemesis = [] {
+    std::vector<const FaultKindInfo*> drawn;
+    for (const FaultKindInfo& k : fault_kinds()) {
+      if (k.nemesis > 0) drawn.push_back(&k);
+    }
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const FaultKindInfo* a, const FaultKindInfo* b) { return a->nemesis < b->nemesis; });
+    std::vector<FaultKind> out;
+    for (const FaultKindInfo* k : drawn) out.push_back(k->kind);
+    return out;
+  }();
+  return kNemesis;
+}
+
+const char* to_string(FaultKind k) {
+  const auto i = static_cast<std::size_t>(k);
+  return i < fault_kinds().size() ? fault_kinds()[i].name : "?";
+}
+
+std::optional<FaultKind> fault_kind_from_string(const std::string& s) {
+  for (const FaultKindInfo& k : fault_kinds()) {
+    if (s == k.name) return k.kind;
+  }
+  return std::nullopt;
+}
+
+std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& all) {
+  return fault_info(f.kind).end(f, all);
+}
+
+std::string fault_detail(const FaultSpec& f) {
+  std::vector<std::string> parts;
+  if (f.duration) parts.push_back("for " + sim::format_duration(*f.duration));
+  if (std::string own = fault_info(f.kind).detail(f); !own.empty()) parts.push_back(std::move(own));
+  return join(parts, ", ");
+}
+
+void apply_fault(FaultEnv& env, const FaultSpec& f, const std::vector<FaultSpec>& all) {
+  FaultRecord rec;
+  rec.start = env.sim().now();
+  rec.end = fault_end(f, all);
+  rec.kind = f.kind;
+  rec.target = f.target;
+  rec.detail = fault_detail(f);
+  rec.origin = f.origin;
+  if (auto why = fault_info(f.kind).apply(env, f, rec)) {
+    rec.skipped = true;
+    rec.skip_reason = std::move(*why);
+  }
+  env.history().faults.push_back(std::move(rec));
+}
+
+void write_fault(const FaultSpec& f, FaultWriter& out) {
+  out.duration("at", f.at);
+  out.text("kind", to_string(f.kind));
+  fault_info(f.kind).write(f, out);
+}
+
+}  // namespace fencesim

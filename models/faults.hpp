@@ -1,0 +1,115 @@
+// models/faults.hpp — the one table of fault kinds (SCENARIO_FORMAT.md,
+// `faults` and `nemesis`).
+//
+// Every FaultKind has one FaultKindInfo entry that says everything the rest
+// of fencesim needs to know about it:
+//
+//   name      the `kind` string of the format ("clock_jump")
+//   keys      the keys a faults[] entry of this kind takes besides `at` and
+//             `kind` (the loader refuses any other key and parses these)
+//   nemesis   its place in the list of kinds the nemesis may draw
+//             (1, 2, …; 0 = the nemesis cannot draw it)
+//   apply     what happens when it fires, through a FaultEnv
+//   end       when it ends (SCENARIO_FORMAT.md "A fault ends…")
+//   detail    the text of FaultRecord::detail ("for 5s, 500 ppm")
+//   draw      how the nemesis fills in its parameters (models/nemesis.hpp
+//             documents the order of the random draws)
+//   write     its parameters as a faults[] entry, through a FaultWriter
+//
+//   const FaultKindInfo& info = fault_info(FaultKind::kPause);
+//   for (const FaultKindInfo& k : fault_kinds()) ...   // in enum order
+//
+// Adding a kind: an enumerator in FaultKind (models/scenario.hpp), its
+// fields in FaultSpec if it needs new ones, one entry in faults.cpp, the
+// loader's parsing of its keys (loader/loader.cpp parse_fault_params), and
+// the schema and docs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/rng.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim {
+
+/// What a fault may touch in a running world: the narrow interface the
+/// world provides to FaultKindInfo::apply. `why` is filled in when a call
+/// fails and becomes the fault's skip reason.
+class FaultEnv {
+ public:
+  virtual ~FaultEnv() = default;
+  virtual sim::Simulation& sim() = 0;
+  virtual History& history() = 0;
+  /// A single-node target: a node name, or a role alias ("redis-primary",
+  /// "etcd-leader") resolved now, at fire time. nullopt (and `why`) when
+  /// there is no such node at the moment.
+  virtual std::optional<sim::NodeId> resolve(const std::string& target, std::string& why) = 0;
+  /// A fault the lock service itself carries out: failover, and
+  /// counter_reset of the service's token counter (target "redis").
+  /// false, with `why`, when the service cannot (the fault is then skipped).
+  virtual bool apply_service_fault(const FaultSpec& f, std::string& why) = 0;
+  /// counter_reset of "resource": every copy's marks are set to `value`.
+  virtual void reset_resource_marks(std::int64_t value) = 0;
+};
+
+/// Receives a fault's parameters as the format writes them (report.json's
+/// nemesis_draws). Durations are sim::Duration; the writer chooses the text.
+class FaultWriter {
+ public:
+  virtual ~FaultWriter() = default;
+  virtual void text(std::string_view key, const std::string& value) = 0;
+  virtual void integer(std::string_view key, std::int64_t value) = 0;
+  virtual void boolean(std::string_view key, bool value) = 0;
+  virtual void duration(std::string_view key, Duration value) = 0;
+  virtual void nodes(std::string_view key, const std::vector<std::string>& value) = 0;
+  virtual void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) = 0;
+};
+
+struct FaultKindInfo {
+  FaultKind kind;
+  const char* name;
+  /// Keys besides `at` and `kind`, in the order the docs list them.
+  std::vector<std::string_view> keys;
+  /// Position in the nemesis kinds list (1-based); 0 = not drawn.
+  int nemesis = 0;
+  /// Carries the fault out at the current simulated time. Returns the skip
+  /// reason when it could not, nullopt when it took effect. May set
+  /// `rec.target` (the node a role alias resolved to).
+  std::optional<std::string> (*apply)(FaultEnv& env, const FaultSpec& f, FaultRecord& rec);
+  /// When `f` ends; nullopt: never. `all` is every fault of the run (a
+  /// partition without a duration ends at the next heal).
+  std::optional<Time> (*end)(const FaultSpec& f, const std::vector<FaultSpec>& all);
+  /// FaultRecord::detail ("" when there is nothing to say).
+  std::string (*detail)(const FaultSpec& f);
+  /// Nemesis only (null otherwise): fills in the parameters of `f`, whose
+  /// at, kind and target are set; `d` is the drawn length (step 4 of the
+  /// draw order in nemesis.hpp), `max_duration` the nemesis's. Draws from
+  /// `rng` only as nemesis.hpp documents (step 6).
+  void (*draw)(FaultSpec& f, Duration d, Duration max_duration, sim::Rng& rng);
+  /// Writes the keys of `keys` that `f` sets, as a faults[] entry has them.
+  void (*write)(const FaultSpec& f, FaultWriter& out);
+};
+
+/// Every kind, in FaultKind order.
+const std::vector<FaultKindInfo>& fault_kinds();
+const FaultKindInfo& fault_info(FaultKind k);
+/// The kinds the nemesis may draw, in their `nemesis` order.
+const std::vector<FaultKind>& nemesis_fault_kinds();
+
+/// Fires `f` now: applies it through `env` and appends its FaultRecord
+/// (skipped, with the reason, if it could not take effect) to env.history().
+void apply_fault(FaultEnv& env, const FaultSpec& f, const std::vector<FaultSpec>& all);
+/// When `f` ends (the table's `end`).
+std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& all);
+/// FaultRecord::detail of `f` (the table's `detail`).
+std::string fault_detail(const FaultSpec& f);
+/// Writes `f` as a faults[] entry: "at", "kind", then its own keys.
+void write_fault(const FaultSpec& f, FaultWriter& out);
+
+}  // namespace fencesim
