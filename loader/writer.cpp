@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loader/loader.hpp"
+#include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "sim/time.hpp"
 
@@ -19,10 +20,6 @@ using ojson = nlohmann::ordered_json;
 constexpr std::size_t kWidth = 100;  ///< objects and arrays that fit stay on one line
 
 std::string dur(Duration d) { return sim::format_duration(d); }
-
-const char* clock_select_name(ClockSelect c) {
-  return c == ClockSelect::kWall ? "wall" : c == ClockSelect::kMonotonic ? "monotonic" : "both";
-}
 
 const char* redis_token_name(RedisToken t) { return t == RedisToken::kIncr ? "incr" : "none"; }
 
@@ -242,53 +239,30 @@ void emit(const ojson& v, std::size_t indent, std::size_t column, bool top, std:
 
 }  // namespace
 
-ojson fault_entry_json(const FaultSpec& f) {
-  ojson j{{"at", dur(f.at)}, {"kind", to_string(f.kind)}};
-  auto target = [&] { j["target"] = f.target; };
-  auto duration = [&] {
-    if (f.duration) j["duration"] = dur(*f.duration);
-  };
-  switch (f.kind) {
-    case FaultKind::kPause:
-      target();
-      duration();
-      break;
-    case FaultKind::kClockJump:
-      target();
-      j["by"] = dur(f.by);
-      if (f.clock != ClockSelect::kWall) j["clock"] = clock_select_name(f.clock);
-      break;
-    case FaultKind::kClockDrift:
-      target();
-      j["ppm"] = f.ppm;
-      duration();
-      break;
-    case FaultKind::kPartition:
-      if (!f.groups.empty()) {
-        j["groups"] = f.groups;
-      } else {
-        j["isolate"] = f.isolate;
-      }
-      if (f.one_way) j["one_way"] = true;
-      duration();
-      break;
-    case FaultKind::kHeal: break;
-    case FaultKind::kCrash:
-      target();
-      if (f.restart_after) j["restart_after"] = dur(*f.restart_after);
-      break;
-    case FaultKind::kFailover: target(); break;
-    case FaultKind::kCounterReset:
-      target();
-      if (f.value != 0) j["value"] = f.value;
-      break;
-    case FaultKind::kSlow:
-      target();
-      j["delay"] = dur(f.delay);
-      duration();
-      break;
+namespace {
+/// Collects what the fault table writes (models/faults.cpp write_fault) as
+/// JSON, durations in the format's strings.
+class JsonFaultWriter final : public FaultWriter {
+ public:
+  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
+  void duration(std::string_view key, Duration value) override { j_[std::string(key)] = dur(value); }
+  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
+  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
+    j_[std::string(key)] = value;
   }
-  return j;
+  ojson take() { return std::move(j_); }
+
+ private:
+  ojson j_ = ojson::object();
+};
+}  // namespace
+
+ojson fault_entry_json(const FaultSpec& f) {
+  JsonFaultWriter w;
+  write_fault(f, w);
+  return w.take();
 }
 
 Scenario written_scenario(const Scenario& in, const WriteOptions& opt) {

@@ -83,7 +83,7 @@ void draw_clock_jump(FaultSpec& f, Duration d, Duration, sim::Rng& rng) {
 void write_clock_jump(const FaultSpec& f, FaultWriter& out) {
   write_target(f, out);
   out.duration("by", f.by);
-  out.text("clock", clock_word(f.clock));
+  if (f.clock != ClockSelect::kWall) out.text("clock", clock_word(f.clock));  // default: wall
 }
 
 // -- clock_drift --------------------------------------------------------------
@@ -165,7 +165,7 @@ void write_partition(const FaultSpec& f, FaultWriter& out) {
   } else {
     out.nodes("isolate", f.isolate);
   }
-  out.boolean("one_way", f.one_way);
+  if (f.one_way) out.boolean("one_way", true);  // default: false
   write_duration_if_set(f, out);
 }
 
@@ -222,7 +222,7 @@ std::optional<std::string> apply_counter_reset(FaultEnv& env, const FaultSpec& f
 std::string detail_counter_reset(const FaultSpec& f) { return fmt::format("to {}", f.value); }
 void write_counter_reset(const FaultSpec& f, FaultWriter& out) {
   write_target(f, out);
-  out.integer("value", f.value);
+  if (f.value != 0) out.integer("value", f.value);  // default: 0
 }
 
 // -- slow ---------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fencesim/run.hpp"
+#include "loader/writer.hpp"
 #include "models/faults.hpp"
 #include "sim/text.hpp"
 
@@ -144,31 +145,6 @@ ojson settings_json(const Scenario& s) {
                {"lock", lock},
                {"resource", resource},
                {"clients", clients}};
-}
-
-/// A FaultSpec as a faults[] entry of the format (report.json's
-/// nemesis_draws): durations as the format's strings ("1.5s"), only the
-/// keys the loader takes for the kind (models/faults.cpp).
-class JsonFaultWriter final : public FaultWriter {
- public:
-  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
-  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
-  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
-  void duration(std::string_view key, sim::Duration value) override { j_[std::string(key)] = dur(value); }
-  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
-  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
-    j_[std::string(key)] = value;
-  }
-  ojson take() { return std::move(j_); }
-
- private:
-  ojson j_ = ojson::object();
-};
-
-ojson fault_entry_json(const FaultSpec& f) {
-  JsonFaultWriter w;
-  write_fault(f, w);
-  return w.take();
 }
 
 std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }

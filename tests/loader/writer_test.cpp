@@ -122,14 +122,7 @@ TEST_P(ShippedNemesis, MaterializedRunsTheSameFaultsToTheSameVerdicts) {
     EXPECT_EQ(x.end, y.end) << i;
     EXPECT_EQ(x.detail, y.detail) << i;
     EXPECT_EQ(x.skipped, y.skipped) << i;
-    // A drawn partition names its isolated node as target; the format's
-    // partition has no target, and the detail ("isolate [X]") keeps it.
-    if (x.kind == "partition" && x.origin.starts_with("nemesis#")) {
-      EXPECT_EQ(y.target, "") << i;
-      EXPECT_NE(x.detail.find("isolate [" + x.target + "]"), std::string::npos) << x.detail;
-    } else {
-      EXPECT_EQ(x.target, y.target) << i;
-    }
+    EXPECT_EQ(x.target, y.target) << i;  // a drawn partition has no target, as in the format
     if (!x.origin.starts_with("nemesis#")) {
       EXPECT_EQ(x.origin, y.origin) << i;
     }
