@@ -77,11 +77,11 @@ class Harness {
 // ---------------------------------------------------------------- factory --
 
 TEST(WorkloadFactory, EachKindWritesWhatItsFormatEntrySays) {
-  // The same read (1000) gives the writes of each kind: + block, + 1, + 1.
+  // The same read (1000) gives three different writes: + block, + 1, + 1 tagged.
   const std::vector<std::pair<WorkloadKind, std::pair<std::int64_t, std::string>>> want = {
       {WorkloadKind::kSequenceAllocator, {1025, ""}},
       {WorkloadKind::kCounter, {1001, ""}},
-      {WorkloadKind::kWriter, {1001, ""}},
+      {WorkloadKind::kWriter, {1001, "A"}},
   };
   for (const auto& [kind, expected] : want) {
     Harness h(resource_of(ResourceKind::kUnfenced, false, 1000));
@@ -220,6 +220,62 @@ TEST(SequenceAllocator, ClaimsTheBlockItsAcceptedWriteReserved) {
   // Same token again: strict check refuses it, so no block is claimed.
   EXPECT_EQ(out[1].outcome, "write rejected: token 1 <= last_written 1");
   EXPECT_EQ(h.svc_->copy(0).value(), 1100);
+}
+
+// ------------------------------------------------------------------ writer --
+
+TEST(Writer, WritesTheNextVersionTaggedWithItsNameAndSaysWhichVersionItRead) {
+  Harness h(resource_of(ResourceKind::kFenced));
+  auto w = h.make(0, spec_of(WorkloadKind::kWriter));
+  std::vector<IterationResult> first, second;
+  h.start(0, *w, first, 1);
+  h.start(0, *w, second, 2, Time{1s});
+  h.sim_.run_until(Time{5s});
+  EXPECT_EQ(first.at(0).outcome, "ok: wrote version 1 over version 0");
+  EXPECT_EQ(second.at(0).outcome, "ok: wrote version 2 over version 1 by A");
+  EXPECT_EQ(h.svc_->copy(0).value(), 2);
+  EXPECT_EQ(h.svc_->copy(0).tag(), "A");
+  const auto writes = h.ops(true);
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0]->tag, "A");
+  EXPECT_EQ(writes[0]->effect, "version 1 by A replaces version 0");
+  EXPECT_EQ(writes[1]->effect, "version 2 by A replaces version 1 by A");
+  EXPECT_EQ(h.ops(false).at(1)->tag, "A") << "a read returns the tag of the version it read";
+}
+
+TEST(Writer, APausedWriterOverwritesANewerVersionWithAnOlderOne) {
+  // Unfenced file: A reads version 0 and works 2 s; meanwhile B writes
+  // versions 1 and 2. A then writes version 1 over B's version 2, and B's
+  // next iteration reads A's stale version.
+  Harness h(resource_of(ResourceKind::kUnfenced), 2);
+  auto a = h.make(0, spec_of(WorkloadKind::kWriter, 2s));
+  auto b = h.make(1, spec_of(WorkloadKind::kWriter, 10ms));
+  std::vector<IterationResult> out_a, out_b;
+  h.start(0, *a, out_a, std::nullopt);
+  h.start(1, *b, out_b, std::nullopt, Time{100ms}, 2);
+  h.start(1, *b, out_b, std::nullopt, Time{3s});
+  h.sim_.run_until(Time{10s});
+  ASSERT_EQ(out_b.size(), 3u);
+  EXPECT_EQ(out_b[1].outcome, "ok: wrote version 2 over version 1 by B");
+  EXPECT_EQ(out_a.at(0).outcome, "ok: wrote version 1 over version 0");
+  EXPECT_EQ(out_b[2].outcome, "ok: wrote version 2 over version 1 by A");
+  const auto writes = h.ops(true);
+  ASSERT_EQ(writes.size(), 4u);
+  EXPECT_EQ(writes[2]->client, "A");
+  EXPECT_EQ(writes[2]->effect, "version 1 by A replaces version 2 by B");
+}
+
+TEST(Writer, TheTagTravelsWithTheVersionToTheOtherCopies) {
+  ResourceSpec r = resource_of(ResourceKind::kUnfenced);
+  r.replicas = 1;
+  r.replication_delay = 50ms;
+  Harness h(r);
+  auto w = h.make(0, spec_of(WorkloadKind::kWriter));
+  std::vector<IterationResult> out;
+  h.start(0, *w, out, std::nullopt);
+  h.sim_.run_until(Time{5s});
+  EXPECT_EQ(h.svc_->copy(1).value(), 1);
+  EXPECT_EQ(h.svc_->copy(1).tag(), "A");
 }
 
 TEST(ResourceOpKind, HasTheNamesTheTraceUses) {
