@@ -56,11 +56,39 @@ struct LeaseEndRecord {
   std::string reason;  ///< e.g. "expired on redis-0 wall clock", "deleted", "primary crashed"
 };
 
+/// What a resource operation was (ResourceOpRecord::kind). The register
+/// (models/resource/) answers reads and writes; the other kinds are the
+/// operations of a work queue with visibility timeouts, named here so the
+/// record already has their shape: a worker receives a message (and a
+/// receipt handle), extends its visibility, and deletes it. No model makes
+/// them yet; the checkers of models/checkers/ look only at `write`, so the
+/// queue's resource must teach them its kinds.
+enum class ResourceOpKind {
+  kRead,              ///< the register: value (and version, tag) returned
+  kWrite,             ///< the register: value (and tag) written
+  kSend,              ///< queue: a message is added
+  kReceive,           ///< queue: a message handed out with a receipt, invisible for a while
+  kExtendVisibility,  ///< queue: a receipt's invisibility is extended
+  kDelete,            ///< queue: a message deleted by its receipt
+};
+/// "read", "write", "send", "receive", "extend_visibility", "delete".
+inline const char* to_string(ResourceOpKind k) {
+  switch (k) {
+    case ResourceOpKind::kRead: return "read";
+    case ResourceOpKind::kWrite: return "write";
+    case ResourceOpKind::kSend: return "send";
+    case ResourceOpKind::kReceive: return "receive";
+    case ResourceOpKind::kExtendVisibility: return "extend_visibility";
+    case ResourceOpKind::kDelete: return "delete";
+  }
+  return "?";
+}
+
 struct ResourceOpRecord {
   Time at{0};
   std::string client;
-  std::string copy;  ///< resource node that answered
-  bool write = false;
+  std::string copy;    ///< resource node that answered
+  bool write = false;  ///< true exactly when kind is kWrite
   std::optional<std::int64_t> token;
   std::int64_t read_value = 0;  ///< writes: the value the client had read
   std::int64_t value = 0;       ///< writes: the value written; reads: the value returned
@@ -71,6 +99,18 @@ struct ResourceOpRecord {
   int iteration = 0;
   std::int64_t last_written = 0;  ///< the copy's marks after the op
   std::int64_t last_seen = 0;
+  ResourceOpKind kind = ResourceOpKind::kRead;
+  /// Who the value is tagged with: writes, the tag the write carried (the
+  /// `writer` workload tags each version with its client's name); reads, the
+  /// tag of the value returned. Empty: untagged (the initial value, counters).
+  std::string tag;
+  std::string message_id;  ///< queue operations: the message; empty for the register
+  std::string receipt;     ///< queue operations: the receipt handle handed out or presented
+  /// What an accepted operation changed, in words, when the fields above do
+  /// not say it all: a tagged write names the version it replaced ("version
+  /// 1 by A replaces version 2 by B": an older version over a newer one).
+  /// Empty otherwise.
+  std::string effect;
 };
 
 struct IterationRecord {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "models/resource/resource.hpp"
+#include <stdexcept>
 
 namespace fencesim::client {
 
@@ -31,22 +31,36 @@ std::string LockClientBase::fresh_value() { return fmt::format("{:016x}", rng_.n
 
 // ============================================================= ClientNode ==
 
+namespace {
+workloads::WorkloadSetup setup_of(const Scenario& sc, const ClientSpec& spec, sim::NodeId resource_copy) {
+  return workloads::WorkloadSetup{spec.name, spec.workload, sc.resource, resource_copy, spec.command_timeout};
+}
+}  // namespace
+
 ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const ClientSpec& spec,
                        sim::NodeId resource_copy, std::unique_ptr<LockClient> lock)
+    : ClientNode(node, h, sc, spec, resource_copy, std::move(lock),
+                 workloads::make_workload(setup_of(sc, spec, resource_copy))) {}
+
+ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const ClientSpec& spec,
+                       sim::NodeId resource_copy, std::unique_ptr<LockClient> lock,
+                       std::unique_ptr<workloads::Workload> workload)
     : node_(node),
       history_(h),
       spec_(spec),
       resource_(sc.resource),
       service_(sc.lock.service),
       resource_copy_(resource_copy),
-      lock_(std::move(lock)) {
+      lock_(std::move(lock)),
+      workload_(std::move(workload)) {
+  if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
   node_.set_behaviour(this);
 }
 
 void ClientNode::start() {
   node_.sim().at(spec_.start, [this] {
     start_reached_ = true;
-    if (node_.up()) node_.spawn("workload", [this](sim::Process& p) { workload(p); });
+    if (node_.up()) node_.spawn("workload", [this](sim::Process& p) { run(p); });
   });
 }
 
@@ -56,6 +70,7 @@ void ClientNode::on_message(const sim::Message& m) {
 
 void ClientNode::on_crash() {
   if (lock_) lock_->on_crash();
+  workload_->on_crash();
   if (current_iteration_) {
     IterationRecord& it = history_.iterations[*current_iteration_];
     if (!it.success) it.outcome = "crashed";
@@ -71,67 +86,39 @@ void ClientNode::on_restart() {
   // a restart exactly at the start time would start a second workload
   // beside the one start() is about to spawn.
   if (!start_reached_) return;
-  node_.spawn("workload", [this](sim::Process& p) { workload(p); });
+  node_.spawn("workload", [this](sim::Process& p) { run(p); });
 }
 
-void ClientNode::workload(sim::Process& p) {
+void ClientNode::run(sim::Process& p) {
   if (lock_) lock_->init(p);
   const WorkloadSpec& w = spec_.workload;
-  const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
   while (next_iteration_ < w.iterations) {
-    const int index = next_iteration_++;
-    history_.iterations.push_back(
-        IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false, "started"});
-    const std::size_t rec = history_.iterations.size() - 1;
-    current_iteration_ = rec;
-    Lease lease;
-    if (lock_) lease = lock_->acquire(p);
-    history_.iterations[rec].acquired = node_.sim().now();
-    const std::optional<std::int64_t> token = fencing ? lease.token : std::nullopt;
-
-    auto read = sim::make_payload<resource::ReadRequest>();
-    if (resource_.fence_reads) read->token = token;
-    read->lease_value = lease.value;
-    read->iteration = index;
-    auto read_reply = p.call(resource_copy_, read, spec_.command_timeout);
-    const auto* rr = read_reply ? read_reply->as<resource::OpReply>() : nullptr;
-    std::string outcome;
-    if (rr == nullptr) {
-      outcome = "read timed out";
-    } else if (!rr->accepted) {
-      outcome = "read rejected: " + rr->reason;
-    } else {
-      const std::int64_t seen = rr->value;
-      const std::int64_t version = rr->version;
-      p.sleep(w.work);
-      auto write = sim::make_payload<resource::WriteRequest>();
-      write->token = token;
-      write->read_value = seen;
-      write->value = w.kind == WorkloadKind::kSequenceAllocator ? seen + w.block : seen + 1;
-      if (resource_.kind == ResourceKind::kCas) write->expected_version = version;
-      write->lease_value = lease.value;
-      write->iteration = index;
-      auto write_reply = p.call(resource_copy_, write, spec_.command_timeout);
-      const auto* wr = write_reply ? write_reply->as<resource::OpReply>() : nullptr;
-      if (wr == nullptr) {
-        outcome = "write timed out";
-      } else if (!wr->accepted) {
-        outcome = "write rejected: " + wr->reason;
-      } else {
-        outcome = w.kind == WorkloadKind::kSequenceAllocator
-                      ? fmt::format("ok: claimed {}..{}", seen, seen + w.block - 1)
-                      : "ok: wrote " + std::to_string(write->value);
-        history_.iterations[rec].success = true;
-        history_.iterations[rec].done = node_.sim().now();
-      }
-    }
-    history_.iterations[rec].outcome = outcome;
-    // "After every iteration — write accepted or rejected — the client
-    // releases the lock."
-    if (lock_) lock_->release(p);
-    current_iteration_.reset();
+    iterate(p, next_iteration_++);
     if (next_iteration_ < w.iterations) p.sleep(w.think);
   }
+}
+
+void ClientNode::iterate(sim::Process& p, int index) {
+  history_.iterations.push_back(
+      IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false, "started"});
+  const std::size_t rec = history_.iterations.size() - 1;
+  current_iteration_ = rec;
+  client::Lease lease;
+  if (lock_) lease = lock_->acquire(p);
+  history_.iterations[rec].acquired = node_.sim().now();
+  const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
+  workloads::IterationResult result =
+      workload_->iterate(workloads::Iteration{p, index, lease.value, fencing ? lease.token : std::nullopt});
+  IterationRecord& it = history_.iterations[rec];
+  if (result.success) {
+    it.success = true;
+    it.done = node_.sim().now();
+  }
+  it.outcome = std::move(result.outcome);
+  // "After every iteration — write accepted or rejected — the client
+  // releases the lock."
+  if (lock_) lock_->release(p);
+  current_iteration_.reset();
 }
 
 }  // namespace fencesim::client

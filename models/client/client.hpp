@@ -1,9 +1,11 @@
 // models/client/client.hpp — lock clients and the workloads that use them.
 //
-// Shape: one `ClientNode` behaviour per client node. It runs the workload as
-// a process and owns a `LockClient` (nullptr for `service: none`, the
-// lock-free CAS loop). The workload never consults the renewal state before
-// writing (SCENARIO_FORMAT.md), exactly like most client libraries.
+// Shape: one `ClientNode` behaviour per client node. It runs the iterations
+// as a process and owns a `LockClient` (nullptr for `service: none`, the
+// lock-free CAS loop) and a `workloads::Workload` (models/workloads/), which
+// decides what an iteration does against the resource. The workload never
+// consults the renewal state before writing (SCENARIO_FORMAT.md), exactly
+// like most client libraries.
 //
 // Belief (what the properties rely on): a client believes it holds the lock
 // from the moment its process handles the grant until it sends the release,
@@ -23,6 +25,7 @@
 
 #include "models/history.hpp"
 #include "models/scenario.hpp"
+#include "models/workloads/workload.hpp"
 #include "sim/simulation.hpp"
 
 namespace fencesim::client {
@@ -82,20 +85,36 @@ std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const
 std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                              std::vector<sim::NodeId> members, std::size_t index);
 
-/// The node of one client: workload process plus lock client.
+/// The node of one client: the iterations, its lock client and its workload.
+///
+/// Each iteration: an IterationRecord ("started"), acquire (if there is a
+/// lock client), `acquired`, the workload's iterate with the lease's value
+/// and the token writes carry (the lease's token when the client has
+/// `fencing` and the resource is fenced, otherwise none), its outcome (and
+/// `done` on success), release, then `think` before the next. A crash ends
+/// the belief, marks an unfinished iteration "crashed" and tells the
+/// workload; a restart continues the remaining iterations.
 class ClientNode final : public sim::NodeBehaviour {
  public:
+  /// The workload is the one `spec.workload.kind` names (workloads::make_workload).
   ClientNode(sim::Node& node, History& h, const Scenario& sc, const ClientSpec& spec, sim::NodeId resource_copy,
              std::unique_ptr<LockClient> lock);
+  /// With a workload of the caller's (tests, custom drivers); not nullptr.
+  ClientNode(sim::Node& node, History& h, const Scenario& sc, const ClientSpec& spec, sim::NodeId resource_copy,
+             std::unique_ptr<LockClient> lock, std::unique_ptr<workloads::Workload> workload);
   /// Schedules the first start at `spec.start`.
   void start();
   void on_message(const sim::Message& m) override;
   void on_crash() override;
   void on_restart() override;
   LockClient* lock() const { return lock_.get(); }
+  workloads::Workload& workload() const { return *workload_; }
 
  private:
-  void workload(sim::Process& p);
+  /// The body of the client's process: the remaining iterations.
+  void run(sim::Process& p);
+  /// One iteration, from its record to the release.
+  void iterate(sim::Process& p, int index);
 
   sim::Node& node_;
   History& history_;
@@ -104,6 +123,7 @@ class ClientNode final : public sim::NodeBehaviour {
   ServiceKind service_;
   sim::NodeId resource_copy_;
   std::unique_ptr<LockClient> lock_;
+  std::unique_ptr<workloads::Workload> workload_;
   int next_iteration_ = 0;
   bool start_reached_ = false;                    ///< the true time `spec.start` has come
   std::optional<std::size_t> current_iteration_;  ///< index into history.iterations

@@ -11,7 +11,10 @@ std::string token_text(std::optional<std::int64_t> t) { return t ? std::to_strin
 }  // namespace
 
 std::string ReadRequest::describe() const { return "READ token=" + token_text(token); }
-std::string WriteRequest::describe() const { return fmt::format("WRITE {} token={}", value, token_text(token)); }
+std::string WriteRequest::describe() const {
+  return tag.empty() ? fmt::format("WRITE {} token={}", value, token_text(token))
+                     : fmt::format("WRITE {} tag={} token={}", value, tag, token_text(token));
+}
 
 ResourceCopy::ResourceCopy(ResourceService& svc, sim::Node& node) : svc_(svc), node_(node), value_(svc.spec().initial) {
   node_.set_behaviour(this);
@@ -26,6 +29,7 @@ void ResourceCopy::on_message(const sim::Message& m) {
     // Replication, not an acceptance: applied unconditionally.
     value_ = f->value;
     version_ = f->version;
+    tag_ = f->tag;
     if (f->token) {
       last_written_ = std::max(last_written_, *f->token);
       last_seen_ = std::max(last_seen_, *f->token);
@@ -50,7 +54,15 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   }
   reply->value = value_;
   reply->version = version_;
-  record(m, *reply, false, r.token, 0, value_, r.lease_value, r.iteration);
+  reply->tag = tag_;
+  ResourceOpRecord rec;
+  rec.kind = ResourceOpKind::kRead;
+  rec.token = r.token;
+  rec.value = value_;
+  rec.tag = tag_;
+  rec.lease_value = r.lease_value;
+  rec.iteration = r.iteration;
+  record(m, *reply, std::move(rec));
   if (reply->accepted) {
     ++svc_.accepted_reads;
   } else {
@@ -59,34 +71,42 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   node_.reply(m, reply);
 }
 
-void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
+std::string ResourceCopy::refusal(const WriteRequest& w) const {
   const ResourceSpec& spec = svc_.spec();
-  auto reply = sim::make_payload<OpReply>();
-  reply->accepted = true;
   switch (spec.kind) {
     case ResourceKind::kUnfenced: break;
     case ResourceKind::kFenced:
-      if (!w.token) {
-        reply->accepted = false;
-        reply->reason = "write without a token";
-      } else if (*w.token < last_seen_) {
-        reply->accepted = false;
-        reply->reason = fmt::format("token {} < last_seen {}", *w.token, last_seen_);
-      } else if (spec.check == FenceCheck::kStrict ? *w.token <= last_written_ : *w.token < last_written_) {
-        reply->accepted = false;
-        reply->reason = fmt::format("token {} {} last_written {}", *w.token,
-                                    spec.check == FenceCheck::kStrict ? "<=" : "<", last_written_);
+      if (!w.token) return "write without a token";
+      if (*w.token < last_seen_) return fmt::format("token {} < last_seen {}", *w.token, last_seen_);
+      if (spec.check == FenceCheck::kStrict ? *w.token <= last_written_ : *w.token < last_written_) {
+        return fmt::format("token {} {} last_written {}", *w.token, spec.check == FenceCheck::kStrict ? "<=" : "<",
+                           last_written_);
       }
       break;
     case ResourceKind::kCas:
       if (!w.expected_version || *w.expected_version != version_) {
-        reply->accepted = false;
-        reply->reason = fmt::format("version {} != {}", w.expected_version ? *w.expected_version : -1, version_);
+        return fmt::format("version {} != {}", w.expected_version ? *w.expected_version : -1, version_);
       }
       break;
   }
+  return {};
+}
+
+void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
+  const ResourceSpec& spec = svc_.spec();
+  auto reply = sim::make_payload<OpReply>();
+  reply->reason = refusal(w);
+  reply->accepted = reply->reason.empty();
+  ResourceOpRecord rec;
+  rec.kind = ResourceOpKind::kWrite;
+  rec.write = true;
   if (reply->accepted) {
+    if (!w.tag.empty()) {
+      rec.effect = fmt::format("version {} by {} replaces version {}{}", w.value, w.tag, value_,
+                               tag_.empty() ? "" : " by " + tag_);
+    }
     value_ = w.value;
+    tag_ = w.tag;
     ++version_;
     if (spec.kind == ResourceKind::kFenced) {
       last_written_ = *w.token;
@@ -95,32 +115,31 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   }
   reply->value = value_;
   reply->version = version_;
-  record(m, *reply, true, w.token, w.read_value, w.value, w.lease_value, w.iteration);
+  reply->tag = tag_;
+  rec.token = w.token;
+  rec.read_value = w.read_value;
+  rec.value = w.value;
+  rec.tag = w.tag;
+  rec.lease_value = w.lease_value;
+  rec.iteration = w.iteration;
+  record(m, *reply, std::move(rec));
   if (reply->accepted) {
     ++svc_.accepted_writes;
-    forward(value_, version_, spec.kind == ResourceKind::kFenced ? w.token : std::nullopt);
+    forward(spec.kind == ResourceKind::kFenced ? w.token : std::nullopt);
   } else {
     ++svc_.rejected_writes;
   }
   node_.reply(m, reply);
 }
 
-void ResourceCopy::record(const sim::Message& m, const OpReply& reply, bool write, std::optional<std::int64_t> token,
-                          std::int64_t read_value, std::int64_t value, const std::string& lease_value, int iteration) {
+void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceOpRecord rec) {
   History& h = svc_.history();
-  ResourceOpRecord rec;
   rec.at = svc_.sim().now();
   rec.client = svc_.sim().node(m.from).name();
   rec.copy = node_.name();
-  rec.write = write;
-  rec.token = token;
-  rec.read_value = read_value;
-  rec.value = value;
   rec.version = version_;
   rec.accepted = reply.accepted;
   rec.reason = reply.reason;
-  rec.lease_value = lease_value;
-  rec.iteration = iteration;
   rec.last_written = last_written_;
   rec.last_seen = last_seen_;
   const Time at = rec.at;
@@ -129,13 +148,14 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, bool writ
   if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(at, node_.name(), last_seen_);
 }
 
-void ResourceCopy::forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token) {
+void ResourceCopy::forward(std::optional<std::int64_t> token) {
   if (svc_.copies().size() < 2) return;
   auto p = sim::make_payload<Pending>();
   p->fwd = sim::make_payload<Forward>();
-  p->fwd->value = value;
-  p->fwd->version = version;
+  p->fwd->value = value_;
+  p->fwd->version = version_;
   p->fwd->token = token;
+  p->fwd->tag = tag_;
   outbox_.push_back(p);
   node_.after(svc_.spec().replication_delay, [this, p] {
     if (p->sent) return;

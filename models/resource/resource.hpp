@@ -2,8 +2,10 @@
 //
 // Shape: `ResourceService` owns one `ResourceCopy` behaviour per node
 // `resource`, `resource-replica-0` …. A copy holds an integer value (the
-// allocator's counter, the counter, or the writer's file version), a CAS
-// version, and the two fencing marks of SCENARIO_FORMAT.md:
+// allocator's counter, the counter, or the writer's file version), the tag
+// of that value (the name the writer tagged its version with; empty for the
+// initial value and untagged writes), a CAS version, and the two fencing
+// marks of SCENARIO_FORMAT.md:
 //   last_written  highest token of an accepted write
 //   last_seen     highest token of an accepted read or write (reads count
 //                 only with fence_reads)
@@ -21,6 +23,10 @@
 // later; a forwarded write is applied unconditionally (data takes the value,
 // each mark the larger of its own and the forwarded token). Copies are
 // durable: a crash keeps data, marks and the forwarding outbox.
+//
+// Every read and write the copy answers is appended to the History as a
+// ResourceOpRecord (kind kRead / kWrite); a tagged write's record also says
+// which version it replaced (`effect`).
 #pragma once
 
 #include <cstdint>
@@ -49,14 +55,23 @@ struct WriteRequest final : sim::Payload {
   std::optional<std::int64_t> expected_version;  ///< cas only
   std::string lease_value;
   int iteration = 0;
+  /// Stored with the value when the write is accepted (the writer's client
+  /// name); empty: an untagged write, which clears the tag.
+  std::string tag;
   std::string describe() const override;
 };
 
+/// The answer to every resource request. The register fills accepted,
+/// value, version, tag and reason; `message_id` and `receipt` are for the
+/// operations of a queue (ResourceOpKind), empty for the register.
 struct OpReply final : sim::Payload {
   bool accepted = false;
   std::int64_t value = 0;
   std::int64_t version = 0;
   std::string reason;
+  std::string tag;  ///< the tag of `value` after the operation
+  std::string message_id;
+  std::string receipt;
   std::string describe() const override { return accepted ? "ACCEPTED" : "REJECTED " + reason; }
 };
 
@@ -64,6 +79,7 @@ struct Forward final : sim::Payload {
   std::int64_t value = 0;
   std::int64_t version = 0;
   std::optional<std::int64_t> token;
+  std::string tag;
   std::string describe() const override { return "FORWARD"; }
 };
 
@@ -77,6 +93,7 @@ class ResourceCopy final : public sim::NodeBehaviour {
 
   std::int64_t value() const { return value_; }
   std::int64_t version() const { return version_; }
+  const std::string& tag() const { return tag_; }
   std::int64_t last_written() const { return last_written_; }
   std::int64_t last_seen() const { return last_seen_; }
   void reset_marks(std::int64_t v) { last_written_ = last_seen_ = v; }
@@ -85,15 +102,19 @@ class ResourceCopy final : public sim::NodeBehaviour {
  private:
   void read(const sim::Message& m, const ReadRequest& r);
   void write(const sim::Message& m, const WriteRequest& w);
-  void forward(std::int64_t value, std::int64_t version, std::optional<std::int64_t> token);
-  /// Appends the operation to the History (the marks after it) and audits holders.
-  void record(const sim::Message& m, const OpReply& reply, bool write, std::optional<std::int64_t> token,
-              std::int64_t read_value, std::int64_t value, const std::string& lease_value, int iteration);
+  /// Why a fenced or CAS copy refuses `w` now; empty: accepted.
+  std::string refusal(const WriteRequest& w) const;
+  void forward(std::optional<std::int64_t> token);
+  /// Completes `rec` (time, client, copy, version, marks after the op,
+  /// acceptance and reason from `reply`), appends it to the History and, for
+  /// an acceptance at a fenced copy, audits the believed holders.
+  void record(const sim::Message& m, const OpReply& reply, ResourceOpRecord rec);
 
   ResourceService& svc_;
   sim::Node& node_;
   std::int64_t value_;
   std::int64_t version_ = 0;
+  std::string tag_;
   std::int64_t last_written_ = 0;
   std::int64_t last_seen_ = 0;
   struct Pending {

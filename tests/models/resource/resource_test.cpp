@@ -205,3 +205,42 @@ TEST(Resource, ACrashedCopyKeepsItsDataAndMarksAndRequestsToItTimeOut) {
 
 }  // namespace
 }  // namespace fencesim::resource
+
+namespace fencesim::resource {
+namespace {
+
+TEST(Resource, ATaggedWriteStoresItsTagAndItsRecordNamesTheVersionItReplaced) {
+  ResourceSpec s;
+  s.kind = ResourceKind::kFenced;
+  ResourceHarness h(s);
+  std::vector<bool> got;
+  auto write = [&](sim::Process& p, std::int64_t token, std::int64_t value, std::string tag) {
+    auto w = std::make_shared<WriteRequest>();
+    w->token = token;
+    w->value = value;
+    w->tag = std::move(tag);
+    auto reply = p.call(h.copies_[0], w, 1s);
+    got.push_back(reply->as<OpReply>()->accepted);
+    EXPECT_EQ(reply->as<OpReply>()->tag, h.svc_->copy(0).tag());
+  };
+  h.sim_.node(h.client_).spawn("tagged", [&](sim::Process& p) {
+    write(p, 1, 5, "B");
+    write(p, 1, 3, "A");  // refused (strict): the tag stays B's
+    write(p, 2, 3, "A");  // an older version over a newer one
+    write(p, 3, 4, "");   // untagged: clears the tag
+  });
+  h.sim_.run_until(1s);
+  EXPECT_EQ(got, (std::vector<bool>{true, false, true, true}));
+  const auto& ops = h.history_.resource_ops;
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0].effect, "version 5 by B replaces version 0");
+  EXPECT_EQ(ops[1].effect, "") << "a refused write changes nothing";
+  EXPECT_EQ(ops[1].tag, "A");
+  EXPECT_EQ(ops[2].effect, "version 3 by A replaces version 5 by B");
+  EXPECT_EQ(ops[3].effect, "");
+  EXPECT_EQ(h.svc_->copy(0).tag(), "");
+  for (const ResourceOpRecord& op : ops) EXPECT_EQ(op.kind, ResourceOpKind::kWrite);
+}
+
+}  // namespace
+}  // namespace fencesim::resource

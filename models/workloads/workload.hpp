@@ -1,0 +1,86 @@
+// models/workloads/workload.hpp — what a client does with the resource in
+// one iteration, one class per workload kind, and the factory that builds
+// the one a client's `workload.kind` names.
+//
+// Shape (after FoundationDB's one-class-per-workload files and their
+// factory): client::ClientNode owns one Workload. It runs the iterations:
+// it records the IterationRecord, acquires the lock (if the design has
+// one), hands the workload an `Iteration`, records what it returns,
+// releases, thinks, and handles crashes and restarts. The workload decides
+// what an iteration does against the resource — which requests it sends to
+// the client's resource copy, what it computes, how long it works — and
+// says whether the iteration succeeded. The resource copies record the
+// operations themselves (History::resource_ops), so a workload writes
+// nothing to the History.
+//
+// Kinds (SCENARIO_FORMAT.md `workload`), one file each:
+//   sequence_allocator.cpp  read the counter, work, write counter + block
+//   counter.cpp             read, work, write value + 1
+//   writer.cpp              read version v (and its tag), work, write v + 1
+//                           tagged with the client's name
+// The three share register_workload.hpp: one read, `work`, one write, each
+// awaited at most `command_timeout` and never retried. Against a `cas`
+// resource the write carries the version read, so with `service: none`
+// each of them is the lock-free CAS loop of the format.
+//
+// Adding a workload: a WorkloadKind value (models/scenario.hpp, its name in
+// scenario.cpp), the loader's workload section, one file here with its class
+// and its maker (declared below), a case in make_workload (workload.cpp) and
+// the file in models/CMakeLists.txt.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim::workloads {
+
+/// What a workload is given once, when its client's node is built.
+struct WorkloadSetup {
+  std::string client;        ///< the client's name (its node's name)
+  WorkloadSpec spec;         ///< kind, block, work, iterations, think
+  ResourceSpec resource;     ///< the protected resource (kind, fence_reads, …)
+  sim::NodeId copy;          ///< the resource copy this client talks to
+  Duration command_timeout;  ///< how long each request waits for its answer
+};
+
+/// One iteration, as the client hands it over with the lock held (or, with
+/// `service: none`, without a lock).
+struct Iteration {
+  sim::Process& process;              ///< the client's workload process: sleep and call with it
+  int index = 0;                      ///< 0-based, counted over the client's whole run (restarts continue it)
+  std::string lease_value;            ///< the lease's unique value; empty without a lock
+  std::optional<std::int64_t> token;  ///< the token requests carry; empty with fencing off or no token
+};
+
+/// What an iteration came to. ClientNode records it in the IterationRecord:
+/// `outcome` verbatim, `success` with `done` = the moment iterate returned.
+struct IterationResult {
+  bool success = false;
+  std::string outcome;  ///< e.g. "ok: wrote 4", "write rejected: token 1 < last_seen 4", "read timed out"
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  /// Runs one iteration on `it.process`; may block (sleep, call). A crash
+  /// of the node unwinds it at any blocking point.
+  virtual IterationResult iterate(const Iteration& it) = 0;
+  /// The client's node crashed: volatile workload state goes (nothing for
+  /// the register workloads; a queue worker forgets its receipts).
+  virtual void on_crash() {}
+};
+
+/// The workload `setup.spec.kind` names. Never nullptr.
+std::unique_ptr<Workload> make_workload(const WorkloadSetup& setup);
+
+// One maker per kind, each defined in the kind's own file.
+std::unique_ptr<Workload> make_sequence_allocator(const WorkloadSetup& setup);
+std::unique_ptr<Workload> make_counter(const WorkloadSetup& setup);
+std::unique_ptr<Workload> make_writer(const WorkloadSetup& setup);
+
+}  // namespace fencesim::workloads
