@@ -217,8 +217,8 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
                "fault slow");
       svg.text(L.x(f.start) + 3, lane_y(f.target) + L.lane_h - 10, "slow", R"(class="lbl")");
     } else {
-      const std::string lane =
-          lane_of.count(f.target) ? f.target : (dir.redis.empty() ? lanes.back() : dir.redis.front());
+      const auto redis = dir.group("redis").value_or(std::vector<std::string>{});
+      const std::string lane = lane_of.count(f.target) ? f.target : (redis.empty() ? lanes.back() : redis.front());
       svg.mark("diamond", L.x(f.start), lane_y(lane) + 10, kPurple, title, f.kind, "fault");
     }
   }

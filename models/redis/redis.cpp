@@ -705,6 +705,7 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
                            std::vector<NodeId> sentinels, std::vector<NodeId> clients)
     : sim_(s),
       history_(h),
+      lock_(sc.lock),
       spec_(sc.lock.redis),
       key_(sc.lock.key),
       server_ids_(std::move(servers)),

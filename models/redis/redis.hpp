@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "models/history.hpp"
+#include "models/lock_service.hpp"
 #include "models/redis/protocol.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -179,16 +180,30 @@ class Sentinel final : public sim::NodeBehaviour {
   sim::Rng rng_;
 };
 
-class RedisService {
+/// The service as a LockService (models/lock_service.hpp): groups "redis"
+/// (redis-0 …: the primary then its replicas, or the Redlock primaries) and
+/// "sentinels" (sentinel-0 …), role alias "redis-primary", faults
+/// `failover` and `counter_reset` of "redis" (the token counter).
+class RedisService final : public LockService {
  public:
   /// Builds the servers and sentinels on the given nodes. `clients` are the
   /// lock clients that receive +switch-master announcements.
   RedisService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers,
                std::vector<NodeId> sentinels, std::vector<NodeId> clients);
-  ~RedisService();
+  ~RedisService() override;
 
   /// Starts every node's periodic work; call once before running.
-  void start();
+  void start() override;
+
+  // --- LockService ----------------------------------------------------------
+  /// "redis-primary": current_primary().
+  std::optional<NodeId> resolve_role(const std::string& role, std::string& why) const override;
+  /// failover: failover_now; counter_reset: reset_counter.
+  bool apply_fault(const FaultSpec& f, std::string& why) override;
+  /// Redlock client over every primary, or the single-primary client that
+  /// asks the sentinels (client::make_redis_client).
+  std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                  std::size_t index) override;
 
   sim::Simulation& sim() { return sim_; }
   History& history() { return history_; }
@@ -237,6 +252,7 @@ class RedisService {
 
   sim::Simulation& sim_;
   History& history_;
+  LockSpec lock_;
   RedisSpec spec_;
   std::string key_;
   std::vector<NodeId> server_ids_;
