@@ -166,6 +166,15 @@ class EtcdMember final : public sim::NodeBehaviour {
   void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
   Duration renew(LeaseId lease);
   void apply(raft::Index index, raft::Term term, const raft::Command& command);
+  // The pieces of apply, one per kind of entry.
+  /// LeaseGrant: the lease id is the entry's index; the TTL at least min_lease_ttl.
+  void apply_grant(raft::Index index, Duration asked, Response& resp);
+  /// LeaseRevoke: deletes the lease's keys (into `deleted`); false if the lease is unknown.
+  bool apply_revoke(LeaseId lease, Response& resp, std::vector<std::pair<std::string, std::int64_t>>& deleted);
+  /// The Mutex's tryAcquire txn; fills kv and owner when `answering`.
+  void apply_lock(const std::string& key, LeaseId lease, std::string_view prefix, Response& resp, bool answering);
+  /// A plain Put with an optional lease.
+  void apply_put(const std::string& key, LeaseId lease, const std::string& value, Response& resp, bool answering);
   void delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted);
   void notify_watches(const std::string& key, std::int64_t revision);
   void promote();

@@ -109,6 +109,10 @@ class RedisServer final : public sim::NodeBehaviour {
 
  private:
   void handle_command(const sim::Message& m, const Command& c);
+  void command_get(const sim::Message& m, const Command& c);
+  void command_acquire(const sim::Message& m, const Command& c);
+  void command_renew(const sim::Message& m, const Command& c);
+  void command_release(const sim::Message& m, const Command& c);
   /// Lazy expiry: deletes `key` if expired (primary only) and propagates.
   void expire_if_needed(const std::string& key);
   void write(std::vector<Effect> effects);
@@ -166,6 +170,15 @@ class Sentinel final : public sim::NodeBehaviour {
   void hello_loop(sim::Process& p);
   bool subjectively_down() const;
   bool try_failover(sim::Process& p);
+  /// Asks every other sentinel whether `primary` is down; the number that
+  /// agree, self included (is-master-down-by-addr without a vote).
+  int count_down_votes(sim::Process& p, NodeId primary);
+  /// Asks every other sentinel for its vote in `epoch`; the votes won, self
+  /// included (sentinelVoteLeader).
+  int request_votes(sim::Process& p, NodeId primary, std::uint64_t epoch);
+  /// The replica to promote: answered within down_after, largest offset,
+  /// lowest index; kNoNode if none.
+  NodeId best_replica(NodeId primary);
 
   RedisService& svc_;
   sim::Node& node_;
