@@ -94,9 +94,9 @@ std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::strin
   return out;
 }
 
-// What apply_fault needs of the world beyond the simulation (the FaultEnv
-// of models/faults.hpp): resolving a target, the service's own faults, the
-// resource's marks.
+// What apply_fault needs of the world beyond the simulation, each in one
+// small function (the narrow interface a fault table can ask the world
+// for): resolving a target, the service's own faults, the resource's marks.
 
 /// The node a single-node target names now: a role alias of the lock
 /// service resolves at this instant, anything else is a node name; nullopt
@@ -317,9 +317,19 @@ void collect_faults(const Scenario& s, RunResult& out) {
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
 }
 
+/// The descriptor of the scenario's lock service.
+const ServiceDescriptor& service_kind(const Scenario& s) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == s.lock.service) return *d;
+  }
+  throw UnsupportedScenario("no lock service is registered for lock.service " +
+                            std::to_string(static_cast<int>(s.lock.service)));
+}
+
 /// The nodes (in directory order, which fixes their ids), the lock service,
 /// the resource copies and the client nodes with their lock clients.
 std::unique_ptr<World> build_world(const Scenario& s) {
+  const ServiceDescriptor& kind = service_kind(s);
   auto w = std::make_unique<World>(s.seed);
   reserve_history(w->history, s);
   sim::Simulation& simu = w->sim;
@@ -328,7 +338,6 @@ std::unique_ptr<World> build_world(const Scenario& s) {
   for (const std::string& n : dir.all()) simu.add_node(n);
   w->roles = dir.roles();
 
-  const ServiceDescriptor& kind = service_descriptor(s.lock.service);
   const auto client_ids = ids_of(simu, dir.clients());
   ServiceContext ctx{simu, w->history, s, {}, client_ids};
   for (const NodeGroup& g : kind.groups(s)) ctx.groups.push_back(ids_of(simu, g.nodes));

@@ -13,7 +13,8 @@
 // `s.lock.service`; the world knows it only through LockService.
 //
 // Errors: `UnsupportedScenario` for a design this version cannot run (a
-// client routed to an unknown resource copy); the run stops with `budget_exceeded` when it needs
+// lock.service no lock service is registered for, a client routed to an
+// unknown resource copy); the run stops with `budget_exceeded` when it needs
 // more than `event_budget` events, or has more than `pending_budget`
 // waiting at once; sim::ModelBug for a bug in a model.
 #pragma once

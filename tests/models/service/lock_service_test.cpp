@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "models/checkers/checkers.hpp"
+#include "models/world.hpp"
 
 namespace fencesim {
 namespace {
@@ -63,6 +64,11 @@ TEST(ServiceRegistry, RegisteringAKindTwiceIsRefused) {
   };
   EXPECT_THROW(register_service(std::make_unique<Again>()), std::invalid_argument);
   EXPECT_EQ(service_registry().size(), 3u);
+}
+
+TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
+  Scenario s = with_service(static_cast<ServiceKind>(77));
+  EXPECT_THROW(run_scenario(s), UnsupportedScenario);
 }
 
 TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
