@@ -6,7 +6,10 @@
 // expect — and stops at the first problem by throwing `Failure`, which never
 // leaves this file.
 #include "loader/loader.hpp"
+
+#include "models/checkers/registry.hpp"
 #include "models/faults.hpp"
+#include "models/lock_service.hpp"
 #include "sim/text.hpp"
 
 #include <algorithm>
@@ -306,8 +309,12 @@ const Keys kClientKeys = {"name",        "count",          "start",           "f
                           "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
 const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
-const Keys kGroupNames = {"clients", "redis", "sentinels", "etcd", "resources"};
-const Keys kRoleNames = {"redis-primary", "etcd-leader"};
+// Group and role names come from the lock services (models/lock_service.hpp).
+bool is_group_name(const std::string& name) {
+  const auto all = all_group_names();
+  return std::find(all.begin(), all.end(), name) != all.end();
+}
+bool is_role_name(const std::string& name) { return role_owner(name) != nullptr; }
 
 /// Keys each fault kind takes besides `at` and `kind` (the fault table,
 /// models/faults.cpp); which kinds exist and which the nemesis draws come
@@ -870,9 +877,9 @@ class Loader {
       fail(path, "invalid client name " + quote(name) + ": use 1 to " + std::to_string(LoaderLimits::kMaxNameLength) +
                      " characters from A-Z, a-z, 0-9, '_', '-' and '.'");
     }
-    if (contains(kGroupNames, name) || contains(kRoleNames, name)) {
+    if (is_group_name(name) || is_role_name(name)) {
       fail(path, "the client name " + quote(name) + " is reserved: it is a " +
-                     (contains(kGroupNames, name) ? "group name" : "role name") + " in node lists");
+                     (is_group_name(name) ? "group name" : "role name") + " in node lists");
     }
   }
 
@@ -902,9 +909,8 @@ class Loader {
   void check_client_names_and_resources() {
     // Names: unique, and distinct from the service's node names.
     std::set<std::string> service_nodes;
-    for (const auto* group : {&dir_.redis, &dir_.sentinels, &dir_.etcd, &dir_.resources}) {
-      service_nodes.insert(group->begin(), group->end());
-    }
+    for (const auto& n : dir_.service_nodes()) service_nodes.insert(n);
+    for (const auto& n : dir_.resources()) service_nodes.insert(n);
     std::map<std::string, std::size_t> seen;
     const json& arr = root_.at("clients");
     for (std::size_t i = 0; i < s_.clients.size(); ++i) {
@@ -924,10 +930,10 @@ class Loader {
     }
     for (std::size_t i = 0; i < s_.clients.size(); ++i) {
       const std::string& r = s_.clients[i].resource;
-      if (std::find(dir_.resources.begin(), dir_.resources.end(), r) == dir_.resources.end()) {
+      const auto& copies = dir_.resources();
+      if (std::find(copies.begin(), copies.end(), r) == copies.end()) {
         fail(key_path(index_path("clients", client_origin_[i]), "resource"),
-             "no resource copy named " + quote(r) + "; copies are " + join_list(dir_.resources),
-             suggest(r, dir_.resources));
+             "no resource copy named " + quote(r) + "; copies are " + join_list(copies), suggest(r, copies));
       }
     }
   }
@@ -938,13 +944,11 @@ class Loader {
 
   /// Why a role alias is not valid here, or "" if it is.
   std::string role_problem(const std::string& name) const {
-    if (name == "redis-primary" && dir_.redis.empty()) {
-      return "the role \"redis-primary\" needs the Redis service; this scenario's lock service is " + service_word();
-    }
-    if (name == "etcd-leader" && dir_.etcd.empty()) {
-      return "the role \"etcd-leader\" needs the etcd service; this scenario's lock service is " + service_word();
-    }
-    return "";
+    const auto& roles = dir_.roles();
+    if (std::find(roles.begin(), roles.end(), name) != roles.end()) return "";
+    const ServiceDescriptor* owner = role_owner(name);
+    return "the role " + quote(name) + " needs the " + (owner ? owner->display_name() : std::string("?")) +
+           " service; this scenario's lock service is " + service_word();
   }
 
   std::vector<std::string> known_names() const {
@@ -956,12 +960,12 @@ class Loader {
   [[noreturn]] void unknown_node(const std::string& name, const std::string& path, bool groups_ok) const {
     std::vector<std::string> cands = known_names();
     if (groups_ok) {
-      for (auto g : kGroupNames) cands.emplace_back(g);
+      for (auto g : all_group_names()) cands.emplace_back(g);
     }
     fail(path,
          "unknown node " + quote(name) + "; nodes in this scenario are " + join_list(dir_.all(), 16) +
              (dir_.roles().empty() ? "" : ", roles " + join_list(dir_.roles())) +
-             (groups_ok ? ", groups " + join_list(kGroupNames) : ""),
+             (groups_ok ? ", groups " + join_list(all_group_names()) : ""),
          suggest(name, cands));
   }
 
@@ -970,12 +974,14 @@ class Loader {
     if (!v.is_string()) fail(path, "expected a node name (a string), got " + describe(v));
     const auto& name = v.get_ref<const std::string&>();
     if (nodes_.count(name) != 0) return name;
-    if (contains(kRoleNames, name)) {
+    if (is_role_name(name)) {
       if (auto why = role_problem(name); !why.empty()) fail(path, why);
       return name;
     }
-    if (contains(kGroupNames, name)) {
-      fail(path, quote(name) + " is a group; a target is a single node or a role (redis-primary, etcd-leader)",
+    if (is_group_name(name)) {
+      std::string roles;
+      for (const auto& r : all_role_names()) roles += (roles.empty() ? "" : ", ") + r;
+      fail(path, quote(name) + " is a group; a target is a single node or a role (" + roles + ")",
            "write one fault per node, or use the node list of a partition");
     }
     unknown_node(name, path, false);
@@ -1001,7 +1007,7 @@ class Loader {
         if (g->empty())
           fail(p, "the group " + quote(name) + " has no nodes in this scenario (lock service " + service_word() + ")");
         for (const auto& n : *g) add(n);
-      } else if (contains(kRoleNames, name)) {
+      } else if (is_role_name(name)) {
         if (auto why = role_problem(name); !why.empty()) fail(p, why);
         add(name);
       } else {
@@ -1165,36 +1171,41 @@ class Loader {
   }
 
   void parse_failover(const FaultInput& in, FaultSpec& f) {
-    const json& t = req(in, "target", "\"redis\"");
-    get_enum(t, in.kp("target"), Keys{"redis"});
-    f.target = "redis";
-    if (s_.lock.service != ServiceKind::kRedis) {
-      fail(in.kp("kind"),
-           "failover needs the Redis service (Sentinel promotes a replica); this scenario's lock service is " +
-               service_word());
-    }
-    if (s_.lock.redis.redlock > 0)
-      fail(in.kp("kind"), "failover does not apply in Redlock mode: the primaries have no replicas");
-    if (s_.lock.redis.replicas == 0) {
-      fail(in.kp("kind"), "failover needs a replica to promote: set lock.replicas to 1 or more");
-    }
+    const std::vector<std::string> services = services_taking(f.kind);
+    const json& t = req(in, "target", join_quoted(services));
+    f.target = services[get_enum(t, in.kp("target"), Keys(services.begin(), services.end()))];
+    check_service_fault(f, in.kp("kind"));
   }
 
   void parse_counter_reset(const FaultInput& in, FaultSpec& f) {
-    const std::size_t t =
-        get_enum(req(in, "target", "\"redis\" (the token counter) or \"resource\" (the stored marks)"), in.kp("target"),
-                 Keys{"redis", "resource"});
-    f.target = t == 0 ? "redis" : "resource";
+    std::vector<std::string> targets = services_taking(f.kind);
+    const std::string what = join_quoted(targets) + " (the token counter) or \"resource\" (the stored marks)";
+    targets.emplace_back("resource");
+    f.target = targets[get_enum(req(in, "target", what), in.kp("target"), Keys(targets.begin(), targets.end()))];
     if (const json* x = find(in.v, "value")) f.value = get_int(*x, in.kp("value"), 0, LoaderLimits::kMaxInteger);
-    if (t != 0) return;
-    if (s_.lock.service != ServiceKind::kRedis) {
-      fail(in.kp("target"),
-           "counter_reset of \"redis\" needs the Redis service; this scenario's lock service is " + service_word());
+    if (f.target != "resource") check_service_fault(f, in.kp("target"));
+  }
+
+  /// Names of the services that take fault kind `k` as their own (failover:
+  /// "redis"), in registry order.
+  static std::vector<std::string> services_taking(FaultKind k) {
+    std::vector<std::string> out;
+    for (const ServiceDescriptor* d : service_registry()) {
+      const auto kinds = d->service_faults();
+      if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) out.push_back(d->name());
     }
-    if (s_.lock.redis.token != RedisToken::kIncr) {
-      fail(in.kp("target"), "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
-                                std::string(s_.lock.redis.redlock > 0 ? " (Redlock hands out no token)" : ""));
+    return out;
+  }
+
+  /// A fault of a service's own (target: the service's name): refused when
+  /// the scenario runs another service, or when that service says why not.
+  void check_service_fault(const FaultSpec& f, const std::string& path) const {
+    const ServiceDescriptor* owner = find_service(f.target);
+    if (owner == nullptr) fail(path, "no lock service is named " + quote(f.target));
+    if (owner->kind() != s_.lock.service) {
+      fail(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word());
     }
+    if (auto why = owner->fault_problem(s_, f); !why.empty()) fail(path, why);
   }
 
   // -- nemesis -----------------------------------------------------------------
@@ -1225,7 +1236,7 @@ class Loader {
     if (const json* x = find(*v, "targets")) {
       n.targets = get_node_list(*x, "nemesis.targets");
     } else {
-      n.targets = dir_.clients;
+      n.targets = dir_.clients();
     }
     if (const json* x = find(*v, "interval")) {
       auto [lo, hi] = get_range(*x, "nemesis.interval", kPositive);
@@ -1250,21 +1261,7 @@ class Loader {
 
   // -- expect ------------------------------------------------------------------
 
-  std::string why_not_applicable(Property p) const {
-    switch (p) {
-      case Property::kMutualExclusion:
-      case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
-      case Property::kTokenMonotonic:
-        if (s_.lock.service == ServiceKind::kNone) return "the design takes no lock, so it hands out no token";
-        if (s_.lock.service == ServiceKind::kRedis && s_.lock.redis.redlock > 0) {
-          return "Redlock hands out no fencing token (lock.token is \"none\")";
-        }
-        return "the lock service hands out no token (lock.token is \"none\")";
-      case Property::kRaftSafety:
-        return "it is checked only for the etcd service; this scenario's is " + service_word();
-      default: return "it does not apply to this design";
-    }
-  }
+  std::string why_not_applicable(Property p) const { return fencesim::why_not_applicable(s_, p); }
 
   void load_expect() {
     const json* v = find(root_, "expect");

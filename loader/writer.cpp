@@ -167,7 +167,7 @@ ojson nemesis_json(const NemesisSpec& n, const Scenario& s) {
   for (FaultKind k : n.kinds) kinds.push_back(to_string(k));
   ojson j{{"kinds", kinds}};
   // Left out, the targets are the clients.
-  if (n.targets != directory(s).clients) j["targets"] = n.targets;
+  if (n.targets != directory(s).clients()) j["targets"] = n.targets;
   if (n.interval_min != def.interval_min || n.interval_max != def.interval_max)
     j["interval"] = range_json(n.interval_min, n.interval_max);
   if (n.max_duration != def.max_duration) j["max_duration"] = dur(n.max_duration);

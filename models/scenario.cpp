@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/lock_service.hpp"
+
 namespace fencesim {
 
 const char* to_string(ServiceKind k) {
@@ -56,61 +58,63 @@ std::optional<Property> property_from_string(const std::string& s) {
 }
 
 std::vector<std::string> NodeDirectory::all() const {
-  std::vector<std::string> out = clients;
-  for (const auto* v : {&redis, &sentinels, &etcd, &resources}) out.insert(out.end(), v->begin(), v->end());
+  std::vector<std::string> out;
+  for (const NodeGroup& g : groups) out.insert(out.end(), g.nodes.begin(), g.nodes.end());
   return out;
 }
 
 std::optional<std::vector<std::string>> NodeDirectory::group(const std::string& name) const {
-  if (name == "clients") return clients;
-  if (name == "redis") return redis;
-  if (name == "sentinels") return sentinels;
-  if (name == "etcd") return etcd;
-  if (name == "resources") return resources;
+  for (const NodeGroup& g : groups) {
+    if (g.name == name) return g.nodes;
+  }
   return std::nullopt;
 }
 
 bool NodeDirectory::is_node(const std::string& name) const {
-  const auto nodes = all();
-  return std::find(nodes.begin(), nodes.end(), name) != nodes.end();
+  for (const NodeGroup& g : groups) {
+    if (std::find(g.nodes.begin(), g.nodes.end(), name) != g.nodes.end()) return true;
+  }
+  return false;
 }
 
-std::vector<std::string> NodeDirectory::roles() const {
+namespace {
+const std::vector<std::string>& nodes_of(const std::vector<NodeGroup>& groups, const char* name) {
+  static const std::vector<std::string> kNone;
+  for (const NodeGroup& g : groups) {
+    if (g.name == name) return g.nodes;
+  }
+  return kNone;
+}
+}  // namespace
+
+const std::vector<std::string>& NodeDirectory::clients() const { return nodes_of(groups, "clients"); }
+const std::vector<std::string>& NodeDirectory::resources() const { return nodes_of(groups, "resources"); }
+
+std::vector<std::string> NodeDirectory::service_nodes() const {
   std::vector<std::string> out;
-  if (!redis.empty()) out.push_back("redis-primary");
-  if (!etcd.empty()) out.push_back("etcd-leader");
+  for (const NodeGroup& g : groups) {
+    if (g.name != "clients" && g.name != "resources") out.insert(out.end(), g.nodes.begin(), g.nodes.end());
+  }
   return out;
 }
 
 NodeDirectory directory(const Scenario& s) {
   NodeDirectory d;
-  for (const ClientSpec& c : s.clients) d.clients.push_back(c.name);
-  if (s.lock.service == ServiceKind::kRedis) {
-    const int primaries = s.lock.redis.redlock > 0 ? s.lock.redis.redlock : 1;
-    const int nodes = primaries + (s.lock.redis.redlock > 0 ? 0 : s.lock.redis.replicas);
-    for (int i = 0; i < nodes; ++i) d.redis.push_back("redis-" + std::to_string(i));
-    for (int i = 0; i < s.lock.redis.sentinels; ++i) d.sentinels.push_back("sentinel-" + std::to_string(i));
-  } else if (s.lock.service == ServiceKind::kEtcd) {
-    for (int i = 0; i < s.lock.etcd.nodes; ++i) d.etcd.push_back("etcd-" + std::to_string(i));
+  NodeGroup clients{"clients", {}};
+  for (const ClientSpec& c : s.clients) clients.nodes.push_back(c.name);
+  d.groups.push_back(std::move(clients));
+  for (const ServiceDescriptor* svc : service_registry()) {
+    if (svc->kind() == s.lock.service) {
+      for (NodeGroup& g : svc->groups(s)) d.groups.push_back(std::move(g));
+      d.role_names = svc->roles(s);
+    } else {
+      for (const std::string& name : svc->group_names()) d.groups.push_back(NodeGroup{name, {}});
+    }
   }
-  d.resources.push_back("resource");
-  for (int i = 0; i < s.resource.replicas; ++i) d.resources.push_back("resource-replica-" + std::to_string(i));
+  NodeGroup resources{"resources", {"resource"}};
+  for (int i = 0; i < s.resource.replicas; ++i) resources.nodes.push_back("resource-replica-" + std::to_string(i));
+  d.groups.push_back(std::move(resources));
   return d;
-}
-
-bool property_applies(const Scenario& s, Property p) {
-  switch (p) {
-    case Property::kMutualExclusion:
-    case Property::kNoStaleWrite: return s.lock.service != ServiceKind::kNone;
-    case Property::kTokenMonotonic:
-      if (s.lock.service == ServiceKind::kRedis) return s.lock.redis.token != RedisToken::kNone;
-      if (s.lock.service == ServiceKind::kEtcd) return s.lock.etcd.token != EtcdToken::kNone;
-      return false;
-    case Property::kNoLostUpdate:
-    case Property::kProgress: return true;
-    case Property::kRaftSafety: return s.lock.service == ServiceKind::kEtcd;
-  }
-  return false;
 }
 
 }  // namespace fencesim

@@ -177,24 +177,44 @@ struct Scenario {
   bool operator==(const Scenario&) const = default;
 };
 
+/// One named group of nodes ("redis": redis-0, redis-1 …), in node order.
+struct NodeGroup {
+  std::string name;
+  std::vector<std::string> nodes;
+};
+
 /// Node names of a scenario in declaration order, and its group names.
+/// Generic: ordered groups of node names. First "clients", then every
+/// registered lock service's groups (models/lock_service.hpp; only the
+/// scenario's own service has nodes, the others' groups are kept empty so
+/// their names stay known), then "resources" (resource,
+/// resource-replica-0 …). Node ids follow this order (clients, redis-*,
+/// sentinel-*, etcd-*, resource, resource-replica-*), so it is part of what
+/// makes a run deterministic.
 struct NodeDirectory {
-  std::vector<std::string> clients;
-  std::vector<std::string> redis;      ///< redis-0 …
-  std::vector<std::string> sentinels;  ///< sentinel-0 …
-  std::vector<std::string> etcd;       ///< etcd-0 …
-  std::vector<std::string> resources;  ///< resource, resource-replica-0 …
-  /// Every node, in the order above.
+  std::vector<NodeGroup> groups;
+  /// Role aliases valid for this scenario ("redis-primary", "etcd-leader").
+  std::vector<std::string> role_names;
+
+  /// Every node, in group order.
   std::vector<std::string> all() const;
   /// Expands a group name to its nodes; nullopt if `name` is not a group.
   std::optional<std::vector<std::string>> group(const std::string& name) const;
   bool is_node(const std::string& name) const;
-  /// Role aliases valid for this scenario ("redis-primary", "etcd-leader").
-  std::vector<std::string> roles() const;
+  /// Role aliases valid for this scenario.
+  const std::vector<std::string>& roles() const { return role_names; }
+  /// The "clients" and "resources" groups.
+  const std::vector<std::string>& clients() const;
+  const std::vector<std::string>& resources() const;
+  /// The nodes of the lock service (every group but clients and resources).
+  std::vector<std::string> service_nodes() const;
 };
+/// The directory of `s`, from its clients, its service's descriptor
+/// (models/lock_service.hpp) and its resource copies.
 NodeDirectory directory(const Scenario& s);
 
-/// Does `p` apply to this design (SCENARIO_FORMAT.md "Which properties apply")?
+/// Does `p` apply to this design (SCENARIO_FORMAT.md "Which properties
+/// apply")? Decided by the property's checker (models/checkers/registry.hpp).
 bool property_applies(const Scenario& s, Property p);
 
 /// Hard limits that keep a run bounded (checked by the loader).

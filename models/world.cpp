@@ -6,11 +6,9 @@
 #include <memory>
 
 #include "models/client/client.hpp"
-#include "models/etcd/etcd.hpp"
-#include "models/etcd/raft/safety.hpp"
 #include "models/faults.hpp"
+#include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
-#include "models/redis/redis.hpp"
 #include "models/resource/resource.hpp"
 #include "sim/simulation.hpp"
 
@@ -18,14 +16,14 @@ namespace fencesim {
 
 namespace {
 
-/// Everything a run owns; destroyed in reverse order (clients, services,
-/// then the simulation with its fibers).
+/// Everything a run owns; destroyed in reverse order (clients, resource,
+/// the lock service, then the simulation with its fibers).
 struct World {
   explicit World(std::uint64_t seed) : sim(seed) {}
   sim::Simulation sim;
   History history;
-  std::unique_ptr<redis::RedisService> redis;
-  std::unique_ptr<etcd::EtcdService> etcd;
+  std::vector<std::string> roles;  ///< the service's role aliases (NodeDirectory::roles)
+  std::unique_ptr<LockService> service;
   std::unique_ptr<resource::ResourceService> resource;
   std::vector<std::unique_ptr<client::ClientNode>> clients;
 };
@@ -36,35 +34,21 @@ std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::strin
   return out;
 }
 
-/// What a fault may touch (models/faults.hpp), for this World.
+/// What a fault may touch (models/faults.hpp), for this World: role
+/// aliases resolve through the lock service at this instant, the service's
+/// own faults (failover, counter_reset of its counter) go to it.
 class WorldFaultEnv final : public FaultEnv {
  public:
   explicit WorldFaultEnv(World& w) : w_(w) {}
   sim::Simulation& sim() override { return w_.sim; }
   History& history() override { return w_.history; }
   std::optional<sim::NodeId> resolve(const std::string& name, std::string& why) override {
-    std::optional<sim::NodeId> id;
-    if (name == "redis-primary") {
-      if (w_.redis) id = w_.redis->current_primary();
-    } else if (name == "etcd-leader") {
-      if (w_.etcd) id = w_.etcd->leader();
-    } else {
-      id = w_.sim.find_node(name);
-    }
-    if (!id) why = name == "etcd-leader" ? "there is no etcd leader" : "unknown target " + name;
+    if (std::find(w_.roles.begin(), w_.roles.end(), name) != w_.roles.end()) return w_.service->resolve_role(name, why);
+    auto id = w_.sim.find_node(name);
+    if (!id) why = "unknown target " + name;
     return id;
   }
-  bool apply_service_fault(const FaultSpec& f, std::string& why) override {
-    if (!w_.redis) {
-      why = "no Redis service";
-      return false;
-    }
-    switch (f.kind) {
-      case FaultKind::kFailover: return w_.redis->failover_now(why);
-      case FaultKind::kCounterReset: return w_.redis->reset_counter(f.value, why);
-      default: why = std::string("the lock service does not apply ") + to_string(f.kind); return false;
-    }
-  }
+  bool apply_service_fault(const FaultSpec& f, std::string& why) override { return w_.service->apply_fault(f, why); }
   void reset_resource_marks(std::int64_t value) override { w_.resource->reset_marks(value); }
 
  private:
@@ -163,53 +147,62 @@ void reserve_history(History& h, const Scenario& s) {
 }
 }  // namespace
 
-RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
-  RunResult out;
-  Scenario s = sc;
-  if (opt.seed) s.seed = *opt.seed;
-  out.seed = s.seed;
+namespace {
+
+/// The scripted faults and the nemesis draws, in start order.
+void collect_faults(const Scenario& s, RunResult& out) {
   out.drawn = draw_nemesis(s);
   out.faults = s.faults;
   out.faults.insert(out.faults.end(), out.drawn.begin(), out.drawn.end());
   std::stable_sort(out.faults.begin(), out.faults.end(),
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });
+}
 
+/// The descriptor of the scenario's lock service.
+const ServiceDescriptor& service_kind(const Scenario& s) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == s.lock.service) return *d;
+  }
+  throw UnsupportedScenario("no lock service is registered for lock.service " +
+                            std::to_string(static_cast<int>(s.lock.service)));
+}
+
+/// The nodes (in directory order, which fixes their ids), the lock service,
+/// the resource copies and the client nodes with their lock clients.
+std::unique_ptr<World> build_world(const Scenario& s) {
+  const ServiceDescriptor& kind = service_kind(s);
   auto w = std::make_unique<World>(s.seed);
   reserve_history(w->history, s);
   sim::Simulation& simu = w->sim;
   simu.set_network(sim::NetworkConfig{s.network.latency_min, s.network.latency_max, s.network.loss_ppb});
   const NodeDirectory dir = directory(s);
   for (const std::string& n : dir.all()) simu.add_node(n);
+  w->roles = dir.roles();
 
-  const auto client_ids = ids_of(simu, dir.clients);
-  if (s.lock.service == ServiceKind::kRedis) {
-    w->redis = std::make_unique<redis::RedisService>(simu, w->history, s, ids_of(simu, dir.redis),
-                                                     ids_of(simu, dir.sentinels), client_ids);
-  }
-  if (s.lock.service == ServiceKind::kEtcd) {
-    w->etcd = std::make_unique<etcd::EtcdService>(simu, w->history, s, ids_of(simu, dir.etcd));
-  }
-  w->resource = std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources));
+  const auto client_ids = ids_of(simu, dir.clients());
+  ServiceContext ctx{simu, w->history, s, {}, client_ids};
+  for (const NodeGroup& g : kind.groups(s)) ctx.groups.push_back(ids_of(simu, g.nodes));
+  w->service = kind.build(ctx);
+  w->resource =
+      std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources()));
   for (std::size_t i = 0; i < s.clients.size(); ++i) {
     const ClientSpec& c = s.clients[i];
     sim::Node& node = simu.node(client_ids[i]);
-    std::unique_ptr<client::LockClient> lock;
-    if (s.lock.service == ServiceKind::kRedis) {
-      lock =
-          client::make_redis_client(node, w->history, c, s.lock, ids_of(simu, dir.redis), ids_of(simu, dir.sentinels));
-    } else if (s.lock.service == ServiceKind::kEtcd) {
-      lock = client::make_etcd_client(node, w->history, c, s.lock, ids_of(simu, dir.etcd), i);
-    }
+    std::unique_ptr<client::LockClient> lock = w->service->make_client(node, w->history, c, i);
     const auto copy = simu.find_node(c.resource);
     if (!copy) throw UnsupportedScenario("client " + c.name + " is routed to an unknown resource copy " + c.resource);
     w->clients.push_back(std::make_unique<client::ClientNode>(node, w->history, s, c, *copy, std::move(lock)));
   }
+  return w;
+}
 
-  // Faults take effect before any other event of the same instant.
-  for (const FaultSpec& f : out.faults) {
-    World* wp = w.get();
-    const std::vector<FaultSpec>* all = &out.faults;
-    simu.at(
+/// Schedules every fault (before any other event of its instant), then
+/// starts the service and the clients.
+void schedule_and_start(World& w, const std::vector<FaultSpec>& faults) {
+  for (const FaultSpec& f : faults) {
+    World* wp = &w;
+    const std::vector<FaultSpec>* all = &faults;
+    w.sim.at(
         f.at,
         [wp, f, all] {
           WorldFaultEnv env(*wp);
@@ -217,43 +210,43 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
         },
         sim::EventClass::kFault);
   }
-  if (w->redis) w->redis->start();
-  if (w->etcd) w->etcd->start();
-  for (auto& c : w->clients) c->start();
+  w.service->start();
+  for (auto& c : w.clients) c->start();
+}
 
-  const sim::RunStatus status = simu.run_until(s.duration, opt.event_budget, opt.pending_budget);
-  out.budget_exceeded = status == sim::RunStatus::kEventBudgetExceeded;
-  out.events = simu.events_processed();
-
-  out.context.run_end = s.duration;
-  out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
-  std::optional<raft::SafetyVerdict> raft_verdict;
-  if (w->etcd) raft_verdict = raft::check_raft_safety(w->etcd->raft_history());
-  out.history = std::move(w->history);  // nothing writes history while the world is torn down
-  w.reset();
-
-  out.verdicts = check_all(s, out.history, out.context);
-  for (Verdict& v : out.verdicts) {
-    if (v.property != Property::kRaftSafety || !raft_verdict) continue;
-    v.status = raft_verdict->holds ? Status::kHolds : Status::kViolated;
-    v.checked = static_cast<std::int64_t>(raft_verdict->checked);
-    v.at = raft_verdict->at;
-    v.summary = raft_verdict->holds ? fmt::format(
-                                          "{} Raft events checked: one leader per term, logs and applied "
-                                          "commands agree, no committed entry lost",
-                                          raft_verdict->checked)
-                                    : raft_verdict->rule + ": " + raft_verdict->summary;
-    v.story = raft_verdict->story;
-    if (v.expected) {
-      v.met = (*v.expected == Expectation::kHolds) == (v.status == Status::kHolds);
-    }
-  }
+/// Verdicts, metrics, whether every expectation is met, and the trace.
+void judge(const Scenario& s, const RunOptions& opt, const std::vector<Verdict>& service_verdicts, RunResult& out) {
+  out.verdicts = check_all(s, out.history, out.context, service_verdicts);
   out.metrics = compute_metrics(s, out.history, out.context);
   out.all_met = !out.budget_exceeded;
   for (const Verdict& v : out.verdicts) out.all_met = out.all_met && v.met;
   out.trace.set_enabled(opt.trace);
   if (opt.trace) build_trace(out.history, out.trace);
   out.fingerprint = out.trace.fingerprint();
+}
+
+}  // namespace
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
+  RunResult out;
+  Scenario s = sc;
+  if (opt.seed) s.seed = *opt.seed;
+  out.seed = s.seed;
+  collect_faults(s, out);
+
+  auto w = build_world(s);
+  schedule_and_start(*w, out.faults);
+  const sim::RunStatus status = w->sim.run_until(s.duration, opt.event_budget, opt.pending_budget);
+  out.budget_exceeded = status == sim::RunStatus::kEventBudgetExceeded;
+  out.events = w->sim.events_processed();
+
+  out.context.run_end = s.duration;
+  out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
+  const std::vector<Verdict> service_verdicts = w->service->own_verdicts();
+  out.history = std::move(w->history);  // nothing writes history while the world is torn down
+  w.reset();
+
+  judge(s, opt, service_verdicts, out);
   return out;
 }
 

@@ -9,8 +9,12 @@
 // A run is a pure function of (scenario, seed, fencesim version): the same
 // inputs give the same History, verdicts and trace fingerprint.
 //
-// Errors: `UnsupportedScenario` for a design this version cannot run yet
-// (the etcd service); the run stops with `budget_exceeded` when it needs
+// The lock service is whichever models/lock_service.hpp registers for
+// `s.lock.service`; the world knows it only through LockService.
+//
+// Errors: `UnsupportedScenario` for a design this version cannot run (a
+// lock.service no lock service is registered for, a client routed to an
+// unknown resource copy); the run stops with `budget_exceeded` when it needs
 // more than `event_budget` events, or has more than `pending_budget`
 // waiting at once; sim::ModelBug for a bug in a model.
 #pragma once

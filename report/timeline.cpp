@@ -251,8 +251,11 @@ void draw_faults(Canvas& c) {
         svg.text(x + 3, y + L.lane_h - 10, "slow", R"(class="lbl")");
         break;
       default: {
+        // A lock service's own fault (target: the service, e.g. "redis")
+        // is drawn on the service's first node.
+        const auto service = c.dir.service_nodes();
         const std::string lane =
-            c.lane_of.count(f.target) ? f.target : (c.dir.redis.empty() ? c.lanes.back() : c.dir.redis.front());
+            c.lane_of.count(f.target) ? f.target : (service.empty() ? c.lanes.back() : service.front());
         svg.mark("diamond", x, c.lane_y(lane) + 10, kPurple, title, kind, "fault");
       }
     }

@@ -463,6 +463,82 @@ void EtcdMember::notify_watches(const std::string& key, std::int64_t revision) {
   });
 }
 
+void EtcdMember::apply_grant(raft::Index index, Duration asked, Response& resp) {
+  // The lease id is the index of the grant entry: unique in the cluster.
+  const auto lease = static_cast<LeaseId>(index);
+  // lessor.Grant raises a TTL below the minimum: minLeaseTTL is
+  // (3 × electionTicks / 2) heartbeats, in whole seconds rounded up
+  // (etcdserver/server.go minTTL; lease/lessor.go).
+  const Duration ttl = std::max(asked, svc_.min_lease_ttl());
+  leases_[lease] = ttl;
+  if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
+  resp.lease = lease;
+  resp.ttl = ttl;
+}
+
+bool EtcdMember::apply_revoke(LeaseId lease, Response& resp,
+                              std::vector<std::pair<std::string, std::int64_t>>& deleted) {
+  bool revoked = false;
+  if (leases_.count(lease) != 0) {
+    const std::vector<std::string> attached = lease_keys_[lease].keys;
+    for (const std::string& k : attached) delete_key(k, deleted);
+    leases_.erase(lease);
+    lease_keys_.erase(lease);
+    expiry_.erase(lease);
+    revoked = true;
+  } else {
+    resp.error = "lease not found";
+  }
+  revoking_.erase(lease);
+  return revoked;
+}
+
+void EtcdMember::apply_lock(const std::string& key, LeaseId lease, std::string_view prefix, Response& resp,
+                            bool answering) {
+  // Txn(If(CreateRevision(key) == 0), Then(Put(key, "", WithLease(lease)), getOwner),
+  //     Else(Get(key), getOwner))  — client/v3/concurrency/mutex.go tryAcquire.
+  if (keys_.count(key) == 0) {
+    if (leases_.count(lease) == 0) {
+      resp.error = "lease not found";  // a put with an unknown lease fails the txn
+    } else {
+      ++revision_;
+      keys_[key] = KeyValue{key, "", revision_, revision_, 1, lease};
+      lease_keys_[lease].insert(key);
+      resp.succeeded = true;
+    }
+  }
+  if (resp.error.empty() && answering) {
+    resp.kv = keys_.at(key);
+    const KeyValue* owner = nullptr;
+    for (const auto& [k, kv] : keys_) {
+      if (has_prefix(k, prefix) && (owner == nullptr || kv.create_revision < owner->create_revision)) owner = &kv;
+    }
+    if (owner != nullptr) resp.owner = *owner;
+  }
+}
+
+void EtcdMember::apply_put(const std::string& key, LeaseId lease, const std::string& value, Response& resp,
+                           bool answering) {
+  // A plain Put (mvcc txn Put): creates or overwrites, attaching the lease.
+  if (lease != 0 && leases_.count(lease) == 0) {
+    resp.error = "lease not found";
+    return;
+  }
+  ++revision_;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    keys_[key] = KeyValue{key, value, revision_, revision_, 1, lease};
+  } else {
+    if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
+    it->second.value = value;
+    it->second.mod_revision = revision_;
+    ++it->second.version;
+    it->second.lease = lease;
+  }
+  if (lease != 0) lease_keys_[lease].insert(key);
+  if (answering) resp.kv = keys_.at(key);
+}
+
 void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& command) {
   if (command.empty()) {
     // A leader's empty entry. When the leader applies its own term's entry,
@@ -490,75 +566,16 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
   std::string revoked_why;
   std::string_view why;
   if (op->kind == OpKind::kGrant) {
-    // The lease id is the index of the grant entry: unique in the cluster.
-    const auto lease = static_cast<LeaseId>(index);
-    // lessor.Grant raises a TTL below the minimum: minLeaseTTL is
-    // (3 × electionTicks / 2) heartbeats, in whole seconds rounded up
-    // (etcdserver/server.go minTTL; lease/lessor.go).
-    const Duration ttl = std::max(Duration{op->ttl_ns}, svc_.min_lease_ttl());
-    leases_[lease] = ttl;
-    if (raft_.is_leader()) expiry_[lease] = node_.monotonic() + ttl;
-    resp->lease = lease;
-    resp->ttl = ttl;
+    apply_grant(index, Duration{op->ttl_ns}, *resp);
   } else if (op->kind == OpKind::kRevoke) {
-    const LeaseId lease = op->lease;
-    if (leases_.count(lease) != 0) {
-      const std::vector<std::string> attached = lease_keys_[lease].keys;
-      for (const std::string& k : attached) delete_key(k, deleted);
-      leases_.erase(lease);
-      lease_keys_.erase(lease);
-      expiry_.erase(lease);
-      revoked_why = fmt::format("lease {} revoked", lease);
+    if (apply_revoke(op->lease, *resp, deleted)) {
+      revoked_why = fmt::format("lease {} revoked", op->lease);
       why = revoked_why;
-    } else {
-      resp->error = "lease not found";
     }
-    revoking_.erase(lease);
   } else if (op->kind == OpKind::kLock) {
-    const std::string& key = op->key;
-    const LeaseId lease = op->lease;
-    const std::string_view prefix = op->prefix;
-    // Txn(If(CreateRevision(key) == 0), Then(Put(key, "", WithLease(lease)), getOwner),
-    //     Else(Get(key), getOwner))  — client/v3/concurrency/mutex.go tryAcquire.
-    if (keys_.count(key) == 0) {
-      if (leases_.count(lease) == 0) {
-        resp->error = "lease not found";  // a put with an unknown lease fails the txn
-      } else {
-        ++revision_;
-        keys_[key] = KeyValue{key, "", revision_, revision_, 1, lease};
-        lease_keys_[lease].insert(key);
-        resp->succeeded = true;
-      }
-    }
-    if (resp->error.empty() && answering) {
-      resp->kv = keys_.at(key);
-      const KeyValue* owner = nullptr;
-      for (const auto& [k, kv] : keys_) {
-        if (has_prefix(k, prefix) && (owner == nullptr || kv.create_revision < owner->create_revision)) owner = &kv;
-      }
-      if (owner != nullptr) resp->owner = *owner;
-    }
+    apply_lock(op->key, op->lease, op->prefix, *resp, answering);
   } else if (op->kind == OpKind::kPut) {
-    // A plain Put (mvcc txn Put): creates or overwrites, attaching the lease.
-    const std::string& key = op->key;
-    const LeaseId lease = op->lease;
-    if (lease != 0 && leases_.count(lease) == 0) {
-      resp->error = "lease not found";
-    } else {
-      ++revision_;
-      auto it = keys_.find(key);
-      if (it == keys_.end()) {
-        keys_[key] = KeyValue{key, op->value, revision_, revision_, 1, lease};
-      } else {
-        if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
-        it->second.value = op->value;
-        it->second.mod_revision = revision_;
-        ++it->second.version;
-        it->second.lease = lease;
-      }
-      if (lease != 0) lease_keys_[lease].insert(key);
-      if (answering) resp->kv = keys_.at(key);
-    }
+    apply_put(op->key, op->lease, op->value, *resp, answering);
   } else if (op->kind == OpKind::kDelete) {
     delete_key(op->key, deleted);
     why = "key deleted (unlock)";  // a literal: no string built per member per unlock
@@ -617,7 +634,7 @@ void EtcdMember::lessor_tick(std::uint64_t gen) {
 // =========================================================== EtcdService ==
 
 EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members)
-    : sim_(s), history_(h), spec_(sc.lock.etcd), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
+    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.etcd), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
   const std::int64_t ticks = spec_.heartbeat.count() > 0 ? spec_.election_timeout / spec_.heartbeat : 1;
   const Duration min_ttl = (3 * ticks / 2) * spec_.heartbeat;
   const std::int64_t second = 1'000'000'000;

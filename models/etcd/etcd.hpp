@@ -58,6 +58,7 @@
 
 #include "models/etcd/raft/raft.hpp"
 #include "models/history.hpp"
+#include "models/lock_service.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -165,6 +166,15 @@ class EtcdMember final : public sim::NodeBehaviour {
   void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
   Duration renew(LeaseId lease);
   void apply(raft::Index index, raft::Term term, const raft::Command& command);
+  // The pieces of apply, one per kind of entry.
+  /// LeaseGrant: the lease id is the entry's index; the TTL at least min_lease_ttl.
+  void apply_grant(raft::Index index, Duration asked, Response& resp);
+  /// LeaseRevoke: deletes the lease's keys (into `deleted`); false if the lease is unknown.
+  bool apply_revoke(LeaseId lease, Response& resp, std::vector<std::pair<std::string, std::int64_t>>& deleted);
+  /// The Mutex's tryAcquire txn; fills kv and owner when `answering`.
+  void apply_lock(const std::string& key, LeaseId lease, std::string_view prefix, Response& resp, bool answering);
+  /// A plain Put with an optional lease.
+  void apply_put(const std::string& key, LeaseId lease, const std::string& value, Response& resp, bool answering);
   void delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted);
   void notify_watches(const std::string& key, std::int64_t revision);
   void promote();
@@ -219,11 +229,24 @@ struct ForwardProposal final : sim::Payload {
   std::string describe() const override { return "MsgProp"; }
 };
 
-class EtcdService {
+/// The service as a LockService (models/lock_service.hpp): group "etcd"
+/// (etcd-0 …), role alias "etcd-leader", no faults of its own, and the
+/// raft_safety verdict (raft::check_raft_safety over raft_history()).
+class EtcdService final : public LockService {
  public:
   EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members);
-  ~EtcdService();
-  void start();
+  ~EtcdService() override;
+  void start() override;
+
+  // --- LockService ----------------------------------------------------------
+  /// "etcd-leader": leader(), or nullopt with "there is no etcd leader".
+  std::optional<NodeId> resolve_role(const std::string& role, std::string& why) const override;
+  /// The session + concurrency.Mutex client; client `index` starts on
+  /// member index mod n (client::make_etcd_client).
+  std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                  std::size_t index) override;
+  /// The raft_safety verdict of the run so far.
+  std::vector<Verdict> own_verdicts() const override;
 
   sim::Simulation& sim() { return sim_; }
   History& history() { return history_; }
@@ -250,6 +273,7 @@ class EtcdService {
  private:
   sim::Simulation& sim_;
   History& history_;
+  LockSpec lock_;
   EtcdSpec spec_;
   Duration ttl_;
   std::vector<NodeId> member_ids_;

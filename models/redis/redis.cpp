@@ -228,6 +228,76 @@ void RedisServer::retry_sync(std::uint64_t epoch) {
   });
 }
 
+/// GET: the value, or nil for a missing or logically expired key.
+void RedisServer::command_get(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || expired(it->second)) {
+    node_.reply(m, reply_nil());
+  } else {
+    auto r = sim::make_payload<Reply>();
+    r->text = it->second.value;  // a bulk string, counters included
+    node_.reply(m, r);
+  }
+}
+
+/// SET key value NX PX ttl and, with `with_token`, INCR of the counter key,
+/// as one write (protocol.hpp kAcquire).
+void RedisServer::command_acquire(const sim::Message& m, const Command& c) {
+  if (data_.count(c.key) != 0) {
+    node_.reply(m, reply_nil());  // SET NX fails: no INCR either
+    return;
+  }
+  std::vector<Effect> effects;
+  Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
+  set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  effects.push_back(set);
+  std::optional<std::int64_t> token;
+  if (c.with_token) {
+    expire_if_needed(c.counter_key);
+    effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
+  }
+  write(std::move(effects));
+  if (c.with_token) {
+    const auto it = data_.find(c.counter_key);
+    token = it != data_.end() ? as_integer(it->second.value).value_or(0) : 0;
+  }
+  svc_.on_grant(*this, m.from, c.value, token);
+  if (token) {
+    node_.reply(m, reply_int(*token));
+  } else {
+    auto r = sim::make_payload<Reply>();
+    r->text = "OK";
+    node_.reply(m, r);
+  }
+  svc_.reevaluate();
+}
+
+/// The renewal script: PEXPIRE key ttl if key still holds value.
+void RedisServer::command_renew(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || it->second.value != c.value) {
+    node_.reply(m, reply_int(0));
+    return;
+  }
+  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  write({ex});
+  node_.reply(m, reply_int(1));
+  svc_.reevaluate();
+}
+
+/// The release script: DEL key if it still holds value.
+void RedisServer::command_release(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || it->second.value != c.value) {
+    node_.reply(m, reply_int(0));
+    return;
+  }
+  write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+  node_.reply(m, reply_int(1));
+  svc_.reevaluate();
+}
+
 void RedisServer::handle_command(const sim::Message& m, const Command& c) {
   const bool is_write = c.op != Op::kGet;
   if (is_write && !primary_) {
@@ -238,71 +308,10 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
   }
   if (primary_) expire_if_needed(c.key);
   switch (c.op) {
-    case Op::kGet: {
-      auto it = data_.find(c.key);
-      if (it == data_.end() || expired(it->second)) {
-        node_.reply(m, reply_nil());
-      } else {
-        auto r = sim::make_payload<Reply>();
-        r->text = it->second.value;  // a bulk string, counters included
-        node_.reply(m, r);
-      }
-      return;
-    }
-    case Op::kAcquire: {
-      if (data_.count(c.key) != 0) {
-        node_.reply(m, reply_nil());  // SET NX fails: no INCR either
-        return;
-      }
-      std::vector<Effect> effects;
-      Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
-      set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
-      effects.push_back(set);
-      std::optional<std::int64_t> token;
-      if (c.with_token) {
-        expire_if_needed(c.counter_key);
-        effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
-      }
-      write(std::move(effects));
-      if (c.with_token) {
-        const auto it = data_.find(c.counter_key);
-        token = it != data_.end() ? as_integer(it->second.value).value_or(0) : 0;
-      }
-      svc_.on_grant(*this, m.from, c.value, token);
-      if (token) {
-        node_.reply(m, reply_int(*token));
-      } else {
-        auto r = sim::make_payload<Reply>();
-        r->text = "OK";
-        node_.reply(m, r);
-      }
-      svc_.reevaluate();
-      return;
-    }
-    case Op::kRenew: {
-      auto it = data_.find(c.key);
-      if (it == data_.end() || it->second.value != c.value) {
-        node_.reply(m, reply_int(0));
-        return;
-      }
-      Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-      ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
-      write({ex});
-      node_.reply(m, reply_int(1));
-      svc_.reevaluate();
-      return;
-    }
-    case Op::kRelease: {
-      auto it = data_.find(c.key);
-      if (it == data_.end() || it->second.value != c.value) {
-        node_.reply(m, reply_int(0));
-        return;
-      }
-      write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
-      node_.reply(m, reply_int(1));
-      svc_.reevaluate();
-      return;
-    }
+    case Op::kGet: command_get(m, c); return;
+    case Op::kAcquire: command_acquire(m, c); return;
+    case Op::kRenew: command_renew(m, c); return;
+    case Op::kRelease: command_release(m, c); return;
     case Op::kDel: {
       const bool had = data_.count(c.key) != 0;
       if (had) write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
@@ -576,62 +585,52 @@ void Sentinel::failover_loop(sim::Process& p) {
   }
 }
 
-bool Sentinel::try_failover(sim::Process& p) {
-  const NodeId primary = config_primary_;
-  const int majority = static_cast<int>(svc_.sentinels().size()) / 2 + 1;
-  const Duration timeout = 1s;
-  // 1. Objectively down: a majority of all sentinels (self included) agree.
-  {
-    std::vector<std::uint64_t> calls;
-    for (NodeId s : svc_.sentinels()) {
-      if (s == node_.id()) continue;
-      auto q = sim::make_payload<IsDown>();
-      q->primary = primary;
-      calls.push_back(p.send_request(s, q));
-    }
-    int agree = 1;
-    const Time deadline = node_.monotonic() + timeout;
-    for (std::uint64_t c : calls) {
-      auto r = p.await_reply(c, deadline);
-      if (r) {
-        if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->down) ++agree;
-      }
-    }
-    if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
+namespace {
+constexpr Duration kSentinelAskTimeout = 1s;
+}  // namespace
+
+int Sentinel::count_down_votes(sim::Process& p, NodeId primary) {
+  std::vector<std::uint64_t> calls;
+  for (NodeId s : svc_.sentinels()) {
+    if (s == node_.id()) continue;
+    auto q = sim::make_payload<IsDown>();
+    q->primary = primary;
+    calls.push_back(p.send_request(s, q));
   }
-  svc_.history().note(svc_.sim().now(), node_.name(), "odown",
-                      "sees " + svc_.sim().node(primary).name() + " objectively down");
-  // 2. Random desynchronisation before the election (SENTINEL_MAX_DESYNC).
-  p.sleep(Duration{rng_.uniform(0, 1'000'000'000)});
-  if (config_primary_ != primary || !subjectively_down()) return true;
-  // 3. Leader election for a new epoch: vote for self, ask the others.
-  const std::uint64_t epoch = std::max(current_epoch_, svc_.next_epoch()) + 0;
-  svc_.observe_epoch(epoch);
-  current_epoch_ = epoch;
-  voted_epoch_ = epoch;
-  voted_for_ = node_.id();
+  int agree = 1;
+  const Time deadline = node_.monotonic() + kSentinelAskTimeout;
+  for (std::uint64_t c : calls) {
+    auto r = p.await_reply(c, deadline);
+    if (r) {
+      if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->down) ++agree;
+    }
+  }
+  return agree;
+}
+
+int Sentinel::request_votes(sim::Process& p, NodeId primary, std::uint64_t epoch) {
   int votes = 1;
-  {
-    std::vector<std::uint64_t> calls;
-    for (NodeId s : svc_.sentinels()) {
-      if (s == node_.id()) continue;
-      auto q = sim::make_payload<IsDown>();
-      q->primary = primary;
-      q->epoch = epoch;
-      q->candidate = node_.id();
-      calls.push_back(p.send_request(s, q));
-    }
-    const Time deadline = node_.monotonic() + timeout;
-    for (std::uint64_t c : calls) {
-      auto r = p.await_reply(c, deadline);
-      if (!r) continue;
-      if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->vote_epoch == epoch && d->voted_for == node_.id()) {
-        ++votes;
-      }
+  std::vector<std::uint64_t> calls;
+  for (NodeId s : svc_.sentinels()) {
+    if (s == node_.id()) continue;
+    auto q = sim::make_payload<IsDown>();
+    q->primary = primary;
+    q->epoch = epoch;
+    q->candidate = node_.id();
+    calls.push_back(p.send_request(s, q));
+  }
+  const Time deadline = node_.monotonic() + kSentinelAskTimeout;
+  for (std::uint64_t c : calls) {
+    auto r = p.await_reply(c, deadline);
+    if (!r) continue;
+    if (const auto* d = r->as<IsDownReply>(); d != nullptr && d->vote_epoch == epoch && d->voted_for == node_.id()) {
+      ++votes;
     }
   }
-  if (votes < majority || config_primary_ != primary) return false;
-  // 4. Select the best replica: reachable recently, largest offset, lowest index.
+  return votes;
+}
+
+NodeId Sentinel::best_replica(NodeId primary) {
   NodeId best = sim::kNoNode;
   std::uint64_t best_offset = 0;
   for (NodeId s : svc_.servers()) {
@@ -644,6 +643,31 @@ bool Sentinel::try_failover(sim::Process& p) {
       best_offset = off;
     }
   }
+  return best;
+}
+
+bool Sentinel::try_failover(sim::Process& p) {
+  const NodeId primary = config_primary_;
+  const int majority = static_cast<int>(svc_.sentinels().size()) / 2 + 1;
+  const Duration timeout = kSentinelAskTimeout;
+  // 1. Objectively down: a majority of all sentinels (self included) agree.
+  const int agree = count_down_votes(p, primary);
+  if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
+  svc_.history().note(svc_.sim().now(), node_.name(), "odown",
+                      "sees " + svc_.sim().node(primary).name() + " objectively down");
+  // 2. Random desynchronisation before the election (SENTINEL_MAX_DESYNC).
+  p.sleep(Duration{rng_.uniform(0, 1'000'000'000)});
+  if (config_primary_ != primary || !subjectively_down()) return true;
+  // 3. Leader election for a new epoch: vote for self, ask the others.
+  const std::uint64_t epoch = std::max(current_epoch_, svc_.next_epoch()) + 0;
+  svc_.observe_epoch(epoch);
+  current_epoch_ = epoch;
+  voted_epoch_ = epoch;
+  voted_for_ = node_.id();
+  const int votes = request_votes(p, primary, epoch);
+  if (votes < majority || config_primary_ != primary) return false;
+  // 4. Select the best replica: reachable recently, largest offset, lowest index.
+  const NodeId best = best_replica(primary);
   if (best == sim::kNoNode) {
     svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "no suitable replica");
     return false;
@@ -705,6 +729,7 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
                            std::vector<NodeId> sentinels, std::vector<NodeId> clients)
     : sim_(s),
       history_(h),
+      lock_(sc.lock),
       spec_(sc.lock.redis),
       key_(sc.lock.key),
       server_ids_(std::move(servers)),

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "models/history.hpp"
+#include "models/lock_service.hpp"
 #include "models/redis/protocol.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -108,6 +109,10 @@ class RedisServer final : public sim::NodeBehaviour {
 
  private:
   void handle_command(const sim::Message& m, const Command& c);
+  void command_get(const sim::Message& m, const Command& c);
+  void command_acquire(const sim::Message& m, const Command& c);
+  void command_renew(const sim::Message& m, const Command& c);
+  void command_release(const sim::Message& m, const Command& c);
   /// Lazy expiry: deletes `key` if expired (primary only) and propagates.
   void expire_if_needed(const std::string& key);
   void write(std::vector<Effect> effects);
@@ -165,6 +170,15 @@ class Sentinel final : public sim::NodeBehaviour {
   void hello_loop(sim::Process& p);
   bool subjectively_down() const;
   bool try_failover(sim::Process& p);
+  /// Asks every other sentinel whether `primary` is down; the number that
+  /// agree, self included (is-master-down-by-addr without a vote).
+  int count_down_votes(sim::Process& p, NodeId primary);
+  /// Asks every other sentinel for its vote in `epoch`; the votes won, self
+  /// included (sentinelVoteLeader).
+  int request_votes(sim::Process& p, NodeId primary, std::uint64_t epoch);
+  /// The replica to promote: answered within down_after, largest offset,
+  /// lowest index; kNoNode if none.
+  NodeId best_replica(NodeId primary);
 
   RedisService& svc_;
   sim::Node& node_;
@@ -179,16 +193,30 @@ class Sentinel final : public sim::NodeBehaviour {
   sim::Rng rng_;
 };
 
-class RedisService {
+/// The service as a LockService (models/lock_service.hpp): groups "redis"
+/// (redis-0 …: the primary then its replicas, or the Redlock primaries) and
+/// "sentinels" (sentinel-0 …), role alias "redis-primary", faults
+/// `failover` and `counter_reset` of "redis" (the token counter).
+class RedisService final : public LockService {
  public:
   /// Builds the servers and sentinels on the given nodes. `clients` are the
   /// lock clients that receive +switch-master announcements.
   RedisService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers,
                std::vector<NodeId> sentinels, std::vector<NodeId> clients);
-  ~RedisService();
+  ~RedisService() override;
 
   /// Starts every node's periodic work; call once before running.
-  void start();
+  void start() override;
+
+  // --- LockService ----------------------------------------------------------
+  /// "redis-primary": current_primary().
+  std::optional<NodeId> resolve_role(const std::string& role, std::string& why) const override;
+  /// failover: failover_now; counter_reset: reset_counter.
+  bool apply_fault(const FaultSpec& f, std::string& why) override;
+  /// Redlock client over every primary, or the single-primary client that
+  /// asks the sentinels (client::make_redis_client).
+  std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                  std::size_t index) override;
 
   sim::Simulation& sim() { return sim_; }
   History& history() { return history_; }
@@ -237,6 +265,7 @@ class RedisService {
 
   sim::Simulation& sim_;
   History& history_;
+  LockSpec lock_;
   RedisSpec spec_;
   std::string key_;
   std::vector<NodeId> server_ids_;

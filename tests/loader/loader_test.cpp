@@ -176,8 +176,8 @@ TEST(LoaderDefaults, AnEtcdScenarioGetsTheEtcdDefaults) {
   EXPECT_EQ(s.lock.ttl, 6s);
   EXPECT_EQ(s.clients[0].renew_interval, 2s);
   const NodeDirectory d = directory(s);
-  EXPECT_EQ(d.etcd, (std::vector<std::string>{"etcd-0", "etcd-1", "etcd-2"}));
-  EXPECT_TRUE(d.redis.empty());
+  EXPECT_EQ(d.group("etcd"), (std::vector<std::string>{"etcd-0", "etcd-1", "etcd-2"}));
+  EXPECT_TRUE(d.group("redis")->empty());
 }
 
 TEST(LoaderDefaults, RedlockDefaultsToNoReplicasNoSentinelsAndNoToken) {
@@ -189,7 +189,7 @@ TEST(LoaderDefaults, RedlockDefaultsToNoReplicasNoSentinelsAndNoToken) {
   EXPECT_EQ(s.lock.redis.replicas, 0);
   EXPECT_EQ(s.lock.redis.sentinels, 0);
   EXPECT_EQ(s.lock.redis.token, RedisToken::kNone);
-  EXPECT_EQ(directory(s).redis.size(), 5u);
+  EXPECT_EQ(directory(s).group("redis")->size(), 5u);
   EXPECT_FALSE(property_applies(s, Property::kTokenMonotonic));
 }
 

@@ -1,0 +1,53 @@
+// models/checkers/metrics.cpp — DESIGN.md's health metrics over a History.
+#include <algorithm>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/story.hpp"
+
+namespace fencesim {
+
+using namespace checkers;
+
+sim::Duration nearest_rank(std::vector<sim::Duration> sorted, int p) {
+  if (sorted.empty()) return sim::Duration{0};
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  std::size_t rank = (static_cast<std::size_t>(p) * n + 99) / 100;  // ceil(p/100 * n)
+  if (rank == 0) rank = 1;
+  return sorted[rank - 1];
+}
+
+Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx) {
+  Metrics m;
+  m.ttl = s.lock.ttl;
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (op.write) {
+      (op.accepted ? m.writes_accepted : m.writes_rejected)++;
+    } else {
+      (op.accepted ? m.reads_accepted : m.reads_rejected)++;
+    }
+  }
+  m.grants = static_cast<std::int64_t>(h.grants.size());
+  m.acquisitions = static_cast<std::int64_t>(h.beliefs.size());
+  m.lease_losses = h.lease_losses;
+  std::vector<sim::Duration> lat;
+  for (const RenewalRecord& r : h.renewals) {
+    if (r.success) lat.push_back(r.replied - r.first_sent);
+  }
+  m.renewal_latency.count = static_cast<std::int64_t>(lat.size());
+  m.renewal_latency.p50 = nearest_rank(lat, 50);
+  m.renewal_latency.p99 = nearest_rank(lat, 99);
+  m.renewal_latency.max = nearest_rank(lat, 100);
+  for_each_overlapping_belief_pair(h, ctx, [&](std::size_t, std::size_t, Time start, Time end) {
+    if (end - start > m.longest_overlap) m.longest_overlap = end - start;
+  });
+  m.audit_findings = static_cast<std::int64_t>(h.audit.size());
+  if (!h.audit.empty()) m.first_audit = h.audit.front();
+  for (const IterationRecord& it : h.iterations) {
+    ++m.iterations;
+    if (it.success) ++m.iterations_ok;
+  }
+  return m;
+}
+
+}  // namespace fencesim

@@ -1,0 +1,55 @@
+// models/checkers/no_lost_update.cpp — no_lost_update: accepted writes form a serial history from the initial value.
+// Definition: SCENARIO_FORMAT.md "expect".
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/story.hpp"
+
+namespace fencesim {
+
+using namespace checkers;
+
+Verdict check_no_lost_update(const History& h, std::int64_t initial) {
+  Verdict v;
+  v.property = Property::kNoLostUpdate;
+  std::int64_t current = initial;
+  const ResourceOpRecord* prev = nullptr;
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (!op.write || !op.accepted) continue;
+    ++v.checked;
+    if (op.read_value != current) {
+      v.status = Status::kViolated;
+      v.at = op.at;
+      v.summary = fmt::format("{} wrote {} from a read of {}, but the previous accepted write had left {}", op.client,
+                              op.value, op.read_value, current);
+      std::vector<std::string> story;
+      for (const ResourceOpRecord& r : h.resource_ops) {
+        if (!r.write && r.accepted && r.client == op.client && r.iteration == op.iteration &&
+            r.lease_value == op.lease_value && r.at <= op.at) {
+          story.push_back(fmt::format("{}: {} read {} from {} ({})", format_time(r.at), r.client, r.value, r.copy,
+                                      token_text(r.token)));
+        }
+      }
+      if (prev != nullptr) {
+        story.push_back(fmt::format("{}: {} accepted {}'s write of {} (read {}, {})", format_time(prev->at), prev->copy,
+                                    prev->client, prev->value, prev->read_value, token_text(prev->token)));
+      }
+      story.push_back(
+          fmt::format("{}: {} accepted {}'s write of {} computed from the stale read of {} ({}): the "
+                      "update to {} is lost",
+                      format_time(op.at), op.copy, op.client, op.value, op.read_value, token_text(op.token), current));
+      number(story);
+      v.story = std::move(story);
+      return v;
+    }
+    current = op.value;
+    prev = &op;
+  }
+  v.summary = v.checked == 1 ? std::string("1 accepted write forms a serial history")
+                             : fmt::format("{} accepted writes form a serial history", v.checked);
+  return v;
+}
+
+}  // namespace fencesim

@@ -1,0 +1,55 @@
+// models/checkers/no_stale_write.cpp — no_stale_write: every accepted write comes from a lease still live at the
+// service. Definition: SCENARIO_FORMAT.md "expect".
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/story.hpp"
+
+namespace fencesim {
+
+using namespace checkers;
+
+Verdict check_no_stale_write(const History& h) {
+  Verdict v;
+  v.property = Property::kNoStaleWrite;
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (!op.write || !op.accepted) continue;
+    ++v.checked;
+    auto it = h.lease_ends.find(op.lease_value);
+    if (it == h.lease_ends.end() || !(op.at > it->second.at)) continue;
+    v.status = Status::kViolated;
+    v.at = op.at;
+    v.summary = fmt::format("{} wrote {} at {} on {} with {}, after its lease ended at {}", op.client, op.value,
+                            format_time(op.at), op.copy, token_text(op.token), format_time(it->second.at));
+    std::vector<std::string> story;
+    Time from{0};
+    if (const GrantRecord* g = grant_of(h, op.lease_value)) {
+      story.push_back(fmt::format("{}: {} granted the lock to {} ({})", format_time(g->at), g->server, g->client,
+                                  token_text(g->token)));
+      from = g->at;
+    }
+    add_faults_between(h, from, op.at, op.client, story);
+    story.push_back(fmt::format("{}: {}'s lease ended at the service: {}", format_time(it->second.at), op.client,
+                                it->second.reason));
+    for (const GrantRecord& g : h.grants) {
+      if (g.at >= it->second.at && g.at <= op.at && g.value != op.lease_value) {
+        story.push_back(fmt::format("{}: {} granted the lock to {} ({})", format_time(g.at), g.server, g.client,
+                                    token_text(g.token)));
+        break;
+      }
+    }
+    story.push_back(fmt::format("{}: {} accepted {}'s write of {} ({}; marks after: last_written {}, last_seen {})",
+                                format_time(op.at), op.copy, op.client, op.value, token_text(op.token), op.last_written,
+                                op.last_seen));
+    number(story);
+    v.story = std::move(story);
+    return v;
+  }
+  v.summary = v.checked == 1 ? std::string("the one accepted write came from a live lease")
+                             : fmt::format("every one of {} accepted writes came from a live lease", v.checked);
+  return v;
+}
+
+}  // namespace fencesim

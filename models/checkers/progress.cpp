@@ -1,0 +1,56 @@
+// models/checkers/progress.cpp — progress: after the last fault, iterations succeed within the settle time.
+// Definition: SCENARIO_FORMAT.md "expect".
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/story.hpp"
+
+namespace fencesim {
+
+using namespace checkers;
+
+Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration settle) {
+  Verdict v;
+  v.property = Property::kProgress;
+  if (ctx.any_fault && !ctx.last_fault_end) {
+    v.summary = "a fault never ends, so no iteration is checked (holds vacuously)";
+    return v;
+  }
+  const Time after = ctx.last_fault_end.value_or(Time{-1});
+  const Time last_start = ctx.run_end - settle;
+  for (const IterationRecord& it : h.iterations) {
+    if (it.start <= after || it.start > last_start) continue;
+    ++v.checked;
+    const bool ok = it.success && it.done && *it.done - it.start <= settle;
+    if (ok) continue;
+    v.status = Status::kViolated;
+    v.at = it.start;
+    v.summary = fmt::format(
+        "{}'s iteration {} started at {} (after the last fault ended at {}) and did not succeed "
+        "within the settle time {}: {}",
+        it.client, it.index, format_time(it.start), format_time(after), sim::format_duration(settle), it.outcome);
+    std::vector<std::string> story;
+    story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
+    story.push_back(fmt::format("{}: {} started iteration {}", format_time(it.start), it.client, it.index));
+    if (it.acquired) story.push_back(fmt::format("{}: {} acquired the lock", format_time(*it.acquired), it.client));
+    for (const ResourceOpRecord& op : h.resource_ops) {
+      if (op.client == it.client && op.iteration == it.index && op.at >= it.start) {
+        story.push_back(fmt::format("{}: {} {} {} ({}){}", format_time(op.at), op.copy,
+                                    op.accepted ? "accepted" : "rejected", op.write ? "the write" : "the read",
+                                    token_text(op.token), op.accepted ? "" : ": " + op.reason));
+      }
+    }
+    story.push_back(fmt::format("outcome: {}", it.outcome));
+    number(story);
+    v.story = std::move(story);
+    return v;
+  }
+  v.summary = v.checked == 0 ? "no iteration started after the last fault with the settle time left (holds vacuously)"
+                             : fmt::format("all {} iterations after the last fault succeeded within {}", v.checked,
+                                           sim::format_duration(settle));
+  return v;
+}
+
+}  // namespace fencesim

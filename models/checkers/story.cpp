@@ -1,0 +1,62 @@
+#include "models/checkers/story.hpp"
+
+#include <fmt/format.h>
+
+namespace fencesim {
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::kHolds: return "holds";
+    case Status::kViolated: return "violated";
+    case Status::kNotApplicable: return "not_applicable";
+  }
+  return "?";
+}
+
+std::string format_time(Time t) {
+  // Milliseconds with three decimals (microsecond resolution): "12.200s".
+  const std::int64_t us = t.count() / 1000;
+  const std::int64_t neg = us < 0 ? 1 : 0;
+  const std::int64_t a = neg ? -us : us;
+  return fmt::format("{}{}.{:06}s", neg ? "-" : "", a / 1'000'000, a % 1'000'000);
+}
+
+namespace checkers {
+
+std::string token_text(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
+
+std::string belief_line(const BeliefRecord& b, const CheckContext& ctx) {
+  return fmt::format("{} believed it held the lock ({}, value {}) from {} until {}{}", b.client, token_text(b.token),
+                     b.value, format_time(b.start), format_time(belief_end(b, ctx)),
+                     b.end ? " (" + b.end_reason + ")" : " (end of run)");
+}
+
+const GrantRecord* grant_of(const History& h, const std::string& value) {
+  for (const GrantRecord& g : h.grants) {
+    if (g.value == value) return &g;
+  }
+  return nullptr;
+}
+
+std::string fault_line(const FaultRecord& f) {
+  return fmt::format("{}: fault {}{}{}", format_time(f.start), to_string(f.kind),
+                     f.target.empty() ? "" : " on " + f.target, f.detail.empty() ? "" : " (" + f.detail + ")");
+}
+
+void add_faults_between(const History& h, Time from, Time to, const std::string& node,
+                        std::vector<std::string>& story) {
+  for (const FaultRecord& f : h.faults) {
+    if (f.skipped) continue;
+    const Time end = f.end ? *f.end : f.start;
+    if (f.start > to || end < from) continue;
+    if (!node.empty() && f.target != node) continue;
+    story.push_back(fault_line(f));
+  }
+}
+
+void number(std::vector<std::string>& story) {
+  for (std::size_t i = 0; i < story.size(); ++i) story[i] = fmt::format("{}. {}", i + 1, story[i]);
+}
+
+}  // namespace checkers
+}  // namespace fencesim

@@ -1,0 +1,61 @@
+// models/checkers/token_monotonic.cpp — token_monotonic: tokens strictly increase in grant order.
+// Definition: SCENARIO_FORMAT.md "expect".
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/story.hpp"
+
+namespace fencesim {
+
+using namespace checkers;
+
+Verdict check_token_monotonic(const History& h) {
+  Verdict v;
+  v.property = Property::kTokenMonotonic;
+  std::vector<const GrantRecord*> grants;
+  for (const GrantRecord& g : h.grants) {
+    if (g.token) grants.push_back(&g);
+  }
+  std::stable_sort(grants.begin(), grants.end(), [](const GrantRecord* a, const GrantRecord* b) {
+    return a->at != b->at ? a->at < b->at : a->seq < b->seq;
+  });
+  const GrantRecord* best = nullptr;
+  for (const GrantRecord* g : grants) {
+    ++v.checked;
+    if (best != nullptr && !(*g->token > *best->token)) {
+      v.status = Status::kViolated;
+      v.at = g->at;
+      v.summary =
+          fmt::format("{} granted token {} to {} at {}, not above token {} granted to {} at {}", g->server, *g->token,
+                      g->client, format_time(g->at), *best->token, best->client, format_time(best->at));
+      // Everything between the two grants, in true-time order.
+      std::vector<std::pair<Time, std::string>> steps;
+      steps.emplace_back(best->at, fmt::format("{}: {} granted the lock to {} (token {})", format_time(best->at),
+                                               best->server, best->client, *best->token));
+      for (const FaultRecord& f : h.faults) {
+        if (f.skipped || f.start < best->at || f.start > g->at) continue;
+        steps.emplace_back(f.start, fault_line(f));
+      }
+      for (const NoteRecord& n : h.notes) {
+        if (n.at >= best->at && n.at <= g->at) {
+          steps.emplace_back(n.at, fmt::format("{}: {} {}", format_time(n.at), n.node, n.text));
+        }
+      }
+      std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::string> story;
+      for (auto& [t, line] : steps) story.push_back(std::move(line));
+      story.push_back(fmt::format("{}: {} granted the lock to {} (token {}): a token already handed out",
+                                  format_time(g->at), g->server, g->client, *g->token));
+      number(story);
+      v.story = std::move(story);
+      return v;
+    }
+    if (best == nullptr || *g->token > *best->token) best = g;
+  }
+  v.summary = fmt::format("{} grants, tokens strictly increasing", v.checked);
+  return v;
+}
+
+}  // namespace fencesim

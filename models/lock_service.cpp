@@ -1,0 +1,113 @@
+#include "models/lock_service.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/client/client.hpp"
+
+namespace fencesim {
+
+std::string ServiceDescriptor::fault_needs(const FaultSpec& f) const {
+  return std::string(to_string(f.kind)) + " of \"" + name() + "\" needs the " + display_name() + " service";
+}
+
+namespace {
+
+/// `none`: the workload's CAS loop at the resource, without a lock.
+class NoLockService final : public LockService {
+ public:
+  void start() override {}
+  std::unique_ptr<client::LockClient> make_client(sim::Node&, History&, const ClientSpec&, std::size_t) override {
+    return nullptr;
+  }
+};
+
+class NoneDescriptor final : public ServiceDescriptor {
+ public:
+  ServiceKind kind() const override { return ServiceKind::kNone; }
+  std::string name() const override { return "none"; }
+  bool takes_lock() const override { return false; }
+  std::string why_no_token(const Scenario&) const override {
+    return "the design takes no lock, so it hands out no token";
+  }
+  std::unique_ptr<LockService> build(ServiceContext&) const override { return std::make_unique<NoLockService>(); }
+};
+
+struct Registry {
+  std::vector<const ServiceDescriptor*> all;
+  std::vector<std::unique_ptr<ServiceDescriptor>> owned;  ///< registered at run time
+};
+
+Registry& registry() {
+  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor()}, {}};
+  return r;
+}
+
+}  // namespace
+
+const ServiceDescriptor& none_descriptor() {
+  static const NoneDescriptor kNone;
+  return kNone;
+}
+
+const std::vector<const ServiceDescriptor*>& service_registry() { return registry().all; }
+
+const ServiceDescriptor& service_descriptor(ServiceKind kind) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == kind) return *d;
+  }
+  throw std::out_of_range("no lock service registered for kind " + std::to_string(static_cast<int>(kind)));
+}
+
+const ServiceDescriptor* find_service(const std::string& name) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->name() == name) return d;
+  }
+  return nullptr;
+}
+
+void register_service(std::unique_ptr<ServiceDescriptor> d) {
+  Registry& r = registry();
+  for (const ServiceDescriptor* e : r.all) {
+    if (e->kind() == d->kind() || e->name() == d->name()) {
+      throw std::invalid_argument("lock service " + d->name() + " is registered already");
+    }
+  }
+  r.all.push_back(d.get());
+  r.owned.push_back(std::move(d));
+}
+
+std::vector<std::string> all_group_names() {
+  std::vector<std::string> out{"clients"};
+  for (const ServiceDescriptor* d : service_registry()) {
+    for (const std::string& g : d->group_names()) out.push_back(g);
+  }
+  out.emplace_back("resources");
+  return out;
+}
+
+std::vector<std::string> all_role_names() {
+  std::vector<std::string> out;
+  for (const ServiceDescriptor* d : service_registry()) {
+    for (const std::string& r : d->role_names()) out.push_back(r);
+  }
+  return out;
+}
+
+const ServiceDescriptor* role_owner(const std::string& role) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    const auto roles = d->role_names();
+    if (std::find(roles.begin(), roles.end(), role) != roles.end()) return d;
+  }
+  return nullptr;
+}
+
+const ServiceDescriptor* property_owner(Property p) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    const auto own = d->own_properties();
+    if (std::find(own.begin(), own.end(), p) != own.end()) return d;
+  }
+  return nullptr;
+}
+
+}  // namespace fencesim

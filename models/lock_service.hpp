@@ -1,0 +1,206 @@
+// models/lock_service.hpp — the seam between a run and its lock service.
+//
+// Everything the rest of fencesim knows about one kind of lock service (Redis
+// with Sentinel or Redlock, etcd, `none`) sits behind two objects:
+//
+//  * a `ServiceDescriptor`: static knowledge of one `ServiceKind`, usable
+//    from a Scenario before any world exists. Its node groups (names, node
+//    names, node order), role aliases, which service-specific faults it
+//    takes and why the loader refuses one, whether it takes a lock and hands
+//    out tokens, the properties it checks itself. The loader validates
+//    targets and node lists against it; `directory()` (scenario.hpp) lists
+//    the nodes from it.
+//  * a `LockService`: the running service in one world, built by the
+//    descriptor on the world's nodes. It starts, resolves a role alias at a
+//    given moment, applies the faults only it understands, makes each
+//    client's LockClient (models/client/client.hpp) and, after the run,
+//    reports the verdicts of the properties it checks itself (etcd: the Raft
+//    safety verdict).
+//
+// The registry (`service_registry()`) holds one descriptor per kind: the
+// built-in ones (redis, etcd, none) in this order, then any registered with
+// `register_service` (tests use it for a fake service). The order fixes the
+// order of node groups and of group and role names in messages.
+//
+//   const ServiceDescriptor& d = service_descriptor(s.lock.service);
+//   for (const NodeGroup& g : d.groups(s)) ...         // "redis": redis-0 …
+//   auto svc = d.build(ctx);                           // in a world
+//   svc->start();
+//   std::string why;
+//   auto node = svc->resolve_role("redis-primary", why);
+//
+// Errors: `service_descriptor` of a kind nobody registered throws
+// std::out_of_range; `register_service` of a kind already registered throws
+// std::invalid_argument. A method that cannot do what a fault asks returns
+// false (or nullopt) with the reason in `why`, which the run records as the
+// fault's skip reason; it never throws for that.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/checkers/verdict.hpp"
+#include "models/history.hpp"
+#include "models/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace fencesim {
+
+namespace client {
+class LockClient;
+}
+
+/// What a service is built from in a world. `groups[i]` holds the node ids
+/// of the descriptor's `groups(scenario)[i]`, in the same order; the nodes
+/// exist in `sim` already.
+struct ServiceContext {
+  sim::Simulation& sim;
+  History& history;
+  const Scenario& scenario;
+  std::vector<std::vector<sim::NodeId>> groups;
+  std::vector<sim::NodeId> clients;  ///< every client node, in scenario order
+};
+
+/// The running service of one world. Owned by the world; it outlives the
+/// clients' LockClients and is destroyed before the simulation.
+class LockService {
+ public:
+  virtual ~LockService() = default;
+
+  /// Starts every node's periodic work; called once, before the run, before
+  /// the clients start.
+  virtual void start() = 0;
+
+  /// The node that has `role` (one of the descriptor's `roles(scenario)`)
+  /// now, at the simulation's current instant; nullopt with `why` when no
+  /// node has it now (etcd without a leader: "there is no etcd leader").
+  virtual std::optional<sim::NodeId> resolve_role(const std::string& role, std::string& why) const {
+    why = "unknown target " + role;
+    return std::nullopt;
+  }
+
+  /// Applies a fault only this service understands (one of the descriptor's
+  /// `service_faults()`, target the service's name): `failover`, or
+  /// `counter_reset` of the service's own token counter. Returns false with
+  /// `why` when the fault is skipped (no live replica to promote, ...).
+  virtual bool apply_fault(const FaultSpec& f, std::string& why) {
+    why = std::string("the lock service takes no ") + to_string(f.kind) + " fault";
+    return false;
+  }
+
+  /// The LockClient of client `index` (its position in the expanded client
+  /// list, on node `node`); nullptr for a design that takes no lock.
+  virtual std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                          std::size_t index) = 0;
+
+  /// After the run, before the world is torn down: one verdict per property
+  /// of the descriptor's `own_properties()` (expectation not yet applied;
+  /// check_all does that).
+  virtual std::vector<Verdict> own_verdicts() const { return {}; }
+};
+
+/// Static knowledge of one kind of lock service. Methods that take a
+/// Scenario are called only with `s.lock.service == kind()` unless they say
+/// otherwise.
+class ServiceDescriptor {
+ public:
+  virtual ~ServiceDescriptor() = default;
+
+  virtual ServiceKind kind() const = 0;
+  /// The `lock.service` word ("redis"); also the `target` of its service
+  /// faults and the word messages use for "this scenario's lock service is".
+  virtual std::string name() const = 0;
+  /// How messages name the service: "the Redis service".
+  virtual std::string display_name() const { return name(); }
+
+  /// Every group name this kind can have, in node order. They are reserved
+  /// in every scenario (no client may take them); in a scenario of another
+  /// service they are groups without nodes.
+  virtual std::vector<std::string> group_names() const { return {}; }
+  /// The groups of `s`, named and ordered as `group_names()` (a group may be
+  /// empty: "sentinels" with lock.sentinels 0). Node names are unique.
+  virtual std::vector<NodeGroup> groups(const Scenario& s) const {
+    (void)s;
+    return {};
+  }
+  /// Every role alias this kind can have ("redis-primary"); reserved in
+  /// every scenario.
+  virtual std::vector<std::string> role_names() const { return {}; }
+  /// The role aliases valid in `s` (default: all of `role_names()`).
+  virtual std::vector<std::string> roles(const Scenario& s) const {
+    (void)s;
+    return role_names();
+  }
+
+  /// False for a design that takes no lock (`none`): mutual_exclusion and
+  /// no_stale_write do not apply.
+  virtual bool takes_lock() const { return true; }
+  /// Whether grants carry a fencing token (token_monotonic applies).
+  virtual bool hands_out_tokens(const Scenario& s) const {
+    (void)s;
+    return false;
+  }
+  /// Why token_monotonic does not apply, when `hands_out_tokens(s)` is false
+  /// (the loader's message after "because ").
+  virtual std::string why_no_token(const Scenario& s) const {
+    (void)s;
+    return "the lock service hands out no token (lock.token is \"none\")";
+  }
+  /// Properties this service checks itself (LockService::own_verdicts):
+  /// raft_safety for etcd.
+  virtual std::vector<Property> own_properties() const { return {}; }
+
+  /// Fault kinds only this service understands; such a fault names the
+  /// service (`name()`) as its target.
+  virtual std::vector<FaultKind> service_faults() const { return {}; }
+  /// Why the loader refuses `f` (of `service_faults()`) in `s`, "" when it
+  /// runs: "failover needs a replica to promote: set lock.replicas to 1 or
+  /// more".
+  virtual std::string fault_problem(const Scenario& s, const FaultSpec& f) const {
+    (void)s;
+    (void)f;
+    return "";
+  }
+  /// What `f` (of `service_faults()`) needs when the scenario runs another
+  /// service; the loader appends "; this scenario's lock service is …".
+  virtual std::string fault_needs(const FaultSpec& f) const;
+
+  /// Builds the running service in a world (ctx.scenario's service is this).
+  virtual std::unique_ptr<LockService> build(ServiceContext& ctx) const = 0;
+};
+
+/// Every registered descriptor, built-in ones first (redis, etcd, none).
+const std::vector<const ServiceDescriptor*>& service_registry();
+/// The descriptor of `kind`; throws std::out_of_range if none is registered.
+const ServiceDescriptor& service_descriptor(ServiceKind kind);
+/// The descriptor whose `name()` is `name`, or nullptr.
+const ServiceDescriptor* find_service(const std::string& name);
+/// Registers a further kind (the registry keeps it for the process's life).
+/// Not thread-safe: call before any run. Throws std::invalid_argument if the
+/// kind is registered already.
+void register_service(std::unique_ptr<ServiceDescriptor> d);
+
+/// Every group name a node list may use, in node order: "clients", every
+/// registered service's `group_names()`, "resources".
+std::vector<std::string> all_group_names();
+/// Every registered service's role names, in registry order.
+std::vector<std::string> all_role_names();
+/// The descriptor that has role alias `role`, or nullptr.
+const ServiceDescriptor* role_owner(const std::string& role);
+/// The descriptor that checks property `p` itself, or nullptr.
+const ServiceDescriptor* property_owner(Property p);
+
+/// The built-in descriptors (defined beside each service).
+namespace redis {
+const ServiceDescriptor& descriptor();
+}
+namespace etcd {
+const ServiceDescriptor& descriptor();
+}
+/// `none`: CAS at the resource without a lock; no nodes, no lock clients.
+const ServiceDescriptor& none_descriptor();
+
+}  // namespace fencesim

@@ -1,0 +1,87 @@
+// models/redis/service.cpp — Redis as a lock service (models/lock_service.hpp):
+// its descriptor (node groups, role, faults, properties) and RedisService's
+// LockService methods.
+#include "models/client/client.hpp"
+#include "models/redis/redis.hpp"
+
+namespace fencesim::redis {
+
+namespace {
+
+class RedisDescriptor final : public ServiceDescriptor {
+ public:
+  ServiceKind kind() const override { return ServiceKind::kRedis; }
+  std::string name() const override { return "redis"; }
+  std::string display_name() const override { return "Redis"; }
+
+  std::vector<std::string> group_names() const override { return {"redis", "sentinels"}; }
+  /// "redis": the primary and its replicas (or the Redlock primaries);
+  /// "sentinels": the Sentinels (none in Redlock mode).
+  std::vector<NodeGroup> groups(const Scenario& s) const override {
+    const RedisSpec& r = s.lock.redis;
+    const int primaries = r.redlock > 0 ? r.redlock : 1;
+    const int nodes = primaries + (r.redlock > 0 ? 0 : r.replicas);
+    NodeGroup servers{"redis", {}};
+    for (int i = 0; i < nodes; ++i) servers.nodes.push_back("redis-" + std::to_string(i));
+    NodeGroup sentinels{"sentinels", {}};
+    for (int i = 0; i < r.sentinels; ++i) sentinels.nodes.push_back("sentinel-" + std::to_string(i));
+    return {std::move(servers), std::move(sentinels)};
+  }
+  std::vector<std::string> role_names() const override { return {"redis-primary"}; }
+
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.redis.token != RedisToken::kNone; }
+  std::string why_no_token(const Scenario& s) const override {
+    if (s.lock.redis.redlock > 0) return "Redlock hands out no fencing token (lock.token is \"none\")";
+    return ServiceDescriptor::why_no_token(s);
+  }
+
+  std::vector<FaultKind> service_faults() const override { return {FaultKind::kFailover, FaultKind::kCounterReset}; }
+  std::string fault_problem(const Scenario& s, const FaultSpec& f) const override {
+    const RedisSpec& r = s.lock.redis;
+    if (f.kind == FaultKind::kFailover) {
+      if (r.redlock > 0) return "failover does not apply in Redlock mode: the primaries have no replicas";
+      if (r.replicas == 0) return "failover needs a replica to promote: set lock.replicas to 1 or more";
+    }
+    if (f.kind == FaultKind::kCounterReset && r.token != RedisToken::kIncr) {
+      return "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
+             std::string(r.redlock > 0 ? " (Redlock hands out no token)" : "");
+    }
+    return "";
+  }
+  std::string fault_needs(const FaultSpec& f) const override {
+    if (f.kind == FaultKind::kFailover) return "failover needs the Redis service (Sentinel promotes a replica)";
+    return ServiceDescriptor::fault_needs(f);
+  }
+
+  std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
+    return std::make_unique<RedisService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0), ctx.groups.at(1),
+                                          ctx.clients);
+  }
+};
+
+}  // namespace
+
+const ServiceDescriptor& descriptor() {
+  static const RedisDescriptor kRedis;
+  return kRedis;
+}
+
+std::optional<NodeId> RedisService::resolve_role(const std::string& role, std::string& why) const {
+  if (role == "redis-primary") return current_primary();
+  return LockService::resolve_role(role, why);
+}
+
+bool RedisService::apply_fault(const FaultSpec& f, std::string& why) {
+  switch (f.kind) {
+    case FaultKind::kFailover: return failover_now(why);
+    case FaultKind::kCounterReset: return reset_counter(f.value, why);
+    default: return LockService::apply_fault(f, why);
+  }
+}
+
+std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                              std::size_t) {
+  return client::make_redis_client(node, h, c, lock_, server_ids_, sentinel_ids_);
+}
+
+}  // namespace fencesim::redis
