@@ -9,7 +9,9 @@
 // A run is a pure function of (scenario, seed, fencesim version): the same
 // inputs give the same History, verdicts and trace fingerprint.
 //
-// Errors: `UnsupportedScenario` for a design this version cannot run yet
+// Errors: `InvalidScenario` (models/validate.hpp) for a Scenario that breaks
+// a rule of the format, with the message and JSON path a file would get;
+// `UnsupportedScenario` for a design this version cannot run yet
 // (the etcd service); the run stops with `budget_exceeded` when it needs
 // more than `event_budget` events, or has more than `pending_budget`
 // waiting at once; sim::ModelBug for a bug in a model.
