@@ -37,6 +37,11 @@ std::string LoadError::to_string() const {
   return out;
 }
 
+static_assert(LoaderLimits::kMaxScenarioNameLength == NameLimits::kScenario &&
+                  LoaderLimits::kMaxNameLength == NameLimits::kClient &&
+                  LoaderLimits::kMaxInteger == Ranges::kInitial.hi && LoaderLimits::kMaxBlock == 1'000'000'000,
+              "the loader's limits and the rules of models/validate.hpp agree");
+
 namespace {
 
 using nlohmann::json;

@@ -13,17 +13,7 @@ namespace fencesim {
 
 static_assert(Limits::kMaxServiceNodes == 25 && Limits::kMaxResourceCopies == 25 && Limits::kMaxClients == 200 &&
                   Limits::kMaxIterations == 100'000,
-              "the range words in Ranges below spell these limits out");
-
-const IntRange Ranges::kRedlock{0, 25};
-const IntRange Ranges::kRedisReplicas{0, 24, " (the primary and its replicas are at most 25 nodes)"};
-const IntRange Ranges::kSentinels{0, 25};
-const IntRange Ranges::kEtcdNodes{1, 25};
-const IntRange Ranges::kResourceReplicas{0, 24, " (at most 25 copies)"};
-const IntRange Ranges::kCount{1, 200};
-const IntRange Ranges::kIterations{1, 100'000};
-const IntRange Ranges::kBlock{1, 1'000'000'000};
-const IntRange Ranges::kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};
+              "the range words of Ranges (validate.hpp) spell these limits out");
 
 std::string IntRange::message(std::string_view got) const {
   return "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + extra + ", got " +
@@ -331,7 +321,7 @@ bool listed(const std::vector<std::string>& v, const std::string& x) {
 }
 
 Problem scenario_name(const std::string& name) {
-  constexpr std::size_t kMax = 100;  // LoaderLimits::kMaxScenarioNameLength
+  constexpr std::size_t kMax = NameLimits::kScenario;
   bool good = !name.empty() && name.size() <= kMax;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) good = false;
@@ -482,7 +472,7 @@ std::string base_name(const ClientSpec& c, const ScenarioSource::Client& from) {
 }
 
 Problem client_name(const std::string& name, const std::string& path) {
-  constexpr std::size_t kMax = 64;  // LoaderLimits::kMaxNameLength
+  constexpr std::size_t kMax = NameLimits::kClient;
   if (name.empty()) return problem(path, "a client name must not be empty");
   bool good = name.size() <= kMax;
   for (char c : name) {

@@ -106,6 +106,12 @@ std::optional<ScenarioProblem> validate_expect(const Scenario& s);
 /// seconds (etcd lessor.go minLeaseTTL).
 Duration etcd_min_ttl(Duration election_timeout);
 
+/// Name lengths (bytes) the rules allow.
+struct NameLimits {
+  static constexpr std::size_t kScenario = 100;  ///< `scenario` (it names the report folder)
+  static constexpr std::size_t kClient = 64;     ///< a client's name before `count` expansion
+};
+
 /// An inclusive integer range with the words the loader uses for it.
 struct IntRange {
   std::int64_t lo;
@@ -117,15 +123,16 @@ struct IntRange {
 };
 /// The ranges of the integer settings (loader and validator share them).
 struct Ranges {
-  static const IntRange kRedlock;           ///< lock.redlock
-  static const IntRange kRedisReplicas;     ///< lock.replicas (redlock 0)
-  static const IntRange kSentinels;         ///< lock.sentinels
-  static const IntRange kEtcdNodes;         ///< lock.nodes
-  static const IntRange kResourceReplicas;  ///< resource.replicas
-  static const IntRange kCount;             ///< clients[].count
-  static const IntRange kIterations;        ///< workload.iterations
-  static const IntRange kBlock;             ///< workload.block
-  static const IntRange kInitial;           ///< resource.initial
+  static constexpr IntRange kRedlock{0, 25};  ///< lock.redlock
+  static constexpr IntRange kRedisReplicas{0, 24,
+                                           " (the primary and its replicas are at most 25 nodes)"};  ///< lock.replicas
+  static constexpr IntRange kSentinels{0, 25};                                                       ///< lock.sentinels
+  static constexpr IntRange kEtcdNodes{1, 25};                                                       ///< lock.nodes
+  static constexpr IntRange kResourceReplicas{0, 24, " (at most 25 copies)"};         ///< resource.replicas
+  static constexpr IntRange kCount{1, 200};                                           ///< clients[].count
+  static constexpr IntRange kIterations{1, 100'000};                                  ///< workload.iterations
+  static constexpr IntRange kBlock{1, 1'000'000'000};                                 ///< workload.block
+  static constexpr IntRange kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};  ///< resource.initial
 };
 
 // Text helpers the loader shares, so its messages and these match.
