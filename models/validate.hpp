@@ -123,16 +123,18 @@ struct IntRange {
 };
 /// The ranges of the integer settings (loader and validator share them).
 struct Ranges {
-  static constexpr IntRange kRedlock{0, 25};  ///< lock.redlock
-  static constexpr IntRange kRedisReplicas{0, 24,
-                                           " (the primary and its replicas are at most 25 nodes)"};  ///< lock.replicas
-  static constexpr IntRange kSentinels{0, 25};                                                       ///< lock.sentinels
-  static constexpr IntRange kEtcdNodes{1, 25};                                                       ///< lock.nodes
-  static constexpr IntRange kResourceReplicas{0, 24, " (at most 25 copies)"};         ///< resource.replicas
-  static constexpr IntRange kCount{1, 200};                                           ///< clients[].count
-  static constexpr IntRange kIterations{1, 100'000};                                  ///< workload.iterations
-  static constexpr IntRange kBlock{1, 1'000'000'000};                                 ///< workload.block
-  static constexpr IntRange kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};  ///< resource.initial
+  // lock.redlock, lock.replicas (without Redlock), lock.sentinels, lock.nodes (etcd)
+  static constexpr IntRange kRedlock{0, 25};
+  static constexpr IntRange kRedisReplicas{0, 24, " (the primary and its replicas are at most 25 nodes)"};
+  static constexpr IntRange kSentinels{0, 25};
+  static constexpr IntRange kEtcdNodes{1, 25};
+  // resource.replicas, resource.initial
+  static constexpr IntRange kResourceReplicas{0, 24, " (at most 25 copies)"};
+  static constexpr IntRange kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};
+  // clients[].count, workload.iterations, workload.block
+  static constexpr IntRange kCount{1, 200};
+  static constexpr IntRange kIterations{1, 100'000};
+  static constexpr IntRange kBlock{1, 1'000'000'000};
 };
 
 // Text helpers the loader shares, so its messages and these match.
