@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "models/validate.hpp"
 #include "tests/loader/test_paths.hpp"
 
 namespace fencesim {
@@ -62,6 +63,13 @@ TEST(LoaderFiles, EveryGoodFileAndShippedScenarioLoads) {
     if (f.filename().string().find(".schema.") != std::string::npos) continue;
     LoadResult r = load_scenario_file(f.string());
     EXPECT_TRUE(r.ok()) << f << ": " << (r.error ? r.error->to_string() : "");
+    // What loads passes the rules run_scenario checks, unchanged by resolving again.
+    if (!r.ok()) continue;
+    EXPECT_FALSE(validate_scenario(*r.scenario).has_value()) << f;
+    Scenario again = *r.scenario;
+    resolve_scenario(again);
+    EXPECT_EQ(again.notes, r.scenario->notes) << f;
+    EXPECT_EQ(again.lock.ttl, r.scenario->lock.ttl) << f;
   }
 }
 
