@@ -203,7 +203,8 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
     }
     if (c.workload.work > s.settle) {
       add("workload.work " + fmt_d(c.workload.work) + " is longer than settle " + fmt_d(s.settle) +
-              ": no iteration can finish within the settle time, so progress cannot hold for it",
+              ": an iteration cannot finish within the settle time, so progress fails if it counts one (one that "
+              "starts after the last fault ends)",
           c.name);
     }
   }

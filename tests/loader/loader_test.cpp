@@ -522,8 +522,9 @@ TEST(LoaderNotes, WorkLongerThanSettleGetsANoteAndCountCopiesShareIt) {
   j["settle"] = "1s";
   j["clients"] = json::parse(R"([{"name": "w", "count": 3, "workload": {"kind": "counter", "work": "2s"}}])");
   EXPECT_EQ(load_ok(j).notes,
-            (std::vector<std::string>{"clients w-0, w-1, w-2: workload.work 2s is longer than settle 1s: no iteration "
-                                      "can finish within the settle time, so progress cannot hold for it"}));
+            (std::vector<std::string>{"clients w-0, w-1, w-2: workload.work 2s is longer than settle 1s: an iteration "
+                                      "cannot finish within the settle time, so progress fails if it counts one (one "
+                                      "that starts after the last fault ends)"}));
   j["clients"][0]["workload"]["work"] = "1s";
   EXPECT_TRUE(load_ok(j).notes.empty());
 }
