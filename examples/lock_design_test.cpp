@@ -2,46 +2,29 @@
 // lease with a fencing token and our storage checks the token strictly.
 // If someone drops the check (or the token), this test fails.
 #include <gtest/gtest.h>
+#include <fencesim/builder.hpp>
 #include <fencesim/run.hpp>
 
 using namespace std::chrono_literals;
 using fencesim::Property;
 using fencesim::Status;
 
-// Built in code: the seed article's worked example with our settings.
-fencesim::Scenario our_design() {
-  fencesim::Scenario s;
-  s.name = "our-allocator";
-  s.duration = 60s;
-  s.lock.service = fencesim::ServiceKind::kRedis;
-  s.lock.ttl = s.lock.requested_ttl = 10s;
-  s.lock.redis.replicas = 0;
-  s.lock.redis.sentinels = 0;
-  s.resource.kind = fencesim::ResourceKind::kFenced;
-  s.resource.check = fencesim::FenceCheck::kStrict;
-  s.resource.initial = 1000;
-  for (auto [name, start] : {std::pair{"A", 0s}, std::pair{"B", 2s}}) {
-    fencesim::ClientSpec c;
-    c.name = name;
-    c.start = start;
-    c.renew_interval = s.lock.ttl / 3;
-    c.workload.kind = fencesim::WorkloadKind::kSequenceAllocator;
-    c.workload.block = 100;
-    c.workload.work = 500ms;
-    s.clients.push_back(c);
-  }
-  fencesim::FaultSpec gc;
-  gc.kind = fencesim::FaultKind::kPause;
-  gc.target = "A";
-  gc.at = 200ms;
-  gc.duration = 12s;
-  gc.origin = "faults[0]";
-  s.faults.push_back(gc);
-  return s;
+// Built in code: the seed article's worked example with our settings. The
+// builder resolves what a file would leave to defaults (the TTL in effect,
+// renew intervals of a third of it, each fault's origin).
+fencesim::ScenarioBuilder our_design() {
+  using namespace fencesim::workloads;
+  return fencesim::ScenarioBuilder("our-allocator")
+      .duration(60s)
+      .redis(10s)  // a single primary
+      .fenced(fencesim::FenceCheck::kStrict, /*fence_reads=*/false, /*initial=*/1000)
+      .client("A", allocator(100, 500ms))
+      .client("B", allocator(100, 500ms), [](fencesim::ClientSpec& c) { c.start = 2s; })
+      .pause("A", 200ms, 12s);  // a GC pause longer than the TTL
 }
 
 TEST(OurLockDesign, AGcPausePastTheTtlNeverAllocatesABlockTwice) {
-  const fencesim::RunResult r = fencesim::run_scenario(our_design());
+  const fencesim::RunResult r = fencesim::run_scenario(our_design().build());
   // A lease is not a lock: two holders overlap...
   EXPECT_EQ(fencesim::verdict(r, Property::kMutualExclusion).status, Status::kViolated);
   // ...but the fencing token keeps the allocator correct.
@@ -56,4 +39,16 @@ TEST(OurLockDesign, TheScenarioFileVersionMeetsItsExpectations) {
   ASSERT_TRUE(loaded.ok()) << loaded.error->to_string();
   const fencesim::RunResult r = fencesim::run_scenario(*loaded.scenario);
   EXPECT_TRUE(r.all_met) << fencesim::render_summary(*loaded.scenario, r, {"our-allocator.json", false});
+}
+
+TEST(OurLockDesign, AMistakeInTheDesignIsRefusedWithTheWordsAFileWouldGet) {
+  const fencesim::ScenarioBuilder bad = our_design().client("C", fencesim::workloads::counter(1s),
+                                                            [](fencesim::ClientSpec& c) { c.renew_interval = 0s; });
+  try {
+    fencesim::run_scenario(bad.build());
+    FAIL() << "an invalid scenario ran";
+  } catch (const fencesim::InvalidScenario& e) {
+    EXPECT_EQ(e.problem.path, "clients[2].renew_interval");
+    EXPECT_EQ(e.problem.message, "must be greater than zero, got \"0s\"");
+  }
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fencesim/matrix.hpp"
+#include "models/validate.hpp"
 #include "sim/rng.hpp"
 
 namespace fencesim {
@@ -137,26 +138,18 @@ FaultSpec fault(FaultKind k, Duration at, const std::string& target) {
   return f;
 }
 
-Scenario build(const Design& d, Fault f, std::uint64_t seed) {
-  Scenario s;
-  s.name = "matrix";
-  s.seed = seed;
-  s.duration = 60s;
-  s.settle = 20s;
-  sim::Rng rng = sim::Rng::stream(seed, "matrix");
-  const Duration at = rng.uniform(Duration{3s}, Duration{6s});
-  s.network.latency_min = 1ms;
-  s.network.latency_max = 5ms;
-  switch (d.service) {
+/// The lock service of a design: requested TTL 4 s (etcd 3 s), resolved later.
+void set_service(Scenario& s, Service service) {
+  switch (service) {
     case Service::kRedisSingle:
       s.lock.service = ServiceKind::kRedis;
-      s.lock.ttl = 4s;
+      s.lock.requested_ttl = 4s;
       s.lock.redis.replicas = 0;
       s.lock.redis.sentinels = 0;
       break;
     case Service::kRedisSentinel:
       s.lock.service = ServiceKind::kRedis;
-      s.lock.ttl = 4s;
+      s.lock.requested_ttl = 4s;
       s.lock.redis.replicas = 2;
       s.lock.redis.sentinels = 3;
       s.lock.redis.down_after = 2s;
@@ -164,7 +157,7 @@ Scenario build(const Design& d, Fault f, std::uint64_t seed) {
       break;
     case Service::kRedlock:
       s.lock.service = ServiceKind::kRedis;
-      s.lock.ttl = 4s;
+      s.lock.requested_ttl = 4s;
       s.lock.redis = RedisSpec{};
       s.lock.redis.redlock = 3;
       s.lock.redis.replicas = 0;
@@ -173,15 +166,18 @@ Scenario build(const Design& d, Fault f, std::uint64_t seed) {
       break;
     case Service::kEtcd:
       s.lock.service = ServiceKind::kEtcd;
-      s.lock.ttl = 3s;
+      s.lock.requested_ttl = 3s;
       break;
     case Service::kNoLock:
       s.lock.service = ServiceKind::kNone;
-      s.lock.ttl = 4s;
+      s.lock.requested_ttl = 4s;
       break;
   }
-  s.lock.requested_ttl = s.lock.ttl;
-  switch (d.policy) {
+  s.lock.ttl = s.lock.requested_ttl;  // etcd's minimum for the default election timeout is 2 s: kept
+}
+
+void set_policy(Scenario& s, Policy policy) {
+  switch (policy) {
     case Policy::kUnfenced: s.resource.kind = ResourceKind::kUnfenced; break;
     case Policy::kStrict: s.resource.kind = ResourceKind::kFenced; break;
     case Policy::kMonotonic:
@@ -199,11 +195,15 @@ Scenario build(const Design& d, Fault f, std::uint64_t seed) {
       break;
     case Policy::kCas: s.resource.kind = ResourceKind::kCas; break;
   }
+}
+
+/// Two clients incrementing the counter, B half a second after A.
+void add_clients(Scenario& s, const Design& d, Fault f) {
   for (const char* name : {"A", "B"}) {
     ClientSpec c;
     c.name = name;
     c.start = std::string(name) == "A" ? 0s : 500ms;
-    c.renew_interval = s.lock.ttl / 3;
+    c.renew_interval = kResolveRenewInterval;  // a third of the TTL
     c.workload.kind = WorkloadKind::kCounter;
     // Work longer than the TTL: the holder depends on its renewals.
     c.workload.work = s.lock.ttl * 3 / 2;
@@ -213,19 +213,23 @@ Scenario build(const Design& d, Fault f, std::uint64_t seed) {
     if (f == Fault::kClientClockStep && c.name == "A") c.renew_clock = sim::ClockKind::kWall;
     s.clients.push_back(c);
   }
+}
+
+/// The column's fault, starting at `at`.
+void add_fault(Scenario& s, Service service, Fault f, Duration at) {
   const Duration long_pause = s.lock.ttl * 5 / 2;
   auto pause_a = [&] {
     FaultSpec p = fault(FaultKind::kPause, at, "A");
     p.duration = long_pause;
     s.faults.push_back(p);
   };
+  const std::string server = service == Service::kEtcd      ? "etcd-leader"
+                             : service == Service::kRedlock ? "redis-0"
+                                                            : "redis-primary";
   switch (f) {
     case Fault::kGcPause: pause_a(); break;
     case Fault::kServerClockJump: {
-      const std::string target = d.service == Service::kEtcd      ? "etcd-leader"
-                                 : d.service == Service::kRedlock ? "redis-0"
-                                                                  : "redis-primary";
-      FaultSpec j = fault(FaultKind::kClockJump, at, target);
+      FaultSpec j = fault(FaultKind::kClockJump, at, server);
       j.by = s.lock.ttl * 3;
       s.faults.push_back(j);
       break;
@@ -244,27 +248,37 @@ Scenario build(const Design& d, Fault f, std::uint64_t seed) {
       break;
     }
     case Fault::kFailover: {
-      const std::string target = d.service == Service::kEtcd      ? "etcd-leader"
-                                 : d.service == Service::kRedlock ? "redis-0"
-                                                                  : "redis-primary";
-      FaultSpec c = fault(FaultKind::kCrash, at, target);
+      FaultSpec c = fault(FaultKind::kCrash, at, server);
       c.restart_after = 10s;
       s.faults.push_back(c);
       break;
     }
-    case Fault::kCounterReset: {
+    case Fault::kCounterReset:
+    case Fault::kResourceReset:
       pause_a();
-      FaultSpec r = fault(FaultKind::kCounterReset, at + long_pause / 2, "redis");
-      s.faults.push_back(r);
+      s.faults.push_back(
+          fault(FaultKind::kCounterReset, at + long_pause / 2, f == Fault::kCounterReset ? "redis" : "resource"));
       break;
-    }
-    case Fault::kResourceReset: {
-      pause_a();
-      FaultSpec r = fault(FaultKind::kCounterReset, at + long_pause / 2, "resource");
-      s.faults.push_back(r);
-      break;
-    }
   }
+}
+
+/// One cell's scenario for one seed, resolved as a file would be
+/// (models/validate.hpp); run_scenario checks it.
+Scenario build(const Design& d, Fault f, std::uint64_t seed) {
+  Scenario s;
+  s.name = "matrix";
+  s.seed = seed;
+  s.duration = 60s;
+  s.settle = 20s;
+  sim::Rng rng = sim::Rng::stream(seed, "matrix");
+  const Duration at = rng.uniform(Duration{3s}, Duration{6s});
+  s.network.latency_min = 1ms;
+  s.network.latency_max = 5ms;
+  set_service(s, d.service);
+  set_policy(s, d.policy);
+  add_clients(s, d, f);
+  add_fault(s, d.service, f, at);
+  resolve_scenario(s);
   return s;
 }
 

@@ -15,6 +15,7 @@
 
 #include "loader/loader.hpp"
 #include "models/nemesis.hpp"
+#include "models/validate.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -32,6 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& c : s.clients) {
     if (c.renew_interval <= fencesim::Duration::zero() && s.lock.service != fencesim::ServiceKind::kNone) std::abort();
   }
+  // Whatever loads passes the rules run_scenario checks (models/validate.hpp).
+  if (fencesim::validate_scenario(s)) std::abort();
   // The nemesis draw must terminate within the fault limit.
   const auto drawn = fencesim::draw_nemesis(s);
   if (drawn.size() + s.faults.size() > static_cast<std::size_t>(fencesim::Limits::kMaxFaults)) std::abort();

@@ -10,6 +10,7 @@
 #include "models/checkers/registry.hpp"
 #include "models/faults.hpp"
 #include "models/lock_service.hpp"
+#include "models/validate.hpp"
 #include "sim/text.hpp"
 
 #include <algorithm>
@@ -39,6 +40,11 @@ std::string LoadError::to_string() const {
   return out;
 }
 
+static_assert(LoaderLimits::kMaxScenarioNameLength == NameLimits::kScenario &&
+                  LoaderLimits::kMaxNameLength == NameLimits::kClient &&
+                  LoaderLimits::kMaxInteger == Ranges::kInitial.hi && LoaderLimits::kMaxBlock == 1'000'000'000,
+              "the loader's limits and the rules of models/validate.hpp agree");
+
 namespace {
 
 using nlohmann::json;
@@ -46,71 +52,16 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------
 // Small text helpers.
 
-/// A user-supplied string made safe for a one-line message: control
-/// characters escaped, cut after `max` bytes.
-std::string quote(std::string_view s, std::size_t max = 48) {
-  std::string out = "\"";
-  std::size_t n = 0;
-  for (unsigned char c : s) {
-    if (n++ >= max) {
-      out += "…";
-      break;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (sim::is_control(c)) {
-      sim::append_escaped_control(out, c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-/// Optimal-string-alignment distance (Levenshtein plus adjacent
-/// transpositions, so "puase" is one edit from "pause"), case-insensitive.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  auto low = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i) {
-    for (std::size_t j = 1; j <= m; ++j) {
-      const std::size_t cost = low(a[i - 1]) == low(b[j - 1]) ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && low(a[i - 1]) == low(b[j - 2]) && low(a[i - 2]) == low(b[j - 1])) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[n][m];
-}
+/// A user-supplied string made safe for a one-line message (shared with
+/// models/validate.hpp, so both give the same words).
+std::string quote(std::string_view s, std::size_t max = 48) { return quote_text(s, max); }
 
 /// `did you mean "x"?` for the nearest candidate within a few edits, or "".
 template <typename Range>
 std::string suggest(std::string_view got, const Range& candidates) {
-  if (got.empty() || got.size() > 64) return "";
-  // Short words get few edits, so "C" is not "corrected" to "A".
-  const std::size_t limit = got.size() <= 2 ? 0 : got.size() <= 4 ? 1 : got.size() <= 7 ? 2 : 3;
-  std::string best;
-  std::size_t best_d = limit + 1;
-  for (const auto& c : candidates) {
-    const std::string_view cv(c);
-    if (cv.size() > 64) continue;
-    std::size_t dist = edit_distance(got, cv);
-    // "maximum" for "max", "iter" for "iterations": one word the prefix of the other.
-    if (dist > limit && std::min(got.size(), cv.size()) >= 3 &&
-        (got.substr(0, cv.size()) == cv || cv.substr(0, got.size()) == got)) {
-      dist = limit;
-    }
-    if (dist < best_d) {
-      best_d = dist;
-      best = std::string(cv);
-    }
-  }
-  return best.empty() ? "" : "did you mean " + quote(best) + "?";
+  std::vector<std::string> names;
+  for (const auto& c : candidates) names.emplace_back(std::string_view(c));
+  return suggest_nearest(got, names);
 }
 
 template <typename Range>
@@ -339,37 +290,68 @@ class Loader {
   Scenario run() {
     if (!root_.is_object()) fail("", "expected a JSON object at the top level, got " + describe(root_));
     check_keys(root_, "", kTopKeys, "the top level");
+    // Each block is checked against the rules of models/validate.hpp as soon
+    // as it is read, so a file gets its first problem first.
     load_top();
+    check(validate_top(s_));
     load_network();
+    check(validate_network(s_));
     load_lock();
+    resolve_defaults(s_);
+    check(validate_lock(s_, src_));
     load_resource();
+    check(validate_resource(s_));
     load_clients();
+    resolve_defaults(s_);
+    check(validate_clients(s_, src_));
     dir_ = directory(s_);
     for (const auto& n : dir_.all()) nodes_.insert(n);
-    check_client_names_and_resources();
     load_faults();
+    check(validate_faults(s_));
     load_nemesis();
+    check(validate_nemesis(s_, src_));
     load_expect();
-    note_inputs_without_effect();
+    check(validate_expect(s_));
+    // The notes on input without effect (docs/FORMAT.md "Notes").
+    resolve_scenario(s_);
     return std::move(s_);
   }
 
  private:
-  /// Valid input that cannot change the run gets a note (in the reports and
-  /// on stderr), not an error: a file may be cut short on purpose, but a
-  /// fault that never happens is more often a slip in `at` or `duration`.
-  void note_inputs_without_effect() {
-    const std::string end = sim::format_duration(s_.duration);
-    for (const FaultSpec& f : s_.faults) {
-      if (f.at < s_.duration) continue;
-      s_.notes.push_back(f.origin + " at " + sim::format_duration(f.at) +
-                         " is not before the end of the run (duration " + end + "): it never happens");
+  /// A rule of models/validate.hpp broken: fail at its path, quoting the
+  /// value as the file spells it ("0ms", not the "0s" the rule prints).
+  void check(const std::optional<ScenarioProblem>& p) const {
+    if (!p) return;
+    std::string message = p->message;
+    const std::string got = ", got \"";
+    const json* v = at_path(p->path);
+    if (const auto at = message.rfind(got);
+        v != nullptr && v->is_string() && at != std::string::npos && message.back() == '"') {
+      message = message.substr(0, at) + ", got " + quote(v->get_ref<const std::string&>());
     }
-    for (const ClientSpec& c : s_.clients) {
-      if (c.start < s_.duration) continue;
-      s_.notes.push_back("client " + c.name + " starts at " + sim::format_duration(c.start) +
-                         ", not before the end of the run (duration " + end + "): it never runs");
+    fail(p->path, message, p->suggestion);
+  }
+
+  /// The value at a path such as "clients[1].renew_interval", or nullptr.
+  const json* at_path(const std::string& path) const {
+    const json* v = &root_;
+    std::size_t i = 0;
+    while (i < path.size() && v != nullptr) {
+      if (path[i] == '.') ++i;
+      if (path[i] == '[') {
+        const std::size_t close = path.find(']', i);
+        if (close == std::string::npos || path[i + 1] == '"' || !v->is_array()) return nullptr;
+        const std::size_t n = std::stoul(path.substr(i + 1, close - i - 1));
+        v = n < v->size() ? &(*v)[n] : nullptr;
+        i = close + 1;
+      } else {
+        const std::size_t end = path.find_first_of(".[", i);
+        const std::string k = path.substr(i, end == std::string::npos ? std::string::npos : end - i);
+        v = v->is_object() ? find(*v, k) : nullptr;
+        i = end == std::string::npos ? path.size() : end;
+      }
     }
+    return v;
   }
 
   // -- generic accessors ---------------------------------------------------
@@ -434,6 +416,10 @@ class Loader {
     }
     if (out < lo || out > hi) fail(path, "expected " + range + ", got " + std::to_string(out));
     return out;
+  }
+
+  static std::int64_t get_int(const json& v, const std::string& path, const IntRange& r) {
+    return get_int(v, path, r.lo, r.hi, r.extra);
   }
 
   static std::uint64_t get_u64(const json& v, const std::string& path) {
@@ -542,10 +528,7 @@ class Loader {
       if (hi == nullptr) fail(key_path(path, "max"), "missing required key \"max\": a range needs both min and max");
       const Duration a = get_duration(*lo, key_path(path, "min"), rule);
       const Duration b = get_duration(*hi, key_path(path, "max"), rule);
-      if (b < a)
-        fail(key_path(path, "max"),
-             "max (" + sim::format_duration(b) + ") is below min (" + sim::format_duration(a) + ")");
-      return {a, b};
+      return {a, b};  // max below min: validate_network / validate_nemesis
     }
     if (v.is_number()) get_duration(v, path, rule);  // the bare-number message
     if (!v.is_string()) {
@@ -563,41 +546,15 @@ class Loader {
       if (v->is_string() && v->get_ref<const std::string&>() == "1")
         fail("version", "expected the number 1, got the string \"1\"", "write 1 without quotes");
       if (!v->is_number()) fail("version", "expected the number 1, got " + describe(*v));
-      const std::int64_t ver = get_int(*v, "version", INT32_MIN, INT32_MAX);
-      if (ver != 1)
-        fail("version", "unsupported format version " + std::to_string(ver) + "; this fencesim reads version 1");
+      s_.version = static_cast<int>(get_int(*v, "version", INT32_MIN, INT32_MAX));  // 1: validate_top
     }
     {
       const json& v = require(root_, "", "scenario", "the scenario's name, e.g. \"worked-example\"");
-      std::string name = get_string(v, "scenario", LoaderLimits::kMaxTextLength);
-      bool good = !name.empty() && name.size() <= LoaderLimits::kMaxScenarioNameLength;
-      for (char c : name) {
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) good = false;
-      }
-      if (!good) {
-        std::string fixed;
-        for (char c : name.substr(0, LoaderLimits::kMaxScenarioNameLength)) {
-          if (c >= 'A' && c <= 'Z')
-            fixed += static_cast<char>(c - 'A' + 'a');
-          else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
-            fixed += c;
-          else if (c == ' ' || c == '.')
-            fixed += '-';
-        }
-        const bool too_long = name.size() > LoaderLimits::kMaxScenarioNameLength;
-        fail("scenario",
-             "invalid scenario name " + quote(name) + ": " +
-                 (too_long ? "too long (" + std::to_string(name.size()) + " characters); " : std::string()) +
-                 "use 1 to " + std::to_string(LoaderLimits::kMaxScenarioNameLength) +
-                 " characters from a-z, 0-9, '_' and '-' (it names the report folder)",
-             // (A suggestion for a name that is only too long would look like the name itself.)
-             fixed.empty() || fixed == name || too_long ? "" : "did you mean " + quote(fixed) + "?");
-      }
-      s_.name = std::move(name);
+      s_.name = get_string(v, "scenario", LoaderLimits::kMaxTextLength);  // the name rule: validate_top
     }
     if (const json* v = find(root_, "description")) s_.description = get_string(*v, "description");
     if (const json* v = find(root_, "seed")) s_.seed = get_u64(*v, "seed");
-    s_.duration = get_duration(require(root_, "", "duration", "how long to run, e.g. \"60s\""), "duration", kPositive);
+    s_.duration = get_duration(require(root_, "", "duration", "how long to run, e.g. \"60s\""), "duration");
     if (const json* v = find(root_, "settle")) s_.settle = get_duration(*v, "settle");
   }
 
@@ -662,11 +619,8 @@ class Loader {
     if (s_.lock.service == ServiceKind::kNone) return;
 
     const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
-    s_.lock.ttl = s_.lock.requested_ttl = get_duration(ttl, "lock.ttl", kPositive);
-    if (const json* k = find(v, "key")) {
-      s_.lock.key = get_string(*k, "lock.key", 1024);
-      if (s_.lock.key.empty()) fail("lock.key", "the lock key must not be empty");
-    }
+    s_.lock.ttl = s_.lock.requested_ttl = get_duration(ttl, "lock.ttl");  // resolved by resolve_defaults
+    if (const json* k = find(v, "key")) s_.lock.key = get_string(*k, "lock.key", 1024);
     if (s_.lock.service == ServiceKind::kRedis) {
       load_redis(v);
     } else {
@@ -676,44 +630,26 @@ class Loader {
 
   void load_redis(const json& v) {
     RedisSpec& r = s_.lock.redis;
-    if (const json* x = find(v, "redlock"))
-      r.redlock = static_cast<int>(get_int(*x, "lock.redlock", 0, Limits::kMaxServiceNodes));
+    if (const json* x = find(v, "redlock")) r.redlock = static_cast<int>(get_int(*x, "lock.redlock", Ranges::kRedlock));
     if (r.redlock > 0) {
-      // Redlock: independent primaries, no replicas, no Sentinel, no token.
+      // Redlock's defaults: independent primaries, no replicas, no Sentinel,
+      // no token (validate_lock refuses any other value).
       r.replicas = 0;
       r.sentinels = 0;
       r.token = RedisToken::kNone;
-      const std::string why = " when redlock > 0: Redlock runs over independent primaries";
-      if (const json* x = find(v, "replicas")) {
-        if (get_int(*x, "lock.replicas", 0, Limits::kMaxServiceNodes) != 0) {
-          fail("lock.replicas", "must be 0 (or left out)" + why + " and has no replicas");
-        }
-      }
-      if (const json* x = find(v, "sentinels")) {
-        if (get_int(*x, "lock.sentinels", 0, Limits::kMaxServiceNodes) != 0) {
-          fail("lock.sentinels", "must be 0 (or left out)" + why + " and has no Sentinel");
-        }
-      }
-      if (const json* x = find(v, "token")) {
-        if (get_enum(*x, "lock.token", Keys{"incr", "none"}) != 1) {
-          fail("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
-        }
-      }
-    } else {
-      if (const json* x = find(v, "replicas")) {
-        r.replicas = static_cast<int>(get_int(
-            *x, "lock.replicas", 0, Limits::kMaxServiceNodes - 1,
-            " (the primary and its replicas are at most " + std::to_string(Limits::kMaxServiceNodes) + " nodes)"));
-      }
-      if (const json* x = find(v, "sentinels")) {
-        r.sentinels = static_cast<int>(get_int(*x, "lock.sentinels", 0, Limits::kMaxServiceNodes));
-      }
-      if (const json* x = find(v, "token")) {
-        r.token = get_enum(*x, "lock.token", Keys{"incr", "none"}) == 0 ? RedisToken::kIncr : RedisToken::kNone;
-      }
+    }
+    if (const json* x = find(v, "replicas")) {
+      r.replicas = static_cast<int>(
+          get_int(*x, "lock.replicas", r.redlock > 0 ? IntRange{0, Limits::kMaxServiceNodes} : Ranges::kRedisReplicas));
+    }
+    if (const json* x = find(v, "sentinels")) {
+      r.sentinels = static_cast<int>(get_int(*x, "lock.sentinels", Ranges::kSentinels));
+    }
+    if (const json* x = find(v, "token")) {
+      r.token = get_enum(*x, "lock.token", Keys{"incr", "none"}) == 0 ? RedisToken::kIncr : RedisToken::kNone;
     }
     if (const json* x = find(v, "replication_delay")) r.replication_delay = get_duration(*x, "lock.replication_delay");
-    if (const json* x = find(v, "down_after")) r.down_after = get_duration(*x, "lock.down_after", kPositive);
+    if (const json* x = find(v, "down_after")) r.down_after = get_duration(*x, "lock.down_after");
     if (const json* x = find(v, "expiry_clock")) {
       r.expiry_clock = get_enum(*x, "lock.expiry_clock", Keys{"wall", "monotonic"}) == 0 ? sim::ClockKind::kWall
                                                                                          : sim::ClockKind::kMonotonic;
@@ -722,24 +658,10 @@ class Loader {
 
   void load_etcd(const json& v) {
     EtcdSpec& e = s_.lock.etcd;
-    if (const json* x = find(v, "nodes")) {
-      const std::int64_t n = get_int(*x, "lock.nodes", 1, Limits::kMaxServiceNodes);
-      if (n % 2 == 0) {
-        fail("lock.nodes", "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(n),
-             "did you mean " + std::to_string(n + 1) + "?");
-      }
-      e.nodes = static_cast<int>(n);
-    }
-    if (const json* x = find(v, "heartbeat")) e.heartbeat = get_duration(*x, "lock.heartbeat", kPositive);
-    if (const json* x = find(v, "election_timeout")) {
-      e.election_timeout = get_duration(*x, "lock.election_timeout", kPositive);
-    }
-    if (e.election_timeout % e.heartbeat != Duration::zero()) {
-      fail(find(v, "election_timeout") ? "lock.election_timeout" : "lock.heartbeat",
-           "election_timeout (" + sim::format_duration(e.election_timeout) +
-               ") must be a whole multiple of heartbeat (" + sim::format_duration(e.heartbeat) +
-               "): Raft counts the election timeout in heartbeat ticks");
-    }
+    if (const json* x = find(v, "nodes")) e.nodes = static_cast<int>(get_int(*x, "lock.nodes", Ranges::kEtcdNodes));
+    if (const json* x = find(v, "heartbeat")) e.heartbeat = get_duration(*x, "lock.heartbeat");
+    if (const json* x = find(v, "election_timeout")) e.election_timeout = get_duration(*x, "lock.election_timeout");
+    src_.election_timeout_given = find(v, "election_timeout") != nullptr;
     if (const json* x = find(v, "token")) {
       const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
       e.token = t == 0 ? EtcdToken::kCreateRevision : t == 1 ? EtcdToken::kHeaderRevision : EtcdToken::kNone;
@@ -748,29 +670,8 @@ class Loader {
     if (const json* x = find(v, "keepalive_checks_leadership")) {
       e.keepalive_checks_leadership = get_bool(*x, "lock.keepalive_checks_leadership");
     }
-    // etcd leases have a TTL in whole seconds, and etcd raises a TTL below
-    // its minimum, ceil(1.5 × election timeout) (lessor.go minLeaseTTL).
-    if (s_.lock.ttl % std::chrono::seconds(1) != Duration::zero()) {
-      const auto up = std::chrono::ceil<std::chrono::seconds>(s_.lock.ttl);
-      fail("lock.ttl", "an etcd lease TTL must be a whole number of seconds, got " + sim::format_duration(s_.lock.ttl),
-           "did you mean \"" + std::to_string(up.count()) + "s\"?");
-    }
-    const std::int64_t et_ns = e.election_timeout.count();
-    const std::int64_t min_s = (3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000;  // ceil(1.5 × et / 1 s)
-    const Duration min_ttl = std::chrono::seconds(min_s);
-    if (min_ttl > Limits::kMaxDuration) {
-      fail("lock.election_timeout",
-           "with this election_timeout etcd's minimum lease TTL would be " + sim::format_duration(min_ttl) +
-               ", above the " + std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) +
-               "h limit of any duration",
-           "an election_timeout of at most 16h");
-    }
-    if (s_.lock.ttl < min_ttl) {
-      s_.notes.push_back(
-          "lock.ttl raised from " + sim::format_duration(s_.lock.ttl) + " to " + sim::format_duration(min_ttl) +
-          ": etcd grants a lease at least ceil(1.5 × election_timeout) = " + std::to_string(min_s) + " seconds");
-      s_.lock.ttl = min_ttl;
-    }
+    // Odd membership, the heartbeat multiple, whole-second TTLs and etcd's
+    // minimum TTL are models/validate.cpp's (validate_lock, resolve_defaults).
   }
 
   // -- resource ----------------------------------------------------------------
@@ -796,11 +697,10 @@ class Loader {
     }
     if (const json* x = find(v, "fence_reads")) r.fence_reads = get_bool(*x, "resource.fence_reads");
     if (const json* x = find(v, "initial")) {
-      r.initial = get_int(*x, "resource.initial", -LoaderLimits::kMaxInteger, LoaderLimits::kMaxInteger);
+      r.initial = get_int(*x, "resource.initial", Ranges::kInitial);
     }
     if (const json* x = find(v, "replicas")) {
-      r.replicas = static_cast<int>(get_int(*x, "resource.replicas", 0, Limits::kMaxResourceCopies - 1,
-                                            " (at most " + std::to_string(Limits::kMaxResourceCopies) + " copies)"));
+      r.replicas = static_cast<int>(get_int(*x, "resource.replicas", Ranges::kResourceReplicas));
     }
     if (const json* x = find(v, "replication_delay"))
       r.replication_delay = get_duration(*x, "resource.replication_delay");
@@ -811,76 +711,67 @@ class Loader {
   void load_clients() {
     const json& v = require(root_, "", "clients", "an array of at least one client");
     if (!v.is_array()) fail("clients", "expected an array of clients, got " + describe(v));
-    if (v.empty()) fail("clients", "at least one client is required");
-    const std::string too_many =
-        "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion";
-    if (v.size() > static_cast<std::size_t>(Limits::kMaxClients)) fail("clients", too_many);
+    if (v.size() > static_cast<std::size_t>(Limits::kMaxClients)) fail("clients", too_many_clients());
+    // (No clients at all: validate_clients.)
     std::size_t total = 0;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string path = index_path("clients", i);
       const json& c = v[i];
       expect_object(c, path, "a client");
       check_keys(c, path, kClientKeys, "a client");
-      ClientSpec spec;
       const std::string name = get_string(require(c, path, "name", "the client's name, e.g. \"A\""),
                                           key_path(path, "name"), LoaderLimits::kMaxTextLength);
-      check_client_name(name, key_path(path, "name"));
-      int count = 1;
-      if (const json* x = find(c, "count")) {
-        count = static_cast<int>(get_int(*x, key_path(path, "count"), 1, Limits::kMaxClients));
-      }
-      total += static_cast<std::size_t>(count);
-      if (total > static_cast<std::size_t>(Limits::kMaxClients)) {
-        // Point at this client's `count` only if it has one; else at the
-        // client that tipped the total over (the counts are earlier).
-        fail(find(c, "count") != nullptr ? key_path(path, "count") : path,
-             too_many + " (this client makes " + std::to_string(total) + ")");
-      }
-      if (const json* x = find(c, "start")) spec.start = get_duration(*x, key_path(path, "start"));
-      if (const json* x = find(c, "fencing")) spec.fencing = get_bool(*x, key_path(path, "fencing"));
-      if (const json* x = find(c, "renew")) spec.renew = get_bool(*x, key_path(path, "renew"));
-      // ttl/3 of the TTL in effect (for etcd: the granted, possibly raised TTL).
-      spec.renew_interval = std::max(s_.lock.ttl / 3, Duration{1});
-      if (const json* x = find(c, "renew_interval"))
-        spec.renew_interval = get_duration(*x, key_path(path, "renew_interval"), kPositive);
-      if (const json* x = find(c, "renew_clock")) {
-        spec.renew_clock = get_enum(*x, key_path(path, "renew_clock"), Keys{"monotonic", "wall"}) == 0
-                               ? sim::ClockKind::kMonotonic
-                               : sim::ClockKind::kWall;
-      }
-      if (const json* x = find(c, "retry_interval"))
-        spec.retry_interval = get_duration(*x, key_path(path, "retry_interval"), kPositive);
-      if (const json* x = find(c, "command_timeout"))
-        spec.command_timeout = get_duration(*x, key_path(path, "command_timeout"), kPositive);
-      if (const json* x = find(c, "resource")) spec.resource = get_string(*x, key_path(path, "resource"), 256);
-      spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
-                                    key_path(path, "workload"));
+      const int count = client_count(c, path, total);
+      const ClientSpec spec = load_client(c, path);
+      // `count` is file syntax: N clients name-0 … name-(N-1).
       for (int k = 0; k < count; ++k) {
         ClientSpec copy = spec;
         copy.name = count == 1 ? name : name + "-" + std::to_string(k);
         s_.clients.push_back(std::move(copy));
-        client_origin_.push_back(i);
+        src_.clients.push_back(ScenarioSource::Client{i, count > 1});
       }
     }
   }
 
-  static void check_client_name(const std::string& name, const std::string& path) {
-    if (name.empty()) fail(path, "a client name must not be empty");
-    bool good = name.size() <= LoaderLimits::kMaxNameLength;
-    for (char c : name) {
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-            c == '.')) {
-        good = false;
-      }
+  static std::string too_many_clients() {
+    return "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion";
+  }
+
+  /// The client's `count`, with the running total bounded before anything is expanded.
+  static int client_count(const json& c, const std::string& path, std::size_t& total) {
+    int count = 1;
+    if (const json* x = find(c, "count"))
+      count = static_cast<int>(get_int(*x, key_path(path, "count"), Ranges::kCount));
+    total += static_cast<std::size_t>(count);
+    if (total > static_cast<std::size_t>(Limits::kMaxClients)) {
+      // Point at this client's `count` only if it has one; else at the
+      // client that tipped the total over (the counts are earlier).
+      fail(find(c, "count") != nullptr ? key_path(path, "count") : path,
+           too_many_clients() + " (this client makes " + std::to_string(total) + ")");
     }
-    if (!good) {
-      fail(path, "invalid client name " + quote(name) + ": use 1 to " + std::to_string(LoaderLimits::kMaxNameLength) +
-                     " characters from A-Z, a-z, 0-9, '_', '-' and '.'");
+    return count;
+  }
+
+  /// One entry of clients[] but its name and count.
+  ClientSpec load_client(const json& c, const std::string& path) {
+    ClientSpec spec;
+    auto kp = [&](std::string_view k) { return key_path(path, k); };
+    if (const json* x = find(c, "start")) spec.start = get_duration(*x, kp("start"));
+    if (const json* x = find(c, "fencing")) spec.fencing = get_bool(*x, kp("fencing"));
+    if (const json* x = find(c, "renew")) spec.renew = get_bool(*x, kp("renew"));
+    // Left out: a third of the TTL in effect (resolve_defaults).
+    spec.renew_interval = kResolveRenewInterval;
+    if (const json* x = find(c, "renew_interval")) spec.renew_interval = get_duration(*x, kp("renew_interval"));
+    if (const json* x = find(c, "renew_clock")) {
+      spec.renew_clock = get_enum(*x, kp("renew_clock"), Keys{"monotonic", "wall"}) == 0 ? sim::ClockKind::kMonotonic
+                                                                                         : sim::ClockKind::kWall;
     }
-    if (is_group_name(name) || is_role_name(name)) {
-      fail(path, "the client name " + quote(name) + " is reserved: it is a " +
-                     (is_group_name(name) ? "group name" : "role name") + " in node lists");
-    }
+    if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, kp("retry_interval"));
+    if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, kp("command_timeout"));
+    if (const json* x = find(c, "resource")) spec.resource = get_string(*x, kp("resource"), 256);
+    spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
+                                  kp("workload"));
+    return spec;
   }
 
   WorkloadSpec load_workload(const json& v, const std::string& path) {
@@ -897,45 +788,13 @@ class Loader {
       }
     }
     check_keys(v, path, kWorkloadKeys, "a workload");
-    if (const json* x = find(v, "block")) w.block = get_int(*x, key_path(path, "block"), 1, LoaderLimits::kMaxBlock);
+    if (const json* x = find(v, "block")) w.block = get_int(*x, key_path(path, "block"), Ranges::kBlock);
     if (const json* x = find(v, "work")) w.work = get_duration(*x, key_path(path, "work"));
     if (const json* x = find(v, "iterations")) {
-      w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), 1, Limits::kMaxIterations));
+      w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), Ranges::kIterations));
     }
     if (const json* x = find(v, "think")) w.think = get_duration(*x, key_path(path, "think"));
     return w;
-  }
-
-  void check_client_names_and_resources() {
-    // Names: unique, and distinct from the service's node names.
-    std::set<std::string> service_nodes;
-    for (const auto& n : dir_.service_nodes()) service_nodes.insert(n);
-    for (const auto& n : dir_.resources()) service_nodes.insert(n);
-    std::map<std::string, std::size_t> seen;
-    const json& arr = root_.at("clients");
-    for (std::size_t i = 0; i < s_.clients.size(); ++i) {
-      const std::string& n = s_.clients[i].name;
-      const std::size_t from = client_origin_[i];
-      const std::string path = key_path(index_path("clients", from), "name");
-      const bool expanded = find(arr[from], "count") != nullptr && n != arr[from].at("name").get<std::string>();
-      const std::string what = expanded ? "the expanded client name " + quote(n) : "the client name " + quote(n);
-      if (service_nodes.count(n) != 0) {
-        fail(path, what + " is already the name of a service node (" + join_list(service_nodes) + "); choose another");
-      }
-      auto [it, fresh] = seen.emplace(n, from);
-      if (!fresh) {
-        fail(path, "duplicate client name: " + what + " is also used by clients[" + std::to_string(it->second) + "]" +
-                       (it->second == from ? "" : "; client names must be unique after count expansion"));
-      }
-    }
-    for (std::size_t i = 0; i < s_.clients.size(); ++i) {
-      const std::string& r = s_.clients[i].resource;
-      const auto& copies = dir_.resources();
-      if (std::find(copies.begin(), copies.end(), r) == copies.end()) {
-        fail(key_path(index_path("clients", client_origin_[i]), "resource"),
-             "no resource copy named " + quote(r) + "; copies are " + join_list(copies), suggest(r, copies));
-      }
-    }
   }
 
   // -- node names ----------------------------------------------------------------
@@ -1174,7 +1033,7 @@ class Loader {
     const std::vector<std::string> services = services_taking(f.kind);
     const json& t = req(in, "target", join_quoted(services));
     f.target = services[get_enum(t, in.kp("target"), Keys(services.begin(), services.end()))];
-    check_service_fault(f, in.kp("kind"));
+    // Whether this scenario's service can take it: validate_faults.
   }
 
   void parse_counter_reset(const FaultInput& in, FaultSpec& f) {
@@ -1183,29 +1042,7 @@ class Loader {
     targets.emplace_back("resource");
     f.target = targets[get_enum(req(in, "target", what), in.kp("target"), Keys(targets.begin(), targets.end()))];
     if (const json* x = find(in.v, "value")) f.value = get_int(*x, in.kp("value"), 0, LoaderLimits::kMaxInteger);
-    if (f.target != "resource") check_service_fault(f, in.kp("target"));
-  }
-
-  /// Names of the services that take fault kind `k` as their own (failover:
-  /// "redis"), in registry order.
-  static std::vector<std::string> services_taking(FaultKind k) {
-    std::vector<std::string> out;
-    for (const ServiceDescriptor* d : service_registry()) {
-      const auto kinds = d->service_faults();
-      if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) out.push_back(d->name());
-    }
-    return out;
-  }
-
-  /// A fault of a service's own (target: the service's name): refused when
-  /// the scenario runs another service, or when that service says why not.
-  void check_service_fault(const FaultSpec& f, const std::string& path) const {
-    const ServiceDescriptor* owner = find_service(f.target);
-    if (owner == nullptr) fail(path, "no lock service is named " + quote(f.target));
-    if (owner->kind() != s_.lock.service) {
-      fail(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word());
-    }
-    if (auto why = owner->fault_problem(s_, f); !why.empty()) fail(path, why);
+    // Whether this scenario's service can take it: validate_faults.
   }
 
   // -- nemesis -----------------------------------------------------------------
@@ -1221,7 +1058,7 @@ class Loader {
     const json& kinds = require(*v, "nemesis", "kinds", "the fault kinds to draw, e.g. [\"pause\"]");
     if (!kinds.is_array())
       fail("nemesis.kinds", "expected a list of fault kinds, e.g. [\"pause\", \"crash\"], got " + describe(kinds));
-    if (kinds.empty()) fail("nemesis.kinds", "name at least one fault kind: one of " + join_list(names));
+    // (An empty list: validate_nemesis.)
     if (kinds.size() > 100) fail("nemesis.kinds", "too many entries: at most 100");
     for (std::size_t i = 0; i < kinds.size(); ++i) {
       const std::string p = index_path("nemesis.kinds", i);
@@ -1239,29 +1076,17 @@ class Loader {
       n.targets = dir_.clients();
     }
     if (const json* x = find(*v, "interval")) {
-      auto [lo, hi] = get_range(*x, "nemesis.interval", kPositive);
+      auto [lo, hi] = get_range(*x, "nemesis.interval", kNonNegative);
       n.interval_min = lo;
       n.interval_max = hi;
     }
-    if (const json* x = find(*v, "max_duration")) {
-      n.max_duration =
-          get_duration(*x, "nemesis.max_duration", DurationRule{false, true, std::chrono::milliseconds(1)});
-    }
-    // Bound the number of draws before anything is drawn.
-    const Duration last = s_.duration - s_.settle - n.max_duration;
-    std::int64_t most = 0;
-    if (last >= n.interval_min) most = last / n.interval_min;
-    if (most + static_cast<std::int64_t>(s_.faults.size()) > Limits::kMaxFaults) {
-      fail(find(*v, "interval") ? "nemesis.interval" : "nemesis",
-           "the nemesis could draw up to " + std::to_string(most) + " faults, and a scenario may have at most " +
-               std::to_string(Limits::kMaxFaults) + " in all; use a longer interval");
-    }
+    if (const json* x = find(*v, "max_duration")) n.max_duration = get_duration(*x, "nemesis.max_duration");
+    src_.nemesis_interval_given = find(*v, "interval") != nullptr;
+    // Positive interval and max_duration, and the bound on the draws: validate_nemesis.
     s_.nemesis = std::move(n);
   }
 
   // -- expect ------------------------------------------------------------------
-
-  std::string why_not_applicable(Property p) const { return fencesim::why_not_applicable(s_, p); }
 
   void load_expect() {
     const json* v = find(root_, "expect");
@@ -1276,10 +1101,7 @@ class Loader {
         fail(p, "unknown property " + quote(it.key()) + "; properties are " + join_list(props),
              suggest(it.key(), props));
       const std::size_t e = get_enum(it.value(), p, Keys{"holds", "violated"});
-      if (!property_applies(s_, *prop)) {
-        fail(p, "cannot expect " + it.key() + ": it does not apply to this design, because " +
-                    why_not_applicable(*prop) + " (it would be reported not_applicable)");
-      }
+      // A property that does not apply to the design: validate_expect.
       s_.expect[*prop] = e == 0 ? Expectation::kHolds : Expectation::kViolated;
     }
   }
@@ -1288,7 +1110,7 @@ class Loader {
   Scenario s_;
   NodeDirectory dir_;
   std::set<std::string> nodes_;
-  std::vector<std::size_t> client_origin_;  ///< expanded client -> index in the file's clients[]
+  ScenarioSource src_;  ///< where each expanded client came from, and which keys were written
 };
 
 LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion = "",

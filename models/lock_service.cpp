@@ -110,4 +110,13 @@ const ServiceDescriptor* property_owner(Property p) {
   return nullptr;
 }
 
+std::vector<std::string> services_taking(FaultKind k) {
+  std::vector<std::string> out;
+  for (const ServiceDescriptor* d : service_registry()) {
+    const auto kinds = d->service_faults();
+    if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) out.push_back(d->name());
+  }
+  return out;
+}
+
 }  // namespace fencesim

@@ -190,6 +190,9 @@ std::vector<std::string> all_group_names();
 std::vector<std::string> all_role_names();
 /// The descriptor that has role alias `role`, or nullptr.
 const ServiceDescriptor* role_owner(const std::string& role);
+/// Names of the services that take fault kind `k` as their own (failover:
+/// "redis"), in registry order: the valid `target`s of such a fault.
+std::vector<std::string> services_taking(FaultKind k);
 /// The descriptor that checks property `p` itself, or nullptr.
 const ServiceDescriptor* property_owner(Property p);
 

@@ -1,4 +1,5 @@
 #include "models/world.hpp"
+#include "models/validate.hpp"
 
 #include <fmt/format.h>
 
@@ -228,6 +229,9 @@ void judge(const Scenario& s, const RunOptions& opt, const std::vector<Verdict>&
 }  // namespace
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
+  // A scenario that breaks a rule of the format is refused, with the words
+  // and JSON path a file would get (models/validate.hpp).
+  if (auto problem = validate_scenario(sc)) throw InvalidScenario(std::move(*problem));
   RunResult out;
   Scenario s = sc;
   if (opt.seed) s.seed = *opt.seed;

@@ -12,7 +12,9 @@
 // The lock service is whichever models/lock_service.hpp registers for
 // `s.lock.service`; the world knows it only through LockService.
 //
-// Errors: `UnsupportedScenario` for a design this version cannot run (a
+// Errors: `InvalidScenario` (models/validate.hpp) for a Scenario that breaks
+// a rule of the format, with the message and JSON path a file would get;
+// `UnsupportedScenario` for a design this version cannot run (a
 // lock.service no lock service is registered for, a client routed to an
 // unknown resource copy); the run stops with `budget_exceeded` when it needs
 // more than `event_budget` events, or has more than `pending_budget`

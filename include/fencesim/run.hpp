@@ -9,11 +9,16 @@
 //   EXPECT_TRUE(r.all_met);
 //   EXPECT_EQ(fencesim::verdict(r, fencesim::Property::kNoStaleWrite).status, fencesim::Status::kHolds);
 //
-// A Scenario can also be built in code (models/scenario.hpp); call
-// `validate_scenario` to get the same checks a file gets.
+// A Scenario can also be built in code: with fencesim/builder.hpp, or as the
+// plain structs of models/scenario.hpp followed by `resolve_scenario` (the
+// TTL in effect, renew intervals, notes). `validate_scenario`
+// (models/validate.hpp) returns the first rule it breaks with the JSON path
+// and message a file would get, e.g. at "clients[1].renew_interval".
 // Errors: load errors come back as LoadError (never thrown);
-// run_scenario throws UnsupportedScenario for a design this version cannot
-// run (etcd) and sim::ModelBug for a bug in a model.
+// run_scenario throws InvalidScenario (a std::invalid_argument carrying that
+// ScenarioProblem) for a scenario validate_scenario refuses,
+// UnsupportedScenario for a design this version cannot run, and
+// sim::ModelBug for a bug in a model.
 #pragma once
 
 #include <optional>
@@ -22,6 +27,7 @@
 #include "loader/loader.hpp"
 #include "models/checkers/checkers.hpp"
 #include "models/scenario.hpp"
+#include "models/validate.hpp"
 #include "models/world.hpp"
 
 namespace fencesim {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "models/validate.hpp"
 #include "tests/loader/test_paths.hpp"
 
 namespace fencesim {
@@ -62,6 +63,13 @@ TEST(LoaderFiles, EveryGoodFileAndShippedScenarioLoads) {
     if (f.filename().string().find(".schema.") != std::string::npos) continue;
     LoadResult r = load_scenario_file(f.string());
     EXPECT_TRUE(r.ok()) << f << ": " << (r.error ? r.error->to_string() : "");
+    // What loads passes the rules run_scenario checks, unchanged by resolving again.
+    if (!r.ok()) continue;
+    EXPECT_FALSE(validate_scenario(*r.scenario).has_value()) << f;
+    Scenario again = *r.scenario;
+    resolve_scenario(again);
+    EXPECT_EQ(again.notes, r.scenario->notes) << f;
+    EXPECT_EQ(again.lock.ttl, r.scenario->lock.ttl) << f;
   }
 }
 
@@ -465,6 +473,104 @@ TEST(LoaderNotes, AClientThatStartsAtOrAfterTheEndOfTheRunGetsANote) {
                          "client B starts at 120s, not before the end of the run (duration 60s): it never runs"}));
   j["clients"][1]["start"] = "59.999s";
   EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+// The notes of docs/FORMAT.md "Notes" (models/validate.cpp scenario_notes).
+
+TEST(LoaderNotes, ARenewIntervalNotShorterThanTheTtlGetsANote) {
+  json j = base_scenario();  // ttl 9s
+  j["clients"][0]["renew_interval"] = "9s";
+  EXPECT_EQ(load_ok(j).notes,
+            (std::vector<std::string>{"client A: renew_interval 9s is not shorter than the lease TTL 9s: the lease "
+                                      "can expire before each renewal is sent"}));
+  j["clients"][0]["renew"] = false;  // no renewals: nothing to say
+  EXPECT_TRUE(load_ok(j).notes.empty());
+  j["clients"][0]["renew"] = true;
+  j["clients"][0]["renew_interval"] = "8.999s";
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, SentinelsWithNoReplicaToPromoteGetANote) {
+  json j = base_scenario();
+  j["lock"]["replicas"] = 0;  // sentinels default to 3
+  EXPECT_EQ(
+      load_ok(j).notes,
+      (std::vector<std::string>{
+          "lock.sentinels is 3 but lock.replicas is 0: Sentinel has no replica to promote, so it never fails over"}));
+  j["lock"]["sentinels"] = 0;
+  EXPECT_TRUE(load_ok(j).notes.empty());
+  j["lock"] = {{"service", "redis"}, {"ttl", "9s"}, {"redlock", 3}};  // Redlock: no Sentinel at all
+  j["resource"] = {{"kind", "unfenced"}};
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, ACommandTimeoutNotShorterThanTheTtlGetsOneNoteForEveryClientItAppliesTo) {
+  json j = base_scenario();
+  j["clients"][0]["command_timeout"] = "10s";
+  j["clients"][1]["command_timeout"] = "10s";
+  EXPECT_EQ(load_ok(j).notes,
+            (std::vector<std::string>{"clients A, B: command_timeout 10s is not shorter than the lease TTL 9s: a "
+                                      "client can still be waiting for a reply after the lease it asked for has "
+                                      "expired"}));
+  j["lock"] = {{"service", "none"}};  // no lease
+  j["resource"] = {{"kind", "cas"}};
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, WorkLongerThanSettleGetsANoteAndCountCopiesShareIt) {
+  json j = base_scenario();
+  j["settle"] = "1s";
+  j["clients"] = json::parse(R"([{"name": "w", "count": 3, "workload": {"kind": "counter", "work": "2s"}}])");
+  EXPECT_EQ(load_ok(j).notes,
+            (std::vector<std::string>{"clients w-0, w-1, w-2: workload.work 2s is longer than settle 1s: an iteration "
+                                      "cannot finish within the settle time, so progress fails if it counts one (one "
+                                      "that starts after the last fault ends)"}));
+  j["clients"][0]["workload"]["work"] = "1s";
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, AHealWithNoPartitionActiveGetsANote) {
+  json j = base_scenario();
+  j["faults"] = json::parse(R"([{"at": "1s", "kind": "heal"},
+                                {"at": "2s", "kind": "partition", "isolate": ["A"], "duration": "3s"},
+                                {"at": "4s", "kind": "heal"},
+                                {"at": "6s", "kind": "heal"},
+                                {"at": "7s", "kind": "partition", "isolate": ["B"]},
+                                {"at": "8s", "kind": "heal"}])");
+  EXPECT_EQ(load_ok(j).notes,
+            (std::vector<std::string>{"faults[0] (heal at 1s) heals nothing: no partition is active then",
+                                      "faults[3] (heal at 6s) heals nothing: no partition is active then"}));
+  // A nemesis that draws partitions may have one active: no note.
+  j["nemesis"] = {{"kinds", {"partition"}}};
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, ANemesisThatCanDrawOnlyOneSlowDelayGetsANote) {
+  json j = base_scenario();
+  j["nemesis"] = {{"kinds", {"slow", "pause"}}, {"max_duration", "1ms"}};
+  EXPECT_EQ(load_ok(j).notes,
+            (std::vector<std::string>{"nemesis.max_duration 1ms leaves one value to draw: every slow fault the "
+                                      "nemesis draws has a delay of 1ms and lasts 1ms, so a message sent while it is "
+                                      "slow arrives only as it ends"}));
+  j["nemesis"]["max_duration"] = "2ms";
+  EXPECT_TRUE(load_ok(j).notes.empty());
+  j["nemesis"] = {{"kinds", {"pause"}}, {"max_duration", "1ms"}};
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, NotesComeInAFixedOrderAfterTheEtcdRaise) {
+  json j = base_scenario();
+  j["lock"] = {{"service", "etcd"}, {"ttl", "1s"}};  // raised to 2s
+  j["clients"][1]["start"] = "70s";
+  j["clients"][0]["command_timeout"] = "3s";
+  j["faults"] = json::parse(R"([{"at": "1s", "kind": "heal"}])");
+  const Scenario s = load_ok(j);
+  ASSERT_EQ(s.notes.size(), 4u);
+  EXPECT_NE(s.notes[0].find("lock.ttl raised from 1s to 2s"), std::string::npos) << s.notes[0];
+  EXPECT_NE(s.notes[1].find("client B starts at 70s"), std::string::npos) << s.notes[1];
+  EXPECT_NE(s.notes[2].find("client A: command_timeout 3s is not shorter than the lease TTL 2s"), std::string::npos)
+      << s.notes[2];
+  EXPECT_NE(s.notes[3].find("heals nothing"), std::string::npos) << s.notes[3];
 }
 
 TEST(LoaderErrors, AUnitSpeltAnotherWayGetsTheFormatsSpelling) {

@@ -41,7 +41,13 @@ TEST(EtcdBuilder, ATtlAtOrAboveTheMinimumIsKeptAndAnExplicitRenewIntervalToo) {
 }
 
 TEST(EtcdBuilder, AnEtcdTtlThatIsNotAWholeNumberOfSecondsIsRefused) {
-  EXPECT_THROW(ScenarioBuilder("fraction").etcd(2500ms).client("A", counter(100ms)).build(), std::invalid_argument);
+  const ScenarioBuilder b = ScenarioBuilder("fraction").etcd(2500ms).client("A", counter(100ms));
+  const auto problem = b.validate();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->to_string(),
+            "at lock.ttl: an etcd lease TTL must be a whole number of seconds, got 2.5s (did you mean \"3s\"?)");
+  EXPECT_THROW(b.run(), InvalidScenario);
+  EXPECT_THROW(b.run(), std::invalid_argument);  // InvalidScenario is one
 }
 
 TEST(EtcdBuilder, RedisScenariosAreResolvedAsBefore) {

@@ -8,6 +8,7 @@
 
 #include "models/client/client.hpp"
 #include "models/lock_service.hpp"
+#include "models/validate.hpp"
 #include "models/world.hpp"
 
 namespace fencesim {
@@ -110,6 +111,7 @@ class FakeServiceRun : public ::testing::Test {
       c.workload.iterations = 3;
       c.workload.work = 100ms;
       c.workload.think = 1s;
+      c.renew_interval = 1s;  // resolved by hand: run_scenario refuses an unresolved Scenario
       s.clients.push_back(c);
     }
     return s;
@@ -164,20 +166,29 @@ TEST_F(FakeServiceRun, RunsThroughRunScenario) {
 
 TEST_F(FakeServiceRun, ItsOwnFaultReachesIt) {
   Scenario s = scenario();
-  s.faults = {fault(FaultKind::kCounterReset, 1500ms, "fake"), fault(FaultKind::kFailover, 4s, "fake")};
+  s.faults = {fault(FaultKind::kCounterReset, 1500ms, "fake")};
   s.faults[0].value = 0;
   s.expect[Property::kTokenMonotonic] = Expectation::kViolated;
   const RunResult r = run_scenario(s);
-  ASSERT_EQ(r.history.faults.size(), 2u);
+  ASSERT_EQ(r.history.faults.size(), 1u);
   EXPECT_FALSE(r.history.faults[0].skipped);
-  // A fault the service does not take is skipped with its reason.
-  EXPECT_TRUE(r.history.faults[1].skipped);
-  EXPECT_EQ(r.history.faults[1].skip_reason, "the lock service takes no failover fault");
   // The rewound counter hands out a token again.
   const Verdict& tm = r.verdicts[3];
   ASSERT_EQ(tm.property, Property::kTokenMonotonic);
   EXPECT_EQ(tm.status, Status::kViolated);
   EXPECT_TRUE(tm.met);
+}
+
+TEST_F(FakeServiceRun, AFaultItDoesNotTakeIsRefusedAsAFileWouldBe) {
+  Scenario s = scenario();
+  s.faults = {fault(FaultKind::kFailover, 4s, "fake")};
+  try {
+    run_scenario(s);
+    FAIL() << "a failover of a service that takes none ran";
+  } catch (const InvalidScenario& e) {
+    EXPECT_EQ(e.problem.path, "faults[0].target");
+    EXPECT_NE(e.problem.message.find("unknown value \"fake\""), std::string::npos) << e.problem.message;
+  }
 }
 
 }  // namespace

@@ -17,11 +17,14 @@ using Names = std::vector<std::string>;
 
 Scenario with_service(ServiceKind k) {
   Scenario s;
+  s.name = "service";
   s.lock.service = k;
   ClientSpec a;
   a.name = "A";
+  a.renew_interval = 3s;
   ClientSpec b;
   b.name = "B";
+  b.renew_interval = 3s;
   s.clients = {a, b};
   return s;
 }

@@ -1,0 +1,243 @@
+// fencesim/builder.hpp — build a Scenario in code, fluently, resolved as the
+// loader resolves a file and checked by the same rules (models/validate.hpp).
+//
+//   #include <fencesim/builder.hpp>
+//   using namespace std::chrono_literals;
+//   using namespace fencesim::workloads;              // allocator, counter, writer
+//
+//   fencesim::RunResult r = fencesim::ScenarioBuilder("worked-example")
+//       .duration(60s)
+//       .redis(10s)                                   // single primary, no replicas
+//       .fenced(fencesim::FenceCheck::kStrict, /*fence_reads=*/false, /*initial=*/1000)
+//       .client("A", allocator(100, 500ms))
+//       .client("B", allocator(100, 500ms), [](fencesim::ClientSpec& c) { c.start = 2s; })
+//       .pause("A", 200ms, 12s)                       // target, at, duration
+//       .run();
+//
+// Defaults are the format's (docs/FORMAT.md) except three, which make the
+// smallest design the starting point: lock service "redis" with no replicas
+// and no Sentinel, and an "unfenced" resource. Every time is a sim::Duration
+// (std::chrono nanoseconds; write 10s, 250ms). Faults get the origin
+// "faults[i]" in the order they are added, so reports and errors name them
+// as a file would.
+//
+// Resolution (build()): lock.ttl is the requested TTL — for etcd raised to
+// ceil(1.5 × election_timeout) whole seconds with a note, as etcd does — and
+// a client's renew_interval left alone is a third of that TTL; the notes of
+// docs/FORMAT.md "Notes" are added to Scenario::notes.
+//
+// Errors: build() does not check; validate() returns the first rule the
+// scenario breaks (e.g. path "clients[0].renew_interval", message "must be
+// greater than zero, got \"0s\""), and run() — run_scenario — throws
+// InvalidScenario with it. A builder is a value: each call changes it and
+// returns it; build() can be called any number of times.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/scenario.hpp"
+#include "models/validate.hpp"
+#include "models/world.hpp"
+
+namespace fencesim {
+
+/// Workloads for ScenarioBuilder::client (SCENARIO_FORMAT.md "workload").
+namespace workloads {
+/// sequence_allocator: acquire, read the counter, `work`, write counter + block, release; `think` between iterations.
+inline WorkloadSpec allocator(std::int64_t block, Duration work, int iterations = 1, Duration think = 1s) {
+  return WorkloadSpec{WorkloadKind::kSequenceAllocator, block, work, iterations, think};
+}
+/// counter: each iteration increments the counter by one (read, `work`, write).
+inline WorkloadSpec counter(Duration work, int iterations = 1, Duration think = 1s) {
+  return WorkloadSpec{WorkloadKind::kCounter, 100, work, iterations, think};
+}
+/// writer: each iteration reads the version v and writes v + 1 tagged with the client name.
+inline WorkloadSpec writer(Duration work, int iterations = 1, Duration think = 1s) {
+  return WorkloadSpec{WorkloadKind::kWriter, 100, work, iterations, think};
+}
+}  // namespace workloads
+
+class ScenarioBuilder {
+ public:
+  explicit ScenarioBuilder(std::string name) {
+    s_.name = std::move(name);
+    s_.lock.service = ServiceKind::kRedis;
+    s_.lock.redis.replicas = 0;
+    s_.lock.redis.sentinels = 0;
+    s_.resource.kind = ResourceKind::kUnfenced;
+  }
+
+  ScenarioBuilder& seed(std::uint64_t v) {
+    return set([&] { s_.seed = v; });
+  }
+  ScenarioBuilder& duration(Duration d) {
+    return set([&] { s_.duration = d; });
+  }
+  ScenarioBuilder& settle(Duration d) {
+    return set([&] { s_.settle = d; });
+  }
+  ScenarioBuilder& latency(Duration lo, Duration hi) {
+    return set([&] { s_.network.latency_min = lo, s_.network.latency_max = hi; });
+  }
+
+  /// Redis with a single primary (and optionally replicas and sentinels).
+  ScenarioBuilder& redis(Duration ttl, int replicas = 0, int sentinels = 0) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kRedis;
+      s_.lock.requested_ttl = ttl;
+      s_.lock.redis.replicas = replicas;
+      s_.lock.redis.sentinels = sentinels;
+    });
+  }
+  ScenarioBuilder& redis_spec(const std::function<void(RedisSpec&)>& f) {
+    return set([&] { f(s_.lock.redis); });
+  }
+  ScenarioBuilder& redlock(int primaries, Duration ttl) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kRedis;
+      s_.lock.requested_ttl = ttl;
+      s_.lock.redis = RedisSpec{};
+      s_.lock.redis.redlock = primaries;
+      s_.lock.redis.replicas = 0;
+      s_.lock.redis.sentinels = 0;
+      s_.lock.redis.token = RedisToken::kNone;
+    });
+  }
+  /// etcd with `nodes` members (odd) and a lease TTL of whole seconds.
+  ScenarioBuilder& etcd(Duration ttl, int nodes = 3) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kEtcd;
+      s_.lock.requested_ttl = ttl;
+      s_.lock.etcd.nodes = nodes;
+    });
+  }
+  ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) {
+    return set([&] { f(s_.lock.etcd); });
+  }
+  ScenarioBuilder& no_lock() {
+    return set([&] { s_.lock.service = ServiceKind::kNone; });
+  }
+
+  ScenarioBuilder& unfenced(std::int64_t initial = 0) {
+    return set([&] { s_.resource.kind = ResourceKind::kUnfenced, s_.resource.initial = initial; });
+  }
+  ScenarioBuilder& fenced(FenceCheck check = FenceCheck::kStrict, bool fence_reads = false, std::int64_t initial = 0) {
+    return set([&] {
+      s_.resource.kind = ResourceKind::kFenced;
+      s_.resource.check = check;
+      s_.resource.fence_reads = fence_reads;
+      s_.resource.initial = initial;
+    });
+  }
+  ScenarioBuilder& cas(std::int64_t initial = 0) {
+    return set([&] { s_.resource.kind = ResourceKind::kCas, s_.resource.initial = initial; });
+  }
+  ScenarioBuilder& resource_copies(int replicas, Duration delay) {
+    return set([&] { s_.resource.replicas = replicas, s_.resource.replication_delay = delay; });
+  }
+
+  /// A client; `tweak` may change any setting. renew_interval left alone
+  /// resolves to a third of the TTL in effect.
+  ScenarioBuilder& client(std::string name, WorkloadSpec w, const std::function<void(ClientSpec&)>& tweak = {}) {
+    ClientSpec c;
+    c.name = std::move(name);
+    c.workload = w;
+    c.renew_interval = kResolveRenewInterval;
+    if (tweak) tweak(c);
+    clients_.push_back(c);
+    return *this;
+  }
+
+  ScenarioBuilder& fault(FaultSpec f) {
+    f.origin = "faults[" + std::to_string(s_.faults.size()) + "]";
+    s_.faults.push_back(std::move(f));
+    return *this;
+  }
+  ScenarioBuilder& pause(std::string target, Duration at, Duration d) {
+    FaultSpec f;
+    f.kind = FaultKind::kPause, f.target = std::move(target), f.at = at, f.duration = d;
+    return fault(f);
+  }
+  ScenarioBuilder& clock_jump(std::string target, Duration at, Duration by, ClockSelect c = ClockSelect::kWall) {
+    FaultSpec f;
+    f.kind = FaultKind::kClockJump, f.target = std::move(target), f.at = at, f.by = by, f.clock = c;
+    return fault(f);
+  }
+  ScenarioBuilder& drift(std::string target, Duration at, std::int64_t ppm) {
+    FaultSpec f;
+    f.kind = FaultKind::kClockDrift, f.target = std::move(target), f.at = at, f.ppm = ppm;
+    return fault(f);
+  }
+  ScenarioBuilder& crash(std::string target, Duration at, std::optional<Duration> restart_after = std::nullopt) {
+    FaultSpec f;
+    f.kind = FaultKind::kCrash, f.target = std::move(target), f.at = at, f.restart_after = restart_after;
+    return fault(f);
+  }
+  ScenarioBuilder& failover(Duration at) {
+    FaultSpec f;
+    f.kind = FaultKind::kFailover, f.target = "redis", f.at = at;
+    return fault(f);
+  }
+  ScenarioBuilder& counter_reset(std::string target, Duration at, std::int64_t value) {
+    FaultSpec f;
+    f.kind = FaultKind::kCounterReset, f.target = std::move(target), f.at = at, f.value = value;
+    return fault(f);
+  }
+  ScenarioBuilder& slow(std::string target, Duration at, Duration delay, Duration d) {
+    FaultSpec f;
+    f.kind = FaultKind::kSlow, f.target = std::move(target), f.at = at, f.delay = delay, f.duration = d;
+    return fault(f);
+  }
+  ScenarioBuilder& partition(Duration at, std::vector<std::vector<std::string>> groups,
+                             std::optional<Duration> d = std::nullopt, bool one_way = false) {
+    FaultSpec f;
+    f.kind = FaultKind::kPartition, f.at = at, f.groups = std::move(groups), f.duration = d, f.one_way = one_way;
+    return fault(f);
+  }
+  ScenarioBuilder& isolate(Duration at, std::vector<std::string> nodes, std::optional<Duration> d = std::nullopt,
+                           bool one_way = false) {
+    FaultSpec f;
+    f.kind = FaultKind::kPartition, f.at = at, f.isolate = std::move(nodes), f.duration = d, f.one_way = one_way;
+    return fault(f);
+  }
+  ScenarioBuilder& heal(Duration at) {
+    FaultSpec f;
+    f.kind = FaultKind::kHeal, f.at = at;
+    return fault(f);
+  }
+  ScenarioBuilder& nemesis(NemesisSpec n) {
+    return set([&] { s_.nemesis = std::move(n); });
+  }
+  ScenarioBuilder& expect(Property p, Expectation e) {
+    return set([&] { s_.expect[p] = e; });
+  }
+
+  /// The scenario, resolved (resolve_scenario: the TTL in effect, renew
+  /// intervals, notes) but not checked: see validate().
+  Scenario build() const {
+    Scenario s = s_;
+    s.clients = clients_;
+    resolve_scenario(s);
+    return s;
+  }
+  /// The first rule the built scenario breaks, with the path and message a
+  /// file would get; nullopt when it holds.
+  std::optional<ScenarioProblem> validate() const { return validate_scenario(build()); }
+  /// Builds and runs it. Throws InvalidScenario when validate() finds a problem.
+  RunResult run(const RunOptions& opt = {}) const { return run_scenario(build(), opt); }
+
+ private:
+  template <class F>
+  ScenarioBuilder& set(F f) {
+    f();
+    return *this;
+  }
+  Scenario s_;
+  std::vector<ClientSpec> clients_;
+};
+
+}  // namespace fencesim

@@ -1,0 +1,836 @@
+// models/validate.cpp — resolution, semantic rules and notes of a scenario
+// (see validate.hpp and docs/FORMAT.md). The messages are the loader's: a
+// file and a Scenario built in code get the same words at the same path.
+#include "models/validate.hpp"
+
+#include "models/lock_service.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sim/text.hpp"
+
+namespace fencesim {
+
+static_assert(Limits::kMaxServiceNodes == 25 && Limits::kMaxResourceCopies == 25 && Limits::kMaxClients == 200 &&
+                  Limits::kMaxIterations == 100'000,
+              "the range words of Ranges (validate.hpp) spell these limits out");
+
+std::string IntRange::message(std::string_view got) const {
+  return "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + extra + ", got " +
+         std::string(got);
+}
+
+std::string ScenarioProblem::to_string() const {
+  std::string out = path.empty() ? message : "at " + path + ": " + message;
+  if (!suggestion.empty()) out += " (" + suggestion + ")";
+  return out;
+}
+
+InvalidScenario::InvalidScenario(ScenarioProblem p) : std::invalid_argument(p.to_string()), problem(std::move(p)) {}
+
+std::string ScenarioSource::client_path(std::size_t i) const {
+  return "clients[" + std::to_string(client(i).index) + "]";
+}
+
+// ---------------------------------------------------------------------------
+// Text helpers.
+
+std::string quote_text(std::string_view s, std::size_t max) {
+  std::string out = "\"";
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if (n++ >= max) {
+      out += "…";
+      break;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (sim::is_control(c)) {
+      sim::append_escaped_control(out, c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent
+/// transpositions, so "puase" is one edit from "pause"), case-insensitive.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  auto low = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = low(a[i - 1]) == low(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && low(a[i - 1]) == low(b[j - 2]) && low(a[i - 2]) == low(b[j - 1])) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+}  // namespace
+
+std::string suggest_nearest(std::string_view got, const std::vector<std::string>& candidates) {
+  if (got.empty() || got.size() > 64) return "";
+  // Short words get few edits, so "C" is not "corrected" to "A".
+  const std::size_t limit = got.size() <= 2 ? 0 : got.size() <= 4 ? 1 : got.size() <= 7 ? 2 : 3;
+  std::string best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    const std::string_view cv(c);
+    if (cv.size() > 64) continue;
+    std::size_t dist = edit_distance(got, cv);
+    // "maximum" for "max", "iter" for "iterations": one word the prefix of the other.
+    if (dist > limit && std::min(got.size(), cv.size()) >= 3 &&
+        (got.substr(0, cv.size()) == cv || cv.substr(0, got.size()) == got)) {
+      dist = limit;
+    }
+    if (dist < best_d) {
+      best_d = dist;
+      best = std::string(cv);
+    }
+  }
+  return best.empty() ? "" : "did you mean " + quote_text(best) + "?";
+}
+
+std::string join_names(const std::vector<std::string>& items, std::size_t max_items) {
+  std::string out;
+  std::size_t n = 0;
+  for (const auto& it : items) {
+    if (n == max_items) {
+      out += ", …";
+      break;
+    }
+    if (n++ > 0) out += ", ";
+    out += it;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Resolution.
+
+Duration etcd_min_ttl(Duration election_timeout) {
+  const std::int64_t et_ns = election_timeout.count();
+  return std::chrono::seconds((3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000);  // ceil(1.5 × et / 1 s)
+}
+
+namespace {
+
+void add_note(Scenario& s, std::string note) {
+  if (std::find(s.notes.begin(), s.notes.end(), note) == s.notes.end()) s.notes.push_back(std::move(note));
+}
+
+}  // namespace
+
+void resolve_defaults(Scenario& s) {
+  LockSpec& l = s.lock;
+  l.ttl = l.requested_ttl;
+  const bool whole = l.requested_ttl % std::chrono::seconds(1) == Duration::zero();
+  if (l.service == ServiceKind::kEtcd && whole && l.etcd.election_timeout > Duration::zero()) {
+    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
+    if (l.ttl < min_ttl && min_ttl <= Limits::kMaxDuration) {
+      add_note(s, "lock.ttl raised from " + sim::format_duration(l.ttl) + " to " + sim::format_duration(min_ttl) +
+                      ": etcd grants a lease at least ceil(1.5 × election_timeout) = " +
+                      std::to_string(min_ttl / std::chrono::seconds(1)) + " seconds");
+      l.ttl = min_ttl;
+    }
+  }
+  for (ClientSpec& c : s.clients) {
+    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = std::max(l.ttl / 3, Duration{1});
+  }
+}
+
+void resolve_scenario(Scenario& s) {
+  resolve_defaults(s);
+  for (std::string& n : scenario_notes(s)) add_note(s, std::move(n));
+}
+
+// ---------------------------------------------------------------------------
+// Notes.
+
+namespace {
+
+std::string fmt_d(Duration d) { return sim::format_duration(d); }
+
+/// Faults and clients that start after the end of the run never happen.
+void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
+  const std::string end = fmt_d(s.duration);
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const FaultSpec& f = s.faults[i];
+    if (f.at < s.duration) continue;
+    const std::string origin = f.origin.empty() ? "faults[" + std::to_string(i) + "]" : f.origin;
+    out.push_back(origin + " at " + fmt_d(f.at) + " is not before the end of the run (duration " + end +
+                  "): it never happens");
+  }
+  for (const ClientSpec& c : s.clients) {
+    if (c.start < s.duration) continue;
+    out.push_back("client " + c.name + " starts at " + fmt_d(c.start) + ", not before the end of the run (duration " +
+                  end + "): it never runs");
+  }
+}
+
+/// Client settings that cannot do what they seem to: one note per finding,
+/// naming every client it applies to (`count` copies make one note).
+void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
+  const bool lock = s.lock.service != ServiceKind::kNone;
+  const std::string ttl = fmt_d(s.lock.ttl);
+  std::vector<std::pair<std::string, std::vector<std::string>>> found;  // finding -> clients, first-seen order
+  auto add = [&](const std::string& finding, const std::string& client) {
+    auto it = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == finding; });
+    if (it == found.end()) it = found.insert(found.end(), {finding, {}});
+    it->second.push_back(client);
+  };
+  for (const ClientSpec& c : s.clients) {
+    if (lock && c.renew && c.renew_interval >= s.lock.ttl) {
+      add("renew_interval " + fmt_d(c.renew_interval) + " is not shorter than the lease TTL " + ttl +
+              ": the lease can expire before each renewal is sent",
+          c.name);
+    }
+    if (lock && c.command_timeout >= s.lock.ttl) {
+      add("command_timeout " + fmt_d(c.command_timeout) + " is not shorter than the lease TTL " + ttl +
+              ": a client can still be waiting for a reply after the lease it asked for has expired",
+          c.name);
+    }
+    if (c.workload.work > s.settle) {
+      add("workload.work " + fmt_d(c.workload.work) + " is longer than settle " + fmt_d(s.settle) +
+              ": an iteration cannot finish within the settle time, so progress fails if it counts one (one that "
+              "starts after the last fault ends)",
+          c.name);
+    }
+  }
+  for (const auto& [finding, clients] : found) {
+    out.push_back((clients.size() == 1 ? "client " : "clients ") + join_names(clients) + ": " + finding);
+  }
+}
+
+void note_service(const Scenario& s, std::vector<std::string>& out) {
+  const RedisSpec& r = s.lock.redis;
+  if (s.lock.service == ServiceKind::kRedis && r.redlock == 0 && r.sentinels > 0 && r.replicas == 0) {
+    out.push_back("lock.sentinels is " + std::to_string(r.sentinels) +
+                  " but lock.replicas is 0: Sentinel has no replica to promote, so it never fails over");
+  }
+}
+
+/// A scripted heal when no scripted partition is active heals nothing. (A
+/// nemesis that draws partitions may have one active: no note then.)
+void note_heals(const Scenario& s, std::vector<std::string>& out) {
+  if (s.nemesis &&
+      std::find(s.nemesis->kinds.begin(), s.nemesis->kinds.end(), FaultKind::kPartition) != s.nemesis->kinds.end()) {
+    return;
+  }
+  // Faults of one instant take effect in declaration order.
+  std::vector<std::size_t> order(s.faults.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return s.faults[a].at < s.faults[b].at; });
+  std::vector<std::optional<Duration>> active;  // end of each active partition (nullopt: until a heal)
+  for (std::size_t i : order) {
+    const FaultSpec& f = s.faults[i];
+    if (f.at >= s.duration) break;
+    std::erase_if(active, [&](const std::optional<Duration>& end) { return end && *end <= f.at; });
+    if (f.kind == FaultKind::kPartition) {
+      active.push_back(f.duration ? std::optional<Duration>(f.at + *f.duration) : std::nullopt);
+    } else if (f.kind == FaultKind::kHeal) {
+      if (active.empty()) {
+        const std::string origin = f.origin.empty() ? "faults[" + std::to_string(i) + "]" : f.origin;
+        out.push_back(origin + " (heal at " + fmt_d(f.at) + ") heals nothing: no partition is active then");
+      }
+      active.clear();
+    }
+  }
+}
+
+void note_nemesis(const Scenario& s, std::vector<std::string>& out) {
+  if (!s.nemesis) return;
+  const NemesisSpec& n = *s.nemesis;
+  const bool slow = std::find(n.kinds.begin(), n.kinds.end(), FaultKind::kSlow) != n.kinds.end();
+  // The nemesis draws d from 1 ms to max_duration in whole milliseconds, and
+  // a slow fault gets delay d and duration max_duration: below 2 ms every
+  // draw is d = max_duration.
+  if (slow && n.max_duration >= std::chrono::milliseconds(1) && n.max_duration < std::chrono::milliseconds(2)) {
+    out.push_back("nemesis.max_duration " + fmt_d(n.max_duration) +
+                  " leaves one value to draw: every slow fault the nemesis draws has a delay of 1ms and lasts " +
+                  fmt_d(n.max_duration) + ", so a message sent while it is slow arrives only as it ends");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_notes(const Scenario& s) {
+  std::vector<std::string> out;
+  note_after_the_end(s, out);
+  note_service(s, out);
+  note_client_timing(s, out);
+  note_heals(s, out);
+  note_nemesis(s, out);
+  // One note per text (count copies of a client), in first-seen order.
+  std::vector<std::string> unique;
+  for (std::string& n : out) {
+    if (std::find(unique.begin(), unique.end(), n) == unique.end()) unique.push_back(std::move(n));
+  }
+  return unique;
+}
+
+// ---------------------------------------------------------------------------
+// Rules.
+
+namespace {
+
+using Problem = std::optional<ScenarioProblem>;
+
+ScenarioProblem problem(std::string path, std::string message, std::string suggestion = "") {
+  return ScenarioProblem{std::move(path), std::move(message), std::move(suggestion)};
+}
+
+std::string key(const std::string& parent, std::string_view k) { return parent + "." + std::string(k); }
+
+/// A duration that must be > 0 (or at least `min`).
+Problem positive(const std::string& path, Duration d, Duration min = Duration{1}) {
+  if (d < Duration::zero()) return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
+  if (d >= min) return std::nullopt;
+  return problem(path, min > Duration{1} ? "must be at least " + fmt_d(min) + ", got " + quote_text(fmt_d(d))
+                                         : "must be greater than zero, got " + quote_text(fmt_d(d)));
+}
+Problem non_negative(const std::string& path, Duration d) {
+  if (d >= Duration::zero()) return std::nullopt;
+  return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
+}
+Problem in_range(const std::string& path, std::int64_t v, const IntRange& r) {
+  if (r.contains(v)) return std::nullopt;
+  return problem(path, r.message(std::to_string(v)));
+}
+
+#define FENCESIM_CHECK(expr)            \
+  do {                                  \
+    if (Problem p_ = (expr)) return p_; \
+  } while (0)
+
+bool listed(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+// Group and role names come from the lock services (models/lock_service.hpp).
+bool is_group_name(const std::string& name) { return listed(all_group_names(), name); }
+bool is_role_name(const std::string& name) { return role_owner(name) != nullptr; }
+
+Problem scenario_name(const std::string& name) {
+  constexpr std::size_t kMax = NameLimits::kScenario;
+  bool good = !name.empty() && name.size() <= kMax;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) good = false;
+  }
+  if (good) return std::nullopt;
+  std::string fixed;
+  for (char c : name.substr(0, kMax)) {
+    if (c >= 'A' && c <= 'Z')
+      fixed += static_cast<char>(c - 'A' + 'a');
+    else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
+      fixed += c;
+    else if (c == ' ' || c == '.')
+      fixed += '-';
+  }
+  const bool too_long = name.size() > kMax;
+  return problem("scenario",
+                 "invalid scenario name " + quote_text(name) + ": " +
+                     (too_long ? "too long (" + std::to_string(name.size()) + " characters); " : std::string()) +
+                     "use 1 to " + std::to_string(kMax) +
+                     " characters from a-z, 0-9, '_' and '-' (it names the report folder)",
+                 // (A suggestion for a name that is only too long would look like the name itself.)
+                 fixed.empty() || fixed == name || too_long ? "" : "did you mean " + quote_text(fixed) + "?");
+}
+
+std::string service_word(const Scenario& s) { return to_string(s.lock.service); }
+
+}  // namespace
+
+std::optional<ScenarioProblem> validate_top(const Scenario& s) {
+  FENCESIM_CHECK(scenario_name(s.name));
+  if (s.version != 1) {
+    return problem("version",
+                   "unsupported format version " + std::to_string(s.version) + "; this fencesim reads version 1");
+  }
+  FENCESIM_CHECK(positive("duration", s.duration));
+  FENCESIM_CHECK(non_negative("settle", s.settle));
+  return std::nullopt;
+}
+
+std::optional<ScenarioProblem> validate_network(const Scenario& s) {
+  FENCESIM_CHECK(non_negative("network.latency.min", s.network.latency_min));
+  if (s.network.latency_max < s.network.latency_min) {
+    return problem("network.latency.max",
+                   "max (" + fmt_d(s.network.latency_max) + ") is below min (" + fmt_d(s.network.latency_min) + ")");
+  }
+  if (s.network.loss_ppb >= 1'000'000'000) {
+    return problem("network.loss", "expected a number in [0, 1) (a probability), got " +
+                                       std::to_string(s.network.loss_ppb) + " parts per billion");
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+Problem validate_redis(const Scenario& s) {
+  const RedisSpec& r = s.lock.redis;
+  FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
+  if (r.redlock > 0) {
+    const std::string why = " when redlock > 0: Redlock runs over independent primaries";
+    if (r.replicas != 0) return problem("lock.replicas", "must be 0 (or left out)" + why + " and has no replicas");
+    if (r.sentinels != 0) return problem("lock.sentinels", "must be 0 (or left out)" + why + " and has no Sentinel");
+    if (r.token != RedisToken::kNone) {
+      return problem("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
+    }
+  } else {
+    FENCESIM_CHECK(in_range("lock.replicas", r.replicas, Ranges::kRedisReplicas));
+    FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
+  }
+  FENCESIM_CHECK(non_negative("lock.replication_delay", r.replication_delay));
+  FENCESIM_CHECK(positive("lock.down_after", r.down_after));
+  if (s.lock.ttl != s.lock.requested_ttl) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") differs from lock.requested_ttl (" +
+                                   fmt_d(s.lock.requested_ttl) +
+                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
+  }
+  return std::nullopt;
+}
+
+Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
+  const EtcdSpec& e = s.lock.etcd;
+  FENCESIM_CHECK(in_range("lock.nodes", e.nodes, Ranges::kEtcdNodes));
+  if (e.nodes % 2 == 0) {
+    return problem("lock.nodes",
+                   "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(e.nodes),
+                   "did you mean " + std::to_string(e.nodes + 1) + "?");
+  }
+  FENCESIM_CHECK(positive("lock.heartbeat", e.heartbeat));
+  FENCESIM_CHECK(positive("lock.election_timeout", e.election_timeout));
+  if (e.election_timeout % e.heartbeat != Duration::zero()) {
+    return problem(src.election_timeout_given ? "lock.election_timeout" : "lock.heartbeat",
+                   "election_timeout (" + fmt_d(e.election_timeout) + ") must be a whole multiple of heartbeat (" +
+                       fmt_d(e.heartbeat) + "): Raft counts the election timeout in heartbeat ticks");
+  }
+  // etcd leases have a TTL in whole seconds, and etcd raises a TTL below
+  // its minimum, ceil(1.5 × election timeout) (lessor.go minLeaseTTL).
+  const Duration asked = s.lock.requested_ttl;
+  if (asked % std::chrono::seconds(1) != Duration::zero()) {
+    const auto up = std::chrono::ceil<std::chrono::seconds>(asked);
+    return problem("lock.ttl", "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(asked),
+                   "did you mean \"" + std::to_string(up.count()) + "s\"?");
+  }
+  const Duration min_ttl = etcd_min_ttl(e.election_timeout);
+  if (min_ttl > Limits::kMaxDuration) {
+    return problem("lock.election_timeout",
+                   "with this election_timeout etcd's minimum lease TTL would be " + fmt_d(min_ttl) + ", above the " +
+                       std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h limit of any duration",
+                   "an election_timeout of at most 16h");
+  }
+  if (s.lock.ttl != std::max(asked, min_ttl)) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") is not the TTL etcd grants for a requested " +
+                                   fmt_d(asked) + " (" + fmt_d(std::max(asked, min_ttl)) +
+                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
+  if (s.lock.service == ServiceKind::kNone) return std::nullopt;
+  FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
+  if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
+  if (s.lock.service == ServiceKind::kRedis) return validate_redis(s);
+  return validate_etcd(s, src);
+}
+
+std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
+  const ResourceSpec& r = s.resource;
+  if (r.kind != ResourceKind::kFenced && (r.check != FenceCheck::kStrict || r.fence_reads)) {
+    const char* k = r.check != FenceCheck::kStrict ? "check" : "fence_reads";
+    return problem(std::string("resource.") + k,
+                   quote_text(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
+                       quote_text(to_string(r.kind)));
+  }
+  FENCESIM_CHECK(in_range("resource.initial", r.initial, Ranges::kInitial));
+  FENCESIM_CHECK(in_range("resource.replicas", r.replicas, Ranges::kResourceReplicas));
+  FENCESIM_CHECK(non_negative("resource.replication_delay", r.replication_delay));
+  return std::nullopt;
+}
+
+namespace {
+
+/// The file's name of client i: without the "-k" of a `count` expansion.
+std::string base_name(const ClientSpec& c, const ScenarioSource::Client& from) {
+  if (!from.expanded) return c.name;
+  const auto dash = c.name.rfind('-');
+  return dash == std::string::npos ? c.name : c.name.substr(0, dash);
+}
+
+Problem client_name(const std::string& name, const std::string& path) {
+  constexpr std::size_t kMax = NameLimits::kClient;
+  if (name.empty()) return problem(path, "a client name must not be empty");
+  bool good = name.size() <= kMax;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+          c == '.')) {
+      good = false;
+    }
+  }
+  if (!good) {
+    return problem(path, "invalid client name " + quote_text(name) + ": use 1 to " + std::to_string(kMax) +
+                             " characters from A-Z, a-z, 0-9, '_', '-' and '.'");
+  }
+  if (is_group_name(name) || is_role_name(name)) {
+    return problem(path, "the client name " + quote_text(name) + " is reserved: it is a " +
+                             (is_group_name(name) ? "group name" : "role name") + " in node lists");
+  }
+  return std::nullopt;
+}
+
+Problem client_settings(const ClientSpec& c, const std::string& path) {
+  FENCESIM_CHECK(non_negative(key(path, "start"), c.start));
+  if (c.renew_interval == kResolveRenewInterval) {
+    return problem(key(path, "renew_interval"), "not resolved: set it, or call resolve_scenario (a third of the TTL)");
+  }
+  FENCESIM_CHECK(positive(key(path, "renew_interval"), c.renew_interval));
+  FENCESIM_CHECK(positive(key(path, "retry_interval"), c.retry_interval));
+  FENCESIM_CHECK(positive(key(path, "command_timeout"), c.command_timeout));
+  const std::string w = key(path, "workload");
+  if (c.workload.kind == WorkloadKind::kSequenceAllocator) {
+    FENCESIM_CHECK(in_range(key(w, "block"), c.workload.block, Ranges::kBlock));
+  }
+  FENCESIM_CHECK(non_negative(key(w, "work"), c.workload.work));
+  FENCESIM_CHECK(in_range(key(w, "iterations"), c.workload.iterations, Ranges::kIterations));
+  FENCESIM_CHECK(non_negative(key(w, "think"), c.workload.think));
+  return std::nullopt;
+}
+
+/// Names unique and distinct from the service's nodes; resource copies exist.
+Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src) {
+  const NodeDirectory dir = directory(s);
+  std::set<std::string> service_nodes;
+  for (const auto& n : dir.service_nodes()) service_nodes.insert(n);
+  for (const auto& n : dir.resources()) service_nodes.insert(n);
+  const std::vector<std::string> service_list(service_nodes.begin(), service_nodes.end());
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const std::string& n = s.clients[i].name;
+    const ScenarioSource::Client from = src.client(i);
+    const std::string path = src.client_path(i) + ".name";
+    const std::string what =
+        from.expanded ? "the expanded client name " + quote_text(n) : "the client name " + quote_text(n);
+    if (service_nodes.count(n) != 0) {
+      return problem(
+          path, what + " is already the name of a service node (" + join_names(service_list) + "); choose another");
+    }
+    auto [it, fresh] = seen.emplace(n, from.index);
+    if (!fresh) {
+      return problem(path, "duplicate client name: " + what + " is also used by clients[" + std::to_string(it->second) +
+                               "]" +
+                               (it->second == from.index ? "" : "; client names must be unique after count expansion"));
+    }
+  }
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const std::string& r = s.clients[i].resource;
+    if (!listed(dir.resources(), r)) {
+      return problem(src.client_path(i) + ".resource",
+                     "no resource copy named " + quote_text(r) + "; copies are " + join_names(dir.resources()),
+                     suggest_nearest(r, dir.resources()));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ScenarioProblem> validate_clients(const Scenario& s, const ScenarioSource& src) {
+  if (s.clients.empty()) return problem("clients", "at least one client is required");
+  if (s.clients.size() > static_cast<std::size_t>(Limits::kMaxClients)) {
+    return problem("clients",
+                   "too many clients: at most " + std::to_string(Limits::kMaxClients) + " after count expansion");
+  }
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const ScenarioSource::Client from = src.client(i);
+    const std::string path = src.client_path(i);
+    FENCESIM_CHECK(client_name(base_name(s.clients[i], from), path + ".name"));
+    FENCESIM_CHECK(client_settings(s.clients[i], path));
+  }
+  return client_names_and_resources(s, src);
+}
+
+// -- faults -------------------------------------------------------------------
+
+namespace {
+
+struct Nodes {
+  explicit Nodes(const Scenario& sc) : s(sc), dir(directory(sc)) {
+    for (const auto& n : dir.all()) names.insert(n);
+  }
+  const Scenario& s;
+  NodeDirectory dir;
+  std::set<std::string> names;
+
+  /// Why a role alias is not valid here, or "" if it is.
+  std::string role_problem(const std::string& name) const {
+    if (listed(dir.roles(), name)) return "";
+    const ServiceDescriptor* owner = role_owner(name);
+    return "the role " + quote_text(name) + " needs the " + (owner ? owner->display_name() : std::string("?")) +
+           " service; this scenario's lock service is " + service_word(s);
+  }
+  ScenarioProblem unknown(const std::string& name, const std::string& path, bool groups_ok) const {
+    std::vector<std::string> cands = dir.all();
+    for (const auto& r : dir.roles()) cands.push_back(r);
+    const std::vector<std::string> groups = all_group_names();
+    if (groups_ok) cands.insert(cands.end(), groups.begin(), groups.end());
+    return problem(path,
+                   "unknown node " + quote_text(name) + "; nodes in this scenario are " + join_names(dir.all(), 16) +
+                       (dir.roles().empty() ? "" : ", roles " + join_names(dir.roles())) +
+                       (groups_ok ? ", groups " + join_names(groups) : ""),
+                   suggest_nearest(name, cands));
+  }
+  /// A single node or a role alias.
+  Problem target(const std::string& name, const std::string& path) const {
+    if (names.count(name) != 0) return std::nullopt;
+    if (is_role_name(name)) {
+      if (auto why = role_problem(name); !why.empty()) return problem(path, why);
+      return std::nullopt;
+    }
+    if (is_group_name(name)) {
+      return problem(path,
+                     quote_text(name) + " is a group; a target is a single node or a role (" +
+                         join_names(all_role_names(), 100) + ")",
+                     "write one fault per node, or use the node list of a partition");
+    }
+    return unknown(name, path, false);
+  }
+  /// An expanded node list: nodes and role aliases.
+  Problem list(const std::vector<std::string>& v, const std::string& path) const {
+    if (v.empty()) return problem(path, "the node list is empty; name at least one node or group");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string p = path + "[" + std::to_string(i) + "]";
+      if (names.count(v[i]) != 0) continue;
+      if (is_role_name(v[i])) {
+        if (auto why = role_problem(v[i]); !why.empty()) return problem(p, why);
+        continue;
+      }
+      return unknown(v[i], p, true);
+    }
+    return std::nullopt;
+  }
+};
+
+Problem partition(const FaultSpec& f, const std::string& path, const Nodes& nodes) {
+  if (f.groups.empty() == f.isolate.empty()) {
+    return problem(f.groups.empty() ? path : path + ".isolate",
+                   f.groups.empty() ? "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)"
+                                    : "a partition takes either \"groups\" or \"isolate\", not both");
+  }
+  if (!f.groups.empty()) {
+    if (f.groups.size() < 2) return problem(path + ".groups", "a partition needs at least two groups");
+    std::map<std::string, std::size_t> where;
+    for (std::size_t g = 0; g < f.groups.size(); ++g) {
+      const std::string gp = path + ".groups[" + std::to_string(g) + "]";
+      FENCESIM_CHECK(nodes.list(f.groups[g], gp));
+      for (const auto& n : f.groups[g]) {
+        auto [it, fresh] = where.emplace(n, g);
+        if (!fresh && it->second != g) {
+          return problem(gp, "node " + quote_text(n) + " is in groups " + std::to_string(it->second) + " and " +
+                                 std::to_string(g) + "; each node may be in one group only");
+        }
+      }
+    }
+  } else {
+    FENCESIM_CHECK(nodes.list(f.isolate, path + ".isolate"));
+  }
+  if (f.duration) FENCESIM_CHECK(positive(path + ".duration", *f.duration));
+  return std::nullopt;
+}
+
+std::string quoted_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + quote_text(x);
+  return out;
+}
+
+/// A fault of a service's own (its target names the service): refused when
+/// the scenario runs another service, or when that service says why not.
+Problem service_fault(const Scenario& s, const FaultSpec& f, const std::string& path) {
+  const ServiceDescriptor* owner = find_service(f.target);
+  if (owner == nullptr) return problem(path, "no lock service is named " + quote_text(f.target));
+  if (owner->kind() != s.lock.service) {
+    return problem(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word(s));
+  }
+  if (auto why = owner->fault_problem(s, f); !why.empty()) return problem(path, why);
+  return std::nullopt;
+}
+
+Problem failover(const Scenario& s, const FaultSpec& f, const std::string& path) {
+  const std::vector<std::string> services = services_taking(f.kind);
+  if (!listed(services, f.target)) {
+    return problem(path + ".target",
+                   "unknown value " + quote_text(f.target) + "; expected one of " + quoted_list(services));
+  }
+  return service_fault(s, f, path + ".kind");
+}
+
+Problem counter_reset(const Scenario& s, const FaultSpec& f, const std::string& path) {
+  std::vector<std::string> targets = services_taking(f.kind);
+  targets.emplace_back("resource");
+  if (!listed(targets, f.target)) {
+    return problem(path + ".target",
+                   "unknown value " + quote_text(f.target) + "; expected one of " + quoted_list(targets),
+                   suggest_nearest(f.target, targets));
+  }
+  FENCESIM_CHECK(in_range(path + ".value", f.value, IntRange{0, Ranges::kInitial.hi}));
+  if (f.target != "resource") return service_fault(s, f, path + ".target");
+  return std::nullopt;
+}
+
+Problem required(const std::optional<Duration>& d, const std::string& path, const char* key_name, const char* what) {
+  if (!d) {
+    return problem(path + "." + key_name, "missing required key " + quote_text(key_name) + ": " + what);
+  }
+  return positive(path + "." + key_name, *d);
+}
+
+Problem fault(const Scenario& s, const FaultSpec& f, const std::string& path, const Nodes& nodes) {
+  FENCESIM_CHECK(non_negative(path + ".at", f.at));
+  switch (f.kind) {
+    case FaultKind::kPause:
+      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      return required(f.duration, path, "duration", "how long the pause lasts, e.g. \"12s\"");
+    case FaultKind::kClockJump:
+      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
+        return problem(
+            path + ".by",
+            "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
+                std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
+      }
+      return std::nullopt;
+    case FaultKind::kClockDrift:
+      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      FENCESIM_CHECK(
+          in_range(path + ".ppm", f.ppm, IntRange{-999'999, 1'000'000, " (a clock must keep moving forward)"}));
+      if (f.duration) FENCESIM_CHECK(positive(path + ".duration", *f.duration));
+      return std::nullopt;
+    case FaultKind::kPartition: return partition(f, path, nodes);
+    case FaultKind::kHeal: return std::nullopt;
+    case FaultKind::kCrash:
+      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      if (f.restart_after) FENCESIM_CHECK(positive(path + ".restart_after", *f.restart_after));
+      return std::nullopt;
+    case FaultKind::kFailover: return failover(s, f, path);
+    case FaultKind::kCounterReset: return counter_reset(s, f, path);
+    case FaultKind::kSlow:
+      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      FENCESIM_CHECK(positive(path + ".delay", f.delay));
+      return required(f.duration, path, "duration", "how long the node stays slow, e.g. \"10s\"");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ScenarioProblem> validate_faults(const Scenario& s) {
+  if (s.faults.size() > static_cast<std::size_t>(Limits::kMaxFaults)) {
+    return problem("faults", "too many faults: at most " + std::to_string(Limits::kMaxFaults));
+  }
+  const Nodes nodes(s);
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    FENCESIM_CHECK(fault(s, s.faults[i], "faults[" + std::to_string(i) + "]", nodes));
+  }
+  return std::nullopt;
+}
+
+std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const ScenarioSource& src) {
+  if (!s.nemesis) return std::nullopt;
+  const NemesisSpec& n = *s.nemesis;
+  static const std::vector<FaultKind> kDrawable = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
+                                                   FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
+  std::vector<std::string> names;
+  for (FaultKind k : kDrawable) names.emplace_back(to_string(k));
+  if (n.kinds.empty()) return problem("nemesis.kinds", "name at least one fault kind: one of " + join_names(names));
+  for (std::size_t i = 0; i < n.kinds.size(); ++i) {
+    if (std::find(kDrawable.begin(), kDrawable.end(), n.kinds[i]) == kDrawable.end()) {
+      return problem("nemesis.kinds[" + std::to_string(i) + "]",
+                     quote_text(to_string(n.kinds[i])) + " cannot be drawn by the nemesis; nemesis kinds are " +
+                         join_names(names));
+    }
+  }
+  const Nodes nodes(s);
+  FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  const bool range = n.interval_min != n.interval_max;
+  FENCESIM_CHECK(positive(range ? "nemesis.interval.min" : "nemesis.interval", n.interval_min));
+  if (range) FENCESIM_CHECK(positive("nemesis.interval.max", n.interval_max));
+  if (n.interval_max < n.interval_min) {
+    return problem("nemesis.interval.max",
+                   "max (" + fmt_d(n.interval_max) + ") is below min (" + fmt_d(n.interval_min) + ")");
+  }
+  FENCESIM_CHECK(positive("nemesis.max_duration", n.max_duration, std::chrono::milliseconds(1)));
+  // Bound the number of draws before anything is drawn.
+  const Duration last = s.duration - s.settle - n.max_duration;
+  std::int64_t most = 0;
+  if (last >= n.interval_min) most = last / n.interval_min;
+  if (most + static_cast<std::int64_t>(s.faults.size()) > Limits::kMaxFaults) {
+    return problem(src.nemesis_interval_given ? "nemesis.interval" : "nemesis",
+                   "the nemesis could draw up to " + std::to_string(most) +
+                       " faults, and a scenario may have at most " + std::to_string(Limits::kMaxFaults) +
+                       " in all; use a longer interval");
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string why_not_applicable(const Scenario& s, Property p) {
+  switch (p) {
+    case Property::kMutualExclusion:
+    case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
+    case Property::kTokenMonotonic:
+      if (s.lock.service == ServiceKind::kNone) return "the design takes no lock, so it hands out no token";
+      if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0) {
+        return "Redlock hands out no fencing token (lock.token is \"none\")";
+      }
+      return "the lock service hands out no token (lock.token is \"none\")";
+    case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word(s);
+    default: return "it does not apply to this design";
+  }
+}
+
+}  // namespace
+
+std::optional<ScenarioProblem> validate_expect(const Scenario& s) {
+  for (const auto& [p, e] : s.expect) {
+    if (property_applies(s, p)) continue;
+    const std::string name = to_string(p);
+    return problem("expect." + name, "cannot expect " + name + ": it does not apply to this design, because " +
+                                         why_not_applicable(s, p) + " (it would be reported not_applicable)");
+  }
+  return std::nullopt;
+}
+
+std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const ScenarioSource& src) {
+  FENCESIM_CHECK(validate_top(s));
+  FENCESIM_CHECK(validate_network(s));
+  FENCESIM_CHECK(validate_lock(s, src));
+  FENCESIM_CHECK(validate_resource(s));
+  FENCESIM_CHECK(validate_clients(s, src));
+  FENCESIM_CHECK(validate_faults(s));
+  FENCESIM_CHECK(validate_nemesis(s, src));
+  FENCESIM_CHECK(validate_expect(s));
+  return std::nullopt;
+}
+
+#undef FENCESIM_CHECK
+
+}  // namespace fencesim
