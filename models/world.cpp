@@ -8,6 +8,7 @@
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
 #include "models/etcd/raft/safety.hpp"
+#include "models/fingerprint.hpp"
 #include "models/nemesis.hpp"
 #include "models/redis/redis.hpp"
 #include "models/resource/resource.hpp"
@@ -351,7 +352,12 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   out.context.run_end = s.duration;
   out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
   std::optional<raft::SafetyVerdict> raft_verdict;
-  if (w->etcd) raft_verdict = raft::check_raft_safety(w->etcd->raft_history());
+  std::optional<std::uint64_t> raft_fp;  // the Raft events go with the world: hashed first
+  if (w->etcd) {
+    raft_verdict = raft::check_raft_safety(w->etcd->raft_history());
+    raft_fp = raft_fingerprint(w->etcd->raft_history());
+  }
+  const std::uint64_t engine_fp = simu.event_fingerprint();
   out.history = std::move(w->history);  // nothing writes history while the world is torn down
   w.reset();
 
@@ -376,7 +382,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   for (const Verdict& v : out.verdicts) out.all_met = out.all_met && v.met;
   out.trace.set_enabled(opt.trace);
   if (opt.trace) build_trace(out.history, out.trace);
-  out.fingerprint = out.trace.fingerprint();
+  out.fingerprint = run_fingerprint(history_fingerprint(out.history), engine_fp, raft_fp);
   return out;
 }
 

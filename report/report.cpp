@@ -256,8 +256,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                   {"last_seen", a.last_seen}};
   }
   j["metrics"] = metrics;
-  j["run"] =
-      ojson{{"events", r.events}, {"trace_fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
+  j["run"] = ojson{{"events", r.events}, {"fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
   j["outcome"] = ojson{{"all_expectations_met", r.all_met},
                        {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
                        {"reproduce", reproduce_command(s, r, m)}};
@@ -369,8 +368,7 @@ std::string render_report_markdown(const Scenario& s, const RunResult& r, const 
     o += fmt::format("| {} | {} | {} | {} | {} |\n", it.client, it.index, format_time(it.start),
                      it.acquired ? format_time(*it.acquired) : "-", md_escape(it.outcome));
   }
-  o +=
-      fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
+  o += fmt::format("\n---\nfencesim {} · {} events · fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
 }
 

@@ -172,9 +172,15 @@ void Simulation::notify(WaitHandle h) {
 RunStatus Simulation::run_until(Time end, std::uint64_t max_events, std::size_t max_pending) {
   std::uint64_t budget = 0;
   Event e{};
+  // The fingerprint stays in a register while the loop runs (a handler may
+  // write any memory, so a member would be loaded and stored per event).
+  std::uint64_t fingerprint = event_fingerprint_;
   for (bool more = true; more;) {
     if (budget >= max_events || queue_.size() > max_pending) {
-      if (queue_.due(end)) return RunStatus::kEventBudgetExceeded;
+      if (queue_.due(end)) {
+        event_fingerprint_ = fingerprint;
+        return RunStatus::kEventBudgetExceeded;
+      }
       break;
     }
     // Up to 256 events between two looks at the budgets: a few hundred
@@ -188,10 +194,12 @@ RunStatus Simulation::run_until(Time end, std::uint64_t max_events, std::size_t 
       now_ = e.time;
       ++budget;
       ++events_processed_;
+      fingerprint = fold_event(fingerprint, e);
       // (A few hundred processes stay in the caches; then the prefetch is waste.)
       if (procs_.size() > 256 && !queue_.empty()) prefetch(queue_.top());
       dispatch(e);
     }
+    event_fingerprint_ = fingerprint;
   }
   if (end != kTimeMax && now_ < end) now_ = end;
   return RunStatus::kDone;

@@ -47,6 +47,7 @@
 // Including this header includes all of them.
 #pragma once
 
+#include <bit>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <functional>
@@ -122,6 +123,14 @@ class Simulation {
   /// each waiting message holds its payload).
   RunStatus run_until(Time end, std::uint64_t max_events = UINT64_MAX, std::size_t max_pending = SIZE_MAX);
   std::uint64_t events_processed() const { return events_processed_; }
+  /// A running hash of every event the run loop has taken from the queue,
+  /// in order: its true time, its queue key (class and sequence number), its
+  /// type and its a and b (slot and serial, see EventType) — stale events
+  /// included. Two runs with equal fingerprints processed the same events in
+  /// the same order. Depends on no address and not on the trace, so it is
+  /// the same with the trace off. Not a cryptographic hash. Up to date when
+  /// run_until has returned (a handler reading it sees an earlier value).
+  std::uint64_t event_fingerprint() const { return event_fingerprint_; }
   bool has_pending_events() const { return !queue_.empty(); }
 
   // --- network ----------------------------------------------------------
@@ -203,6 +212,13 @@ class Simulation {
   void reschedule_clock_timers(NodeId n);
   // The scheduler (simulation.cpp): dispatch hands each event to the piece
   // for its type; all of them inline into run_until.
+  /// Folds one event into the fingerprint: two multiplications, one of them
+  /// independent of the running hash, so the loop hardly waits on it.
+  [[gnu::always_inline]] static std::uint64_t fold_event(std::uint64_t h, const Event& e) {
+    const std::uint64_t x = static_cast<std::uint64_t>(e.time.count()) ^ (e.key * 0x9E3779B97F4A7C15ULL);
+    const std::uint64_t y = ((static_cast<std::uint64_t>(e.type) << 32) | e.a) ^ std::rotl(e.b, 29);
+    return (std::rotl(h, 23) ^ x ^ y) * 0xFF51AFD7ED558CCDULL;
+  }
   void dispatch(const Event& e);
   void dispatch_resume(const Event& e);
   void dispatch_timer(const Event& e);
@@ -229,6 +245,7 @@ class Simulation {
   Time now_{0};
   EventQueue queue_;
   std::uint64_t events_processed_ = 0;
+  std::uint64_t event_fingerprint_ = 0xcbf29ce484222325ULL;  // (the FNV-1a offset basis: any start would do)
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Process>> procs_;
   std::vector<const char*> stack_hints_;  // per process slot: where its stack was last live
