@@ -94,14 +94,16 @@ int cmd_write(const std::string& file, bool materialize, std::optional<std::uint
   return kExitOk;
 }
 
-int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            bool quiet, bool color) {
-  int code = kExitOk;
-  struct Job {
-    std::string file;
-    fencesim::Scenario scenario;
-    std::string dir;
-  };
+/// One scenario file to run, and the folder its reports go to.
+struct Job {
+  std::string file;
+  fencesim::Scenario scenario;
+  std::string dir;
+};
+
+/// Loads every file; one that does not load is reported and sets `code`.
+std::vector<Job> load_jobs(const std::vector<std::string>& files, std::optional<std::uint64_t> seed,
+                           const std::string& out, bool quiet, int& code) {
   std::vector<Job> jobs;
   for (const std::string& f : files) {
     fencesim::LoadResult r = fencesim::load_scenario_file(f);
@@ -119,7 +121,12 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
     const std::string name = seed ? r.scenario->name + "-seed" + std::to_string(s) : r.scenario->name;
     jobs.push_back(Job{f, std::move(*r.scenario), dir + "/" + name});
   }
-  // Two files that would write the same folder are refused before anything runs.
+  return jobs;
+}
+
+/// Two files that would write the same folder are refused before anything
+/// runs: false (and a message) if two jobs share a folder.
+bool folders_distinct(const std::vector<Job>& jobs, std::optional<std::uint64_t> seed) {
   std::map<std::string, std::string> seen;
   for (const Job& j : jobs) {
     auto [it, fresh] = seen.emplace(j.dir, j.file);
@@ -127,63 +134,88 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
       std::cerr << "fencesim: " << j.file << " and " << it->second << " would both write " << j.dir
                 << " (same scenario name" << (seed ? " and seed" : "")
                 << "); give them different \"scenario\" names or run them separately\n";
-      return kExitInput;
+      return false;
     }
   }
+  return true;
+}
+
+/// Runs one job's scenario. Nothing (and `code` raised) if it could not run
+/// to its end: not supported, out of memory, an internal error, or stopped at
+/// its event budget.
+std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint64_t> seed, int& code) {
+  fencesim::RunOptions opt;
+  opt.seed = seed;
+  fencesim::RunResult result;
+  try {
+    result = fencesim::run_scenario(j.scenario, opt);
+  } catch (const fencesim::UnsupportedScenario& e) {
+    std::cerr << "fencesim: " << j.file << ": not yet supported: " << e.what() << "\n";
+    code = std::max(code, kExitInput);
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    // The run's budgets (docs/FORMAT.md) keep it to about 2 GB; less than
+    // that was available.
+    std::cerr << "fencesim: " << j.file << " (seed " << seed.value_or(j.scenario.seed)
+              << "): out of memory; a run can take up to about 2 GB (docs/FORMAT.md, limits): free some"
+                 " memory, or shorten `duration` or reduce clients/iterations. No report was written.\n";
+    code = std::max(code, kExitInternal);
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    std::cerr << "fencesim: internal error while running " << j.file << " (seed " << seed.value_or(j.scenario.seed)
+              << "): " << e.what()
+              << "\nThis is a bug in fencesim; please report it with the scenario file and seed.\n";
+    code = std::max(code, kExitInternal);
+    return std::nullopt;
+  }
+  if (result.budget_exceeded) {
+    std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of " << fencesim::Limits::kEventBudget
+              << " events (or " << fencesim::Limits::kPendingBudget
+              << " waiting at once); shorten `duration`, reduce clients/iterations, or lengthen the"
+                 " intervals (heartbeat, retry_interval) that schedule events faster than they run."
+                 " No report was written.\n";
+    code = std::max(code, kExitInput);
+    return std::nullopt;
+  }
+  return result;
+}
+
+/// Writes a finished run's reports and prints its summary (or, with
+/// `quiet`, only an unmet expectation); raises `code`. False if the reports
+/// could not be written.
+bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<std::uint64_t> seed,
+                const std::string& out, bool quiet, bool color, int& code) {
+  fencesim::ReportMeta meta{report_source(j.file), seed.has_value()};
+  const std::string dir = fencesim::report_dir(out, j.scenario, result, meta);
+  std::string error;
+  if (!fencesim::write_reports(dir, j.scenario, result, meta, error)) {
+    std::cerr << "fencesim: " << error << "\n";
+    code = std::max(code, kExitInput);
+    return false;
+  }
+  if (!quiet) {
+    std::cout << fencesim::render_summary(j.scenario, result, meta);
+    std::cout << fencesim::render_terminal_timeline(j.scenario, result, color);
+    std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
+  }
+  if (!result.all_met) {
+    std::cout << (quiet ? j.scenario.name + ": " : std::string("  ")) << "an expectation was not met; reproduce with: "
+              << fencesim::reproduce_command(j.scenario, result, fencesim::ReportMeta{j.file, meta.seed_overridden})
+              << "\n";
+    code = std::max(code, kExitExpectation);
+  }
+  return true;
+}
+
+int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
+            bool quiet, bool color) {
+  int code = kExitOk;
+  const std::vector<Job> jobs = load_jobs(files, seed, out, quiet, code);
+  if (!folders_distinct(jobs, seed)) return kExitInput;
   for (const Job& j : jobs) {
-    fencesim::RunOptions opt;
-    opt.seed = seed;
-    fencesim::ReportMeta meta{report_source(j.file), seed.has_value()};
-    fencesim::RunResult result;
-    try {
-      result = fencesim::run_scenario(j.scenario, opt);
-    } catch (const fencesim::UnsupportedScenario& e) {
-      std::cerr << "fencesim: " << j.file << ": not yet supported: " << e.what() << "\n";
-      code = std::max(code, kExitInput);
-      continue;
-    } catch (const std::bad_alloc&) {
-      // The run's budgets (docs/FORMAT.md) keep it to about 2 GB; less than
-      // that was available.
-      std::cerr << "fencesim: " << j.file << " (seed " << seed.value_or(j.scenario.seed)
-                << "): out of memory; a run can take up to about 2 GB (docs/FORMAT.md, limits): free some"
-                   " memory, or shorten `duration` or reduce clients/iterations. No report was written.\n";
-      code = std::max(code, kExitInternal);
-      continue;
-    } catch (const std::exception& e) {
-      std::cerr << "fencesim: internal error while running " << j.file << " (seed " << seed.value_or(j.scenario.seed)
-                << "): " << e.what()
-                << "\nThis is a bug in fencesim; please report it with the scenario file and seed.\n";
-      code = std::max(code, kExitInternal);
-      continue;
-    }
-    if (result.budget_exceeded) {
-      std::cerr << "fencesim: " << j.file << ": the run was stopped at its budget of " << fencesim::Limits::kEventBudget
-                << " events (or " << fencesim::Limits::kPendingBudget
-                << " waiting at once); shorten `duration`, reduce clients/iterations, or lengthen the"
-                   " intervals (heartbeat, retry_interval) that schedule events faster than they run."
-                   " No report was written.\n";
-      code = std::max(code, kExitInput);
-      continue;
-    }
-    const std::string dir = fencesim::report_dir(out, j.scenario, result, meta);
-    std::string error;
-    if (!fencesim::write_reports(dir, j.scenario, result, meta, error)) {
-      std::cerr << "fencesim: " << error << "\n";
-      code = std::max(code, kExitInput);
-      continue;
-    }
-    if (!quiet) {
-      std::cout << fencesim::render_summary(j.scenario, result, meta);
-      std::cout << fencesim::render_terminal_timeline(j.scenario, result, color);
-      std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
-    }
-    if (!result.all_met) {
-      std::cout << (quiet ? j.scenario.name + ": " : std::string("  "))
-                << "an expectation was not met; reproduce with: "
-                << fencesim::reproduce_command(j.scenario, result, fencesim::ReportMeta{j.file, meta.seed_overridden})
-                << "\n";
-      code = std::max(code, kExitExpectation);
-    }
+    const std::optional<fencesim::RunResult> result = run_job(j, seed, code);
+    if (!result) continue;
+    if (!report_job(j, *result, seed, out, quiet, color, code)) continue;
     if (!quiet && jobs.size() > 1) std::cout << "\n";
   }
   return code;
@@ -226,53 +258,105 @@ int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
   return kExitOk;
 }
 
-}  // namespace
+// --- the command line: one piece per subcommand ----------------------------
 
-int main(int argc, char** argv) {
-  // `run` with many files and `matrix` run simulations one after another.
-  sim::keep_heap_between_runs();
-  CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
-  app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
-  app.require_subcommand(1);
-
-  std::vector<std::string> run_files;
+struct RunArgs {
+  CLI::App* command = nullptr;
+  std::vector<std::string> files;
   std::string seed_text;
   std::string out;
   bool quiet = false;
   bool no_color = false;
-  CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
-  run->add_option("files", run_files, "Scenario files (JSON)")->required();
-  run->add_option("--seed", seed_text,
-                  "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
-  run->add_option("--out", out, "Folder for the reports (default: reports)");
-  run->add_flag("--quiet,-q", quiet, "Print only failures");
-  run->add_flag("--no-color", no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
+};
 
-  std::uint64_t matrix_seeds = 10;
-  std::string matrix_out;
-  bool matrix_quiet = false;
+void add_run_command(CLI::App& app, RunArgs& a) {
+  CLI::App* run = app.add_subcommand("run", "Run scenario files and write their reports");
+  run->add_option("files", a.files, "Scenario files (JSON)")->required();
+  run->add_option("--seed", a.seed_text,
+                  "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
+  run->add_option("--out", a.out, "Folder for the reports (default: reports)");
+  run->add_flag("--quiet,-q", a.quiet, "Print only failures");
+  run->add_flag("--no-color", a.no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
+  a.command = run;
+}
+
+/// A subcommand's --seed, when given: false (after saying why) when it is
+/// not a seed.
+bool seed_option(const CLI::App& command, const std::string& text, std::optional<std::uint64_t>& seed) {
+  if (command.count("--seed") == 0) return true;
+  seed = parse_seed(text);
+  if (seed) return true;
+  std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << text << "\"\n";
+  return false;
+}
+
+/// `run` after parsing: checks --seed and --out, then runs.
+int start_run(const RunArgs& a) {
+  std::optional<std::uint64_t> seed;
+  if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
+  if (a.command->count("--out") > 0 && a.out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return kExitInput;
+  }
+  return cmd_run(a.files, seed, a.out, a.quiet,
+                 !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
+}
+
+struct MatrixArgs {
+  CLI::App* command = nullptr;
+  std::uint64_t seeds = 10;
+  std::string out;
+  bool quiet = false;
+};
+
+void add_matrix_command(CLI::App& app, MatrixArgs& a) {
   CLI::App* matrix =
       app.add_subcommand("matrix", "Run lock designs against fault kinds over seeds; write MATRIX.md/.json");
-  matrix->add_option("--seeds", matrix_seeds, "Runs per cell (default 10)");
-  matrix->add_option("--out", matrix_out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
-  matrix->add_flag("--quiet,-q", matrix_quiet, "Do not print the table");
+  matrix->add_option("--seeds", a.seeds, "Runs per cell (default 10)");
+  matrix->add_option("--out", a.out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
+  matrix->add_flag("--quiet,-q", a.quiet, "Do not print the table");
+  a.command = matrix;
+}
 
-  std::vector<std::string> validate_files;
+struct ValidateArgs {
+  CLI::App* command = nullptr;
+  std::vector<std::string> files;
+};
+
+void add_validate_command(CLI::App& app, ValidateArgs& a) {
   CLI::App* validate = app.add_subcommand("validate", "Check scenario files without running them");
-  validate->add_option("files", validate_files, "Scenario files (JSON)")->required();
+  validate->add_option("files", a.files, "Scenario files (JSON)")->required();
+  a.command = validate;
+}
 
-  std::string write_file;
-  std::string write_seed;
+struct WriteArgs {
+  CLI::App* command = nullptr;
+  std::string file;
+  std::string seed_text;
   bool materialize = false;
+};
+
+void add_write_command(CLI::App& app, WriteArgs& a) {
   CLI::App* write =
       app.add_subcommand("write", "Print a scenario file as fencesim writes it (defaults left out, counts kept)");
-  write->add_option("file", write_file, "Scenario file (JSON)")->required();
-  write->add_flag("--materialize-nemesis", materialize,
+  write->add_option("file", a.file, "Scenario file (JSON)")->required();
+  write->add_flag("--materialize-nemesis", a.materialize,
                   "Replace the nemesis with the faults it draws for the seed (faults[] entries)");
-  write->add_option("--seed", write_seed, "Write this seed instead of the file's, 0 to 2^64-1 (draws with it)");
+  write->add_option("--seed", a.seed_text, "Write this seed instead of the file's, 0 to 2^64-1 (draws with it)");
+  a.command = write;
+}
 
-  // A first word that is no subcommand (or an option the top level does not
-  // have): name it, rather than CLI11's "A subcommand is required".
+/// `write` after parsing: checks --seed, then writes.
+int start_write(const WriteArgs& a) {
+  std::optional<std::uint64_t> seed;
+  if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
+  return cmd_write(a.file, a.materialize, seed);
+}
+
+/// A first word that is no subcommand (or an option the top level does not
+/// have): named, rather than CLI11's "A subcommand is required". The exit
+/// code if the first word is wrong.
+std::optional<int> check_first_word(int argc, char** argv) {
   if (argc > 1 && argv[1][0] == '-') {
     const std::string first = argv[1];
     if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
@@ -302,6 +386,12 @@ int main(int argc, char** argv) {
       return kExitInput;
     }
   }
+  return std::nullopt;
+}
+
+/// Parses the command line; the exit code if the command ends here (help,
+/// version, or a usage error).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -314,38 +404,33 @@ int main(int argc, char** argv) {
     std::cerr << "fencesim: " << e.what() << "\nRun 'fencesim --help' (or 'fencesim run --help') for usage.\n";
     return kExitInput;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `run` with many files and `matrix` run simulations one after another.
+  sim::keep_heap_between_runs();
+  CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
+  app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
+  app.require_subcommand(1);
+  RunArgs run;
+  add_run_command(app, run);
+  MatrixArgs matrix;
+  add_matrix_command(app, matrix);
+  ValidateArgs validate;
+  add_validate_command(app, validate);
+  WriteArgs write;
+  add_write_command(app, write);
+
+  if (const std::optional<int> code = check_first_word(argc, argv)) return *code;
+  if (const std::optional<int> code = parse(app, argc, argv)) return *code;
   try {
-    if (run->parsed()) {
-      std::optional<std::uint64_t> seed;
-      if (run->count("--seed") > 0) {
-        seed = parse_seed(seed_text);
-        if (!seed) {
-          std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << seed_text
-                    << "\"\n";
-          return kExitInput;
-        }
-      }
-      if (run->count("--out") > 0 && out.empty()) {
-        std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-        return kExitInput;
-      }
-      return cmd_run(run_files, seed, out, quiet,
-                     !no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
-    }
-    if (validate->parsed()) return cmd_validate(validate_files);
-    if (write->parsed()) {
-      std::optional<std::uint64_t> seed;
-      if (write->count("--seed") > 0) {
-        seed = parse_seed(write_seed);
-        if (!seed) {
-          std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << write_seed
-                    << "\"\n";
-          return kExitInput;
-        }
-      }
-      return cmd_write(write_file, materialize, seed);
-    }
-    if (matrix->parsed()) return cmd_matrix(matrix_seeds, matrix_out, matrix_quiet);
+    if (run.command->parsed()) return start_run(run);
+    if (validate.command->parsed()) return cmd_validate(validate.files);
+    if (write.command->parsed()) return start_write(write);
+    if (matrix.command->parsed()) return cmd_matrix(matrix.seeds, matrix.out, matrix.quiet);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";
     return kExitInternal;

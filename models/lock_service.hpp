@@ -100,6 +100,12 @@ class LockService {
   /// of the descriptor's `own_properties()` (expectation not yet applied;
   /// check_all does that).
   virtual std::vector<Verdict> own_verdicts() const { return {}; }
+
+  /// After the run, before the world is torn down: a hash of the service's
+  /// own record of the run that the History does not hold (etcd: the Raft
+  /// events, models/fingerprint.hpp raft_fingerprint), folded into the run's
+  /// fingerprint; nullopt when it keeps none.
+  virtual std::optional<std::uint64_t> fingerprint() const { return std::nullopt; }
 };
 
 /// Static knowledge of one kind of lock service. Methods that take a

@@ -8,6 +8,7 @@
 
 #include "models/client/client.hpp"
 #include "models/faults.hpp"
+#include "models/fingerprint.hpp"
 #include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
 #include "models/resource/resource.hpp"
@@ -223,7 +224,6 @@ void judge(const Scenario& s, const RunOptions& opt, const std::vector<Verdict>&
   for (const Verdict& v : out.verdicts) out.all_met = out.all_met && v.met;
   out.trace.set_enabled(opt.trace);
   if (opt.trace) build_trace(out.history, out.trace);
-  out.fingerprint = out.trace.fingerprint();
 }
 
 }  // namespace
@@ -247,10 +247,14 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   out.context.run_end = s.duration;
   out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);
   const std::vector<Verdict> service_verdicts = w->service->own_verdicts();
+  // The service's own events (Raft's) go with the world: hashed first.
+  const std::optional<std::uint64_t> service_fp = w->service->fingerprint();
+  const std::uint64_t engine_fp = w->sim.event_fingerprint();
   out.history = std::move(w->history);  // nothing writes history while the world is torn down
   w.reset();
 
   judge(s, opt, service_verdicts, out);
+  out.fingerprint = run_fingerprint(history_fingerprint(out.history), engine_fp, service_fp);
   return out;
 }
 

@@ -7,7 +7,7 @@
 //   r.all_met    // every expectation of the `expect` block met
 //
 // A run is a pure function of (scenario, seed, fencesim version): the same
-// inputs give the same History, verdicts and trace fingerprint.
+// inputs give the same History, verdicts and fingerprint.
 //
 // The lock service is whichever models/lock_service.hpp registers for
 // `s.lock.service`; the world knows it only through LockService.
@@ -55,8 +55,10 @@ struct RunResult {
   std::vector<Verdict> verdicts;
   Metrics metrics;
   sim::Trace trace;
-  std::uint64_t fingerprint = 0;  ///< FNV-1a over the trace
-  std::uint64_t events = 0;       ///< engine events processed
+  /// Hash of the History, the engine's events and the Raft events
+  /// (models/fingerprint.hpp): equal for equal runs, with the trace on or off.
+  std::uint64_t fingerprint = 0;
+  std::uint64_t events = 0;  ///< engine events processed
   bool budget_exceeded = false;
   bool all_met = true;
 };

@@ -233,8 +233,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                   {"last_seen", a.last_seen}};
   }
   j["metrics"] = metrics;
-  j["run"] =
-      ojson{{"events", r.events}, {"trace_fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
+  j["run"] = ojson{{"events", r.events}, {"fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
   j["outcome"] = ojson{{"all_expectations_met", r.all_met},
                        {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
                        {"reproduce", reproduce_command(s, r, m)}};
@@ -379,8 +378,7 @@ std::string md_iterations(const RunResult& r) {
 
 std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string o = md_header(s, r, m) + md_verdicts(r) + md_metrics(r) + md_faults(r) + md_iterations(r);
-  o +=
-      fmt::format("\n---\nfencesim {} · {} events · trace fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
+  o += fmt::format("\n---\nfencesim {} · {} events · fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
 }
 

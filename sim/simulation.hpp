@@ -32,24 +32,41 @@
 //
 // Errors. Model bugs (a broken invariant) throw `ModelBug`, which ends the
 // run; callers report it with the seed.
+//
+// Where things are:
+//   basics.hpp    NodeId, TimerId, WaitHandle, Cancelled, ModelBug
+//   message.hpp   Payload, Message
+//   network.hpp   NetworkConfig, Partition (the network itself is here:
+//                 Simulation::send, partitions, slow; network.cpp)
+//   node.hpp      Node, NodeBehaviour (node.cpp)
+//   process.hpp   Process (process.cpp; its blocking calls are inline below)
+//   promise.hpp   Promise, Mailbox
+//   this header   the Simulation: time, queue, scheduling, faults on nodes
+//                 (simulation.cpp: the scheduler; faults.cpp: pause, crash,
+//                 restart, clock steps and drift)
+// Including this header includes all of them.
 #pragma once
 
+#include <bit>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <typeinfo>
 #include <vector>
 
+#include "sim/basics.hpp"
 #include "sim/clock.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/message.hpp"
+#include "sim/network.hpp"
+#include "sim/node.hpp"
 #include "sim/payload_pool.hpp"
+#include "sim/process.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
@@ -60,264 +77,9 @@
 
 namespace sim {
 
-using NodeId = std::uint32_t;
-inline constexpr NodeId kNoNode = UINT32_MAX;
-
-class Simulation;
-class Node;
-class Process;
 namespace detail {
-class StackPool;  // pooled fiber stacks (simulation.cpp)
+class StackPool;  // pooled fiber stacks (stack_pool.hpp)
 }
-
-/// Thrown inside a process when its node crashes; unwinds the fiber. Model
-/// code must not swallow it (never `catch (...)` without rethrowing).
-struct Cancelled {};
-
-/// A broken invariant in a model or the engine: a bug, not a user error.
-struct ModelBug : std::logic_error {
-  using std::logic_error::logic_error;
-};
-
-/// Base of every message body. `describe()` is for traces and debugging.
-class Payload {
- public:
-  virtual ~Payload() = default;
-  virtual std::string describe() const = 0;
-};
-using PayloadPtr = std::shared_ptr<const Payload>;
-
-struct Message {
-  NodeId from = kNoNode;
-  NodeId to = kNoNode;
-  std::uint64_t id = 0;        ///< unique per simulation, > 0
-  std::uint64_t reply_to = 0;  ///< id of the request this answers, or 0
-  Time sent_at{0};             ///< true time of sending
-  PayloadPtr body;
-
-  /// The body as a T, or nullptr. For a `final` T one type_info comparison
-  /// decides (a T's dynamic type can only be T), cheaper than dynamic_cast,
-  /// which walks the class hierarchy on every miss.
-  template <class T>
-  const T* as() const {
-    const Payload* p = body.get();
-    if (p == nullptr) return nullptr;
-    if constexpr (std::is_final_v<T>) {
-      return typeid(*p) == typeid(T) ? static_cast<const T*>(p) : nullptr;
-    } else {
-      return dynamic_cast<const T*>(p);
-    }
-  }
-};
-
-/// A model's hooks on a node. All run as node code.
-class NodeBehaviour {
- public:
-  virtual ~NodeBehaviour() = default;
-  /// A message that is not a reply to one of this node's pending calls.
-  virtual void on_message(const Message& m) { (void)m; }
-  /// The node has just crashed: drop volatile state. Processes are already
-  /// cancelled and timers dropped.
-  virtual void on_crash() {}
-  /// The node has just restarted: recover and spawn processes again.
-  virtual void on_restart() {}
-};
-
-/// Handle to a pending timer, for cancellation. Default: no timer.
-struct TimerId {
-  std::uint32_t slot = UINT32_MAX;
-  std::uint32_t gen = 0;
-  bool valid() const { return slot != UINT32_MAX; }
-};
-
-/// Identifies one blocking wait of one process, for `Simulation::notify`.
-struct WaitHandle {
-  std::uint32_t slot = UINT32_MAX;
-  std::uint64_t wait = 0;
-  bool valid() const { return slot != UINT32_MAX; }
-};
-
-/// Network settings. Latency is uniform in [latency_min, latency_max] (equal
-/// bounds: fixed), loss is an integer ratio in parts per billion.
-struct NetworkConfig {
-  Duration latency_min{1'000'000};
-  Duration latency_max{1'000'000};
-  std::uint64_t loss_ppb = 0;
-};
-
-/// A partition (SCENARIO_FORMAT.md `partition`): either `groups` (nodes in
-/// different groups cannot exchange messages; unlisted nodes reach everyone)
-/// or `isolate` (cut from all others). With `one_way`, only messages *from*
-/// the first group (or the isolated nodes) are blocked.
-struct Partition {
-  std::vector<std::vector<NodeId>> groups;
-  std::vector<NodeId> isolate;
-  bool one_way = false;
-};
-
-class Node {
- public:
-  NodeId id() const { return id_; }
-  const std::string& name() const { return name_; }
-  Simulation& sim() const { return *sim_; }
-
-  /// Readings of this node's clocks now, in ns (see clock.hpp).
-  Time clock(ClockKind k) const;
-  Time wall() const { return clock(ClockKind::kWall); }
-  Time monotonic() const { return clock(ClockKind::kMonotonic); }
-  const NodeClock& clocks() const { return clock_; }
-
-  bool up() const { return up_; }
-  bool paused() const { return paused_; }
-  std::uint64_t incarnation() const { return incarnation_; }
-
-  void set_behaviour(NodeBehaviour* b) { behaviour_ = b; }
-
-  /// Starts a process on this node; it first runs at the current instant,
-  /// after events already scheduled for it.
-  void spawn(std::string name, std::function<void(Process&)> body);
-
-  /// Node-code timer: runs `fn` when this node's clock `k` reads `reading`
-  /// (a clock step moves it). Frozen by a pause, dropped by a crash.
-  TimerId at_clock(ClockKind k, Time reading, std::function<void()> fn);
-  /// Node-code timer `d` from now on the monotonic clock.
-  TimerId after(Duration d, std::function<void()> fn) {
-    return at_clock(ClockKind::kMonotonic, monotonic() + d, std::move(fn));
-  }
-  /// Periodic node-code timer on the monotonic clock: `fn` runs `period`
-  /// from now, and each time it has run, again `period` after that moment.
-  /// Exactly `after(period, ...)` re-armed by `fn` as its last step (the
-  /// next firing is measured from when this one ran, so a pause delays
-  /// the beat rather than bunching it), without a new timer per beat. The
-  /// TimerId stays valid until `cancel` or a crash ends the timer.
-  TimerId every(Duration period, std::function<void()> fn);
-  void cancel(TimerId t);
-
-  /// Sends a message from this node; returns its id. See Simulation::send.
-  std::uint64_t send(NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
-  /// Gives up on a pending call of one of this node's processes: its
-  /// `await_reply` returns nothing at once (before its deadline), and a
-  /// reply that arrives later is dropped. Used when a client learns that the
-  /// server it asked is no longer the one to ask (a failover announcement).
-  void abandon_call(std::uint64_t call);
-  /// Answers `request` (a message this node received).
-  void reply(const Message& request, PayloadPtr body) { send(request.from, std::move(body), request.id); }
-
- private:
-  friend class Simulation;
-  friend class Process;
-  struct PendingCall {
-    std::uint64_t id = 0;  ///< the request's message id
-    WaitHandle waiter;
-    std::optional<Message> reply;
-  };
-  /// The node's calls awaiting replies: one per waiting process, so a few.
-  /// A vector searched linearly; nothing iterates it, so its order (an
-  /// erase moves the last call into the gap) never shows.
-  struct PendingCalls {
-    std::vector<PendingCall> items;
-    PendingCall* find(std::uint64_t id) {
-      for (PendingCall& c : items) {
-        if (c.id == id) return &c;
-      }
-      return nullptr;
-    }
-    void add(std::uint64_t id) { items.push_back(PendingCall{id, {}, std::nullopt}); }
-    void erase(PendingCall* c) {
-      if (c != &items.back()) *c = std::move(items.back());
-      items.pop_back();
-    }
-    void erase(std::uint64_t id) {
-      if (PendingCall* c = find(id)) erase(c);
-    }
-    void clear() { items.clear(); }
-  };
-
-  Simulation* sim_ = nullptr;
-  NodeId id_ = kNoNode;
-  std::string name_;
-  NodeClock clock_;
-  bool up_ = true;
-  bool paused_ = false;
-  Time pause_until{0};
-  std::uint64_t incarnation_ = 0;
-  NodeBehaviour* behaviour_ = nullptr;
-  std::vector<Event> deferred_;            // fell due while paused, in due order
-  std::vector<std::uint32_t> processes_;   // live process slots
-  std::uint32_t timer_head_ = UINT32_MAX;  // intrusive list of pending timers
-  PendingCalls calls_;
-  Duration slow_{0};
-};
-
-/// A fiber process. Every blocking call returns only when the scheduler
-/// resumes it; if the node crashes meanwhile, it throws `Cancelled`.
-class Process {
- public:
-  Node& node() const { return *node_; }
-  Simulation& sim() const { return node_->sim(); }
-  const std::string& name() const { return name_; }
-
-  /// Sleeps `d` on the node's monotonic clock (drift applies).
-  void sleep(Duration d) { sleep_until(ClockKind::kMonotonic, node_->monotonic() + d); }
-  /// Sleeps until the node's clock `k` reads `reading`. A wall-clock step
-  /// moves the wake-up (forward: earlier; backward: later).
-  void sleep_until(ClockKind k, Time reading) { block(k, reading); }
-  /// Lets every other event of this instant run first.
-  void yield();
-
-  /// Blocks until `notify(handle)` or, with a deadline, until clock `k`
-  /// reads `deadline`. Returns true if notified, false on timeout. Get the
-  /// handle to give a notifier from `prepare_wait()` first.
-  WaitHandle prepare_wait();
-  bool block(ClockKind k, Time deadline);
-  bool block_forever();
-
-  /// Request/response. `send_request` registers the call and sends; the
-  /// reply is kept until `await_reply` collects it. `await_reply` waits until
-  /// the monotonic clock reads `deadline`; it returns nothing on timeout
-  /// and forgets the call, so a later reply is dropped ("late replies are
-  /// dropped", SCENARIO_FORMAT.md).
-  std::uint64_t send_request(NodeId to, PayloadPtr body);
-  std::optional<Message> await_reply(std::uint64_t call, Time monotonic_deadline);
-  std::optional<Message> call(NodeId to, PayloadPtr body, Duration timeout) {
-    const Time deadline = node_->monotonic() + timeout;
-    return await_reply(send_request(to, std::move(body)), deadline);
-  }
-  void forget(std::uint64_t call) { node_->calls_.erase(call); }
-
- private:
-  friend class Simulation;
-  friend class Node;
-  void switch_to_scheduler();
-
-  // What a wake-up touches comes first, within two cache lines; the name
-  // and the body, used once, last.
-  Node* node_ = nullptr;
-  std::uint32_t slot_ = 0;
-  boost::context::fiber fiber_;   // the process's own context
-  boost::context::fiber caller_;  // the scheduler, while the process runs
-  bool started_ = false;
-  bool finished_ = false;
-  bool cancelled_ = false;
-  bool waiting_ = false;         // blocked; a notify or timer may wake it
-  bool resume_pending_ = false;  // a kResume event is queued
-  bool notified_ = false;
-  std::uint64_t wait_ = 0;  // serial of the current wait
-  // The deadline of the current wait, if it has one: kept here rather than
-  // in a timer slot, so that a sleep allocates nothing and touches no other
-  // timer. Its kTimeout event is the one whose queue key is timeout_key_.
-  std::uint64_t timeout_key_ = 0;  // 0: no deadline
-  bool timeout_due_ = false;       // fell due while the node was paused
-  ClockKind timeout_clock_ = ClockKind::kMonotonic;
-  Time timeout_deadline_{0};      // reading of timeout_clock_
-  Time timeout_when_{0};          // true time of the queued event
-  void* stack_bottom_ = nullptr;  // for the sanitizer's fiber annotations
-  std::size_t stack_size_ = 0;
-  const void* caller_bottom_ = nullptr;
-  std::size_t caller_size_ = 0;
-  std::string name_;
-  std::function<void(Process&)> body_;
-};
 
 enum class RunStatus { kDone, kEventBudgetExceeded };
 
@@ -361,6 +123,14 @@ class Simulation {
   /// each waiting message holds its payload).
   RunStatus run_until(Time end, std::uint64_t max_events = UINT64_MAX, std::size_t max_pending = SIZE_MAX);
   std::uint64_t events_processed() const { return events_processed_; }
+  /// A running hash of every event the run loop has taken from the queue,
+  /// in order: its true time, its queue key (class and sequence number), its
+  /// type and its a and b (slot and serial, see EventType) — stale events
+  /// included. Two runs with equal fingerprints processed the same events in
+  /// the same order. Depends on no address and not on the trace, so it is
+  /// the same with the trace off. Not a cryptographic hash. Up to date when
+  /// run_until has returned (a handler reading it sees an earlier value).
+  std::uint64_t event_fingerprint() const { return event_fingerprint_; }
   bool has_pending_events() const { return !queue_.empty(); }
 
   // --- network ----------------------------------------------------------
@@ -440,10 +210,26 @@ class Simulation {
   void unlink_timer(std::uint32_t slot);
   void free_timer(std::uint32_t slot);
   void reschedule_clock_timers(NodeId n);
+  // The scheduler (simulation.cpp): dispatch hands each event to the piece
+  // for its type; all of them inline into run_until.
+  /// Folds one event into the fingerprint: two multiplications, one of them
+  /// independent of the running hash, so the loop hardly waits on it.
+  [[gnu::always_inline]] static std::uint64_t fold_event(std::uint64_t h, const Event& e) {
+    const std::uint64_t x = static_cast<std::uint64_t>(e.time.count()) ^ (e.key * 0x9E3779B97F4A7C15ULL);
+    const std::uint64_t y = ((static_cast<std::uint64_t>(e.type) << 32) | e.a) ^ std::rotl(e.b, 29);
+    return (std::rotl(h, 23) ^ x ^ y) * 0xFF51AFD7ED558CCDULL;
+  }
   void dispatch(const Event& e);
+  void dispatch_resume(const Event& e);
+  void dispatch_timer(const Event& e);
+  void run_periodic(std::uint32_t slot, std::function<void()>& fn);
+  void dispatch_timeout(const Event& e);
+  void dispatch_callback(const Event& e);
   void prefetch(const Event& next) const;
   void defer_or(Node& n, const Event& e, bool& deferred);
   void resume(Process& p);
+  /// Ends process `p` by resuming it cancelled: it unwinds with `Cancelled`.
+  void cancel_process(Process& p);
   void finish_process(std::uint32_t slot);
   void end_pause(NodeId n);
   void deliver(std::uint32_t slot);
@@ -459,6 +245,7 @@ class Simulation {
   Time now_{0};
   EventQueue queue_;
   std::uint64_t events_processed_ = 0;
+  std::uint64_t event_fingerprint_ = 0xcbf29ce484222325ULL;  // (the FNV-1a offset basis: any start would do)
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Process>> procs_;
   std::vector<const char*> stack_hints_;  // per process slot: where its stack was last live
@@ -542,72 +329,6 @@ inline void Process::yield() {
   block_forever();
 }
 
-/// A one-shot value a process can wait for (Promise/Future in one object,
-/// shared by pointer). `set` from anywhere; `wait` from a process.
-template <class T>
-class Promise {
- public:
-  explicit Promise(Simulation& s) : sim_(&s) {}
-  void set(T v) {
-    if (value_) return;
-    value_ = std::move(v);
-    if (waiter_.valid()) sim_->notify(waiter_);
-  }
-  bool ready() const { return value_.has_value(); }
-  const std::optional<T>& value() const { return value_; }
-  /// Waits until set or until the node's monotonic clock reads `deadline`.
-  const std::optional<T>& wait_until(Process& p, Time monotonic_deadline) {
-    if (!value_) {
-      waiter_ = p.prepare_wait();
-      p.block(ClockKind::kMonotonic, monotonic_deadline);
-      waiter_ = WaitHandle{};
-    }
-    return value_;
-  }
-  const std::optional<T>& wait(Process& p) {
-    if (!value_) {
-      waiter_ = p.prepare_wait();
-      p.block_forever();
-      waiter_ = WaitHandle{};
-    }
-    return value_;
-  }
-
- private:
-  Simulation* sim_;
-  std::optional<T> value_;
-  WaitHandle waiter_;
-};
-
-/// A FIFO of values with at most one waiting process.
-template <class T>
-class Mailbox {
- public:
-  explicit Mailbox(Simulation& s) : sim_(&s) {}
-  void push(T v) {
-    items_.push_back(std::move(v));
-    if (waiter_.valid()) sim_->notify(waiter_);
-  }
-  bool empty() const { return items_.empty(); }
-  /// Takes the oldest value, waiting until the monotonic clock reads
-  /// `deadline` at most; nothing on timeout.
-  std::optional<T> receive_until(Process& p, Time monotonic_deadline) {
-    if (items_.empty()) {
-      waiter_ = p.prepare_wait();
-      p.block(ClockKind::kMonotonic, monotonic_deadline);
-      waiter_ = WaitHandle{};
-    }
-    if (items_.empty()) return std::nullopt;
-    T v = std::move(items_.front());
-    items_.erase(items_.begin());
-    return v;
-  }
-  std::optional<T> receive(Process& p, Duration timeout) { return receive_until(p, p.node().monotonic() + timeout); }
-
- private:
-  Simulation* sim_;
-  std::vector<T> items_;
-  WaitHandle waiter_;
-};
-
 }  // namespace sim
+
+#include "sim/promise.hpp"  // Promise and Mailbox, which need the Simulation above

@@ -247,6 +247,8 @@ class EtcdService final : public LockService {
                                                   std::size_t index) override;
   /// The raft_safety verdict of the run so far.
   std::vector<Verdict> own_verdicts() const override;
+  /// A hash of the Raft events (models/fingerprint.hpp raft_fingerprint).
+  std::optional<std::uint64_t> fingerprint() const override;
 
   sim::Simulation& sim() { return sim_; }
   History& history() { return history_; }

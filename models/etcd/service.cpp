@@ -5,6 +5,7 @@
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
 #include "models/etcd/raft/safety.hpp"
+#include "models/fingerprint.hpp"
 
 namespace fencesim::etcd {
 
@@ -54,5 +55,7 @@ std::unique_ptr<client::LockClient> EtcdService::make_client(sim::Node& node, Hi
 std::vector<Verdict> EtcdService::own_verdicts() const {
   return {raft_safety_verdict(raft::check_raft_safety(raft_history_))};
 }
+
+std::optional<std::uint64_t> EtcdService::fingerprint() const { return raft_fingerprint(raft_history_); }
 
 }  // namespace fencesim::etcd
