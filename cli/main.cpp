@@ -38,8 +38,6 @@ constexpr int kExitExpectation = 1;
 constexpr int kExitInput = 2;
 constexpr int kExitInternal = 3;
 
-/// The file name as the user gave it when it is relative; otherwise just its
-/// base name, so reports never contain absolute paths.
 /// The scenario file as reports name it: its file name without the folder,
 /// so that a report depends on the file's content and the seed only, not on
 /// where it was run from or how the path was spelled (and carries no path
@@ -150,7 +148,13 @@ std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint
   try {
     result = fencesim::run_scenario(j.scenario, opt);
   } catch (const fencesim::UnsupportedScenario& e) {
-    std::cerr << "fencesim: " << j.file << ": not yet supported: " << e.what() << "\n";
+    std::cerr << "fencesim: " << j.file << ": cannot run: " << e.what() << "\n";
+    code = std::max(code, kExitInput);
+    return std::nullopt;
+  } catch (const fencesim::InvalidScenario& e) {
+    // A loaded file passed the same checks; this guards a --seed override or
+    // a future path that builds the Scenario another way.
+    std::cerr << "fencesim: " << j.file << ": " << e.problem.to_string() << "\n";
     code = std::max(code, kExitInput);
     return std::nullopt;
   } catch (const std::bad_alloc&) {

@@ -1,4 +1,4 @@
-// loader/loader.hpp — reads a scenario file (SCENARIO_FORMAT.md, version 1)
+// loader/loader.hpp — reads a scenario file (docs/FORMAT.md, version 1)
 // into the plain structs of models/scenario.hpp.
 //
 //   fencesim::LoadResult r = fencesim::load_scenario_file("scenarios/c01.json");

@@ -1,5 +1,5 @@
 // loader/writer.hpp — writes a Scenario back as scenario file text
-// (SCENARIO_FORMAT.md, version 1; docs/FORMAT.md), the inverse of the loader.
+// (docs/FORMAT.md, version 1), the inverse of the loader.
 //
 //   fencesim::LoadResult r = fencesim::load_scenario_file("scenarios/gc-pause.json");
 //   std::string text = fencesim::write_scenario(*r.scenario);

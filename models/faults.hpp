@@ -1,4 +1,4 @@
-// models/faults.hpp — the one table of fault kinds (SCENARIO_FORMAT.md,
+// models/faults.hpp — the one table of fault kinds (docs/FORMAT.md,
 // `faults` and `nemesis`).
 //
 // Every FaultKind has one FaultKindInfo entry that says everything the rest
@@ -10,7 +10,7 @@
 //   nemesis   its place in the list of kinds the nemesis may draw
 //             (1, 2, …; 0 = the nemesis cannot draw it)
 //   apply     what happens when it fires, through a FaultEnv
-//   end       when it ends (SCENARIO_FORMAT.md "A fault ends…")
+//   end       when it ends (docs/FORMAT.md "Faults")
 //   detail    the text of FaultRecord::detail ("for 5s, 500 ppm")
 //   draw      how the nemesis fills in its parameters (models/nemesis.hpp
 //             documents the order of the random draws)

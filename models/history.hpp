@@ -1,11 +1,11 @@
 // models/history.hpp — what happened in a run, as the checkers need it.
 //
 // Models append to a History while the run goes on; checkers and report
-// renderers only read it (DESIGN.md: "checkers read only the History").
+// renderers only read it (docs/ARCHITECTURE.md: checkers read only the History).
 // Every time is true simulated time (sim::Time, ns since the start).
 //
 // Records and who writes them:
-//   GrantRecord      the lock service, when it grants (SCENARIO_FORMAT.md:
+//   GrantRecord      the lock service, when it grants (docs/FORMAT.md "Grants and tokens":
 //                    a Redis grant is the true time the primary applied the
 //                    SET NX; Redlock: the primary that completed the majority)
 //   BeliefRecord     the lock client: from handling the grant until it sends
@@ -190,7 +190,7 @@ class History {
   void lease_end(Time at, const std::string& value, std::string reason) {
     lease_ends.emplace(value, LeaseEndRecord{value, at, std::move(reason)});
   }
-  /// Holder audit (DESIGN.md metrics): at every acceptance at a copy, a
+  /// Holder audit (docs/REPORTS.md "Metrics"): at every acceptance at a copy, a
   /// believed holder whose token is below the copy's last_seen is broken.
   /// Looks only at the beliefs still open (begun with begin_belief and not
   /// ended), in the order they began: a long run has thousands of beliefs,

@@ -1,5 +1,5 @@
 // models/nemesis.hpp — random faults drawn from the run's seed
-// (SCENARIO_FORMAT.md, `nemesis`).
+// (docs/FORMAT.md "Nemesis").
 //
 //   std::vector<FaultSpec> extra = fencesim::draw_nemesis(scenario);
 //   // append to scenario.faults before building the world

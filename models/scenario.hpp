@@ -1,11 +1,12 @@
 // models/scenario.hpp — a scenario as plain structs (no JSON).
 //
-// This is the resolved form of a scenario file (SCENARIO_FORMAT.md, version
+// This is the resolved form of a scenario file (docs/FORMAT.md, version
 // 1): defaults filled in, durations parsed to sim::Duration, `count` clients
 // expanded to `name-0`, `name-1`, …, group names in node lists expanded to
 // node names. The loader (loader/loader.hpp) produces it from JSON; tests and the
-// C++ API may build it directly. `validate_semantics` re-checks the rules that
-// do not depend on JSON, so a hand-built scenario gets the same errors.
+// C++ API may build it directly (include/fencesim/builder.hpp). `validate_scenario`
+// (models/validate.hpp) checks the rules that do not depend on JSON, so a
+// hand-built scenario gets the same errors as a file.
 // Every struct compares field by field (==, notes and fault origins included),
 // e.g. to check that a written file (loader/writer.hpp) loads back the same.
 #pragma once
@@ -213,7 +214,7 @@ struct NodeDirectory {
 /// (models/lock_service.hpp) and its resource copies.
 NodeDirectory directory(const Scenario& s);
 
-/// Does `p` apply to this design (SCENARIO_FORMAT.md "Which properties
+/// Does `p` apply to this design (docs/FORMAT.md "Properties"
 /// apply")? Decided by the property's checker (models/checkers/registry.hpp).
 bool property_applies(const Scenario& s, Property p);
 

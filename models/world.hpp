@@ -3,7 +3,7 @@
 //   fencesim::RunOptions opt;             // seed from the scenario unless set
 //   fencesim::RunResult r = fencesim::run_scenario(scenario, opt);
 //   r.verdicts   // one per property, with the first counterexample
-//   r.metrics    // DESIGN.md health metrics
+//   r.metrics    // health metrics (docs/REPORTS.md "Metrics")
 //   r.all_met    // every expectation of the `expect` block met
 //
 // A run is a pure function of (scenario, seed, fencesim version): the same
@@ -65,7 +65,7 @@ struct RunResult {
 
 RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
 
-/// When each fault ends (SCENARIO_FORMAT.md "A fault ends…"): nullopt for a
+/// When each fault ends (docs/FORMAT.md "Faults"): nullopt for a
 /// fault that never ends. Faults that start after `run_end` are ignored.
 std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault);
 

@@ -6,7 +6,7 @@
 // and events of one class at the same time run in the order they were
 // scheduled (FIFO). Classes, from first to last at one instant:
 //   kFault   fault starts and ends ("a fault takes effect before any other
-//            event scheduled for the same instant", SCENARIO_FORMAT.md)
+//            event scheduled for the same instant", docs/FORMAT.md)
 //   kReplay  events that fell due while their node was paused, replayed at
 //            the pause's end in the order they fell due
 //   kNormal  everything else

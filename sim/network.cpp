@@ -17,7 +17,7 @@ std::uint64_t Simulation::send(NodeId from, NodeId to, PayloadPtr body, std::uin
       net_.latency_min == net_.latency_max ? net_.latency_min : net_rng_.uniform(net_.latency_min, net_.latency_max);
   // The network's own jitter never reorders a channel (FIFO like a TCP
   // connection); `slow` then adds its delay to this message alone, as
-  // SCENARIO_FORMAT.md says ("adds its delay to messages sent while it is
+  // docs/FORMAT.md says ("adds its delay to messages sent while it is
   // active"), so a message sent after a slowdown ends is not held behind
   // the slowed ones.
   Time base = now_ + latency;

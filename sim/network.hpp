@@ -22,7 +22,7 @@ struct NetworkConfig {
   std::uint64_t loss_ppb = 0;
 };
 
-/// A partition (SCENARIO_FORMAT.md `partition`): either `groups` (nodes in
+/// A partition (docs/FORMAT.md "partition"): either `groups` (nodes in
 /// different groups cannot exchange messages; unlisted nodes reach everyone)
 /// or `isolate` (cut from all others). With `one_way`, only messages *from*
 /// the first group (or the isolated nodes) are blocked.

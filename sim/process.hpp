@@ -52,7 +52,7 @@ class Process {
   /// reply is kept until `await_reply` collects it. `await_reply` waits until
   /// the monotonic clock reads `deadline`; it returns nothing on timeout
   /// and forgets the call, so a later reply is dropped ("late replies are
-  /// dropped", SCENARIO_FORMAT.md).
+  /// dropped", docs/FORMAT.md).
   std::uint64_t send_request(NodeId to, PayloadPtr body);
   std::optional<Message> await_reply(std::uint64_t call, Time monotonic_deadline);
   std::optional<Message> call(NodeId to, PayloadPtr body, Duration timeout) {

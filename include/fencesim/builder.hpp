@@ -45,7 +45,7 @@
 
 namespace fencesim {
 
-/// Workloads for ScenarioBuilder::client (SCENARIO_FORMAT.md "workload").
+/// Workloads for ScenarioBuilder::client (docs/FORMAT.md "Workloads").
 namespace workloads {
 /// sequence_allocator: acquire, read the counter, `work`, write counter + block, release; `think` between iterations.
 inline WorkloadSpec allocator(std::int64_t block, Duration work, int iterations = 1, Duration think = 1s) {

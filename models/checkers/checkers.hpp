@@ -7,8 +7,9 @@
 // A checker never changes the world: it reads the History (and the scenario
 // for applicability) and returns a Verdict with the first counterexample,
 // told as a short numbered story with true times, nodes, tokens and values.
-// Definitions are SCENARIO_FORMAT.md's ("expect" and "Which properties
-// apply"); metrics are DESIGN.md's (the seed article's health metrics).
+// Definitions are docs/FORMAT.md's ("Properties", "Progress and
+// settle"); metrics are docs/REPORTS.md's ("Metrics": the seed article's
+// health metrics).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// models/checkers/metrics.cpp — DESIGN.md's health metrics over a History.
+// models/checkers/metrics.cpp — the health metrics (docs/REPORTS.md "Metrics") over a History.
 #include <algorithm>
 
 #include "models/checkers/checkers.hpp"

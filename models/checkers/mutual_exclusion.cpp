@@ -1,5 +1,5 @@
 // models/checkers/mutual_exclusion.cpp — mutual_exclusion: no two clients believe they hold the lock at once (true
-// time). Definition: SCENARIO_FORMAT.md "expect".
+// time). Definition: docs/FORMAT.md "Properties".
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // models/checkers/no_lost_update.cpp — no_lost_update: accepted writes form a serial history from the initial value.
-// Definition: SCENARIO_FORMAT.md "expect".
+// Definition: docs/FORMAT.md "Properties".
 #include <fmt/format.h>
 
 #include <algorithm>

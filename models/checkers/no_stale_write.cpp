@@ -1,5 +1,5 @@
 // models/checkers/no_stale_write.cpp — no_stale_write: every accepted write comes from a lease still live at the
-// service. Definition: SCENARIO_FORMAT.md "expect".
+// service. Definition: docs/FORMAT.md "Properties".
 #include <fmt/format.h>
 
 #include <algorithm>

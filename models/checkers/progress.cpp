@@ -1,5 +1,5 @@
 // models/checkers/progress.cpp — progress: after the last fault, iterations succeed within the settle time.
-// Definition: SCENARIO_FORMAT.md "expect".
+// Definition: docs/FORMAT.md "Progress and settle".
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +20,9 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
   }
   const Time after = ctx.last_fault_end.value_or(Time{-1});
   const Time last_start = ctx.run_end - settle;
+  // With no fault at all every iteration that leaves the settle time counts.
+  const std::string since =
+      ctx.any_fault ? fmt::format("after the last fault ended at {}", format_time(after)) : "no fault ran";
   for (const IterationRecord& it : h.iterations) {
     if (it.start <= after || it.start > last_start) continue;
     ++v.checked;
@@ -27,12 +30,11 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     if (ok) continue;
     v.status = Status::kViolated;
     v.at = it.start;
-    v.summary = fmt::format(
-        "{}'s iteration {} started at {} (after the last fault ended at {}) and did not succeed "
-        "within the settle time {}: {}",
-        it.client, it.index, format_time(it.start), format_time(after), sim::format_duration(settle), it.outcome);
+    v.summary =
+        fmt::format("{}'s iteration {} started at {} ({}) and did not succeed within the settle time {}: {}", it.client,
+                    it.index, format_time(it.start), since, sim::format_duration(settle), it.outcome);
     std::vector<std::string> story;
-    story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
+    if (ctx.any_fault) story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
     story.push_back(fmt::format("{}: {} started iteration {}", format_time(it.start), it.client, it.index));
     if (it.acquired) story.push_back(fmt::format("{}: {} acquired the lock", format_time(*it.acquired), it.client));
     for (const ResourceOpRecord& op : h.resource_ops) {
@@ -47,9 +49,13 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     v.story = std::move(story);
     return v;
   }
-  v.summary = v.checked == 0 ? "no iteration started after the last fault with the settle time left (holds vacuously)"
-                             : fmt::format("all {} iterations after the last fault succeeded within {}", v.checked,
-                                           sim::format_duration(settle));
+  if (v.checked == 0) {
+    v.summary = ctx.any_fault ? "no iteration started after the last fault with the settle time left (holds vacuously)"
+                              : "no iteration started with the settle time left (holds vacuously)";
+  } else {
+    v.summary = fmt::format("all {} iterations {} succeeded within {}", v.checked,
+                            ctx.any_fault ? "after the last fault" : "(no fault ran)", sim::format_duration(settle));
+  }
   return v;
 }
 

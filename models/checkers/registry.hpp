@@ -2,7 +2,7 @@
 // place.
 //
 // One entry per property, in report order (all_properties()): whether it
-// applies to a scenario (SCENARIO_FORMAT.md "Which properties apply") and
+// applies to a scenario (docs/FORMAT.md "Properties") and
 // how it is checked. A property the lock service checks itself (raft_safety
 // for etcd) takes the service's verdict from CheckInput::service_verdicts.
 //

@@ -1,5 +1,5 @@
 // models/checkers/token_monotonic.cpp — token_monotonic: tokens strictly increase in grant order.
-// Definition: SCENARIO_FORMAT.md "expect".
+// Definition: docs/FORMAT.md "Properties".
 #include <fmt/format.h>
 
 #include <algorithm>

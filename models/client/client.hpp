@@ -4,7 +4,7 @@
 // as a process and owns a `LockClient` (nullptr for `service: none`, the
 // lock-free CAS loop) and a `workloads::Workload` (models/workloads/), which
 // decides what an iteration does against the resource. The workload never
-// consults the renewal state before writing (SCENARIO_FORMAT.md), exactly
+// consults the renewal state before writing (docs/FORMAT.md "Clients"), exactly
 // like most client libraries.
 //
 // Belief (what the properties rely on): a client believes it holds the lock

@@ -11,7 +11,7 @@
 //   Token:  the key's create revision (or, by option, the header revision of
 //           the answer that made the client owner).
 //
-// Member choice (SCENARIO_FORMAT.md): client k talks to etcd-(k mod n) and,
+// Member choice (docs/FORMAT.md "etcd"): client k talks to etcd-(k mod n) and,
 // after a failure ("no leader", a read that failed) or a command timeout,
 // moves every request, keepalive and watch to the next member by index; a
 // watch is re-created there from the last revision it saw.

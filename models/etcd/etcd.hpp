@@ -43,7 +43,7 @@
 // the service: the true time the leader learns that the entry revoking the
 // lease or deleting the holder's key is committed (it applies it), and the
 // grant: the true time a member evaluated the request whose answer made the
-// client the owner (SCENARIO_FORMAT.md "etcd semantics").
+// client the owner (docs/FORMAT.md "Grants and tokens", "Lease end at the service").
 #pragma once
 
 #include <algorithm>

@@ -835,7 +835,7 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     return false;
   }
   // The primary is down and nobody has been promoted: held while a live
-  // replica holds it (SCENARIO_FORMAT.md "ends at the lock service").
+  // replica holds it (docs/FORMAT.md "Lease end at the service").
   for (const auto& s : servers_) {
     if (s.get() != primary && s->node().up() && !s->is_primary() && s->holds(key_, value)) return true;
   }

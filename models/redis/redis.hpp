@@ -48,7 +48,7 @@
 //    primaries, no replicas, no token (the client side is in models/client).
 //
 // The lease observer (an outside view, not node code) records in the History
-// when each lease ends at the service, as SCENARIO_FORMAT.md defines it.
+// when each lease ends at the service, as docs/FORMAT.md "Lease end at the service" defines it.
 #pragma once
 
 #include <cstdint>

@@ -144,7 +144,7 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceO
   rec.last_seen = last_seen_;
   const Time at = rec.at;
   h.resource_ops.push_back(std::move(rec));
-  // Holder audit at every acceptance at a fenced copy (DESIGN.md metrics).
+  // Holder audit at every acceptance at a fenced copy (docs/REPORTS.md "Metrics").
   if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(at, node_.name(), last_seen_);
 }
 

@@ -5,7 +5,7 @@
 // allocator's counter, the counter, or the writer's file version), the tag
 // of that value (the name the writer tagged its version with; empty for the
 // initial value and untagged writes), a CAS version, and the two fencing
-// marks of SCENARIO_FORMAT.md:
+// marks of docs/FORMAT.md "Resource":
 //   last_written  highest token of an accepted write
 //   last_seen     highest token of an accepted read or write (reads count
 //                 only with fence_reads)

@@ -1,4 +1,4 @@
-// counter (SCENARIO_FORMAT.md): each iteration increments the counter by one.
+// counter (docs/FORMAT.md "Workloads"): each iteration increments the counter by one.
 #include "models/workloads/register_workload.hpp"
 
 namespace fencesim::workloads {

@@ -1,4 +1,4 @@
-// sequence_allocator (SCENARIO_FORMAT.md): acquire, read the counter, work,
+// sequence_allocator (docs/FORMAT.md "Workloads"): acquire, read the counter, work,
 // write counter + block, claim the block if the write was accepted, release.
 #include <fmt/format.h>
 

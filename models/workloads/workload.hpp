@@ -13,7 +13,7 @@
 // operations themselves (History::resource_ops), so a workload writes
 // nothing to the History.
 //
-// Kinds (SCENARIO_FORMAT.md `workload`), one file each:
+// Kinds (docs/FORMAT.md "Workloads"), one file each:
 //   sequence_allocator.cpp  read the counter, work, write counter + block
 //   counter.cpp             read, work, write value + 1
 //   writer.cpp              read version v (and its tag), work, write v + 1

@@ -1,4 +1,4 @@
-// writer (SCENARIO_FORMAT.md): each iteration reads the file's version v and
+// writer (docs/FORMAT.md "Workloads"): each iteration reads the file's version v and
 // writes version v + 1 tagged with the client name, so a paused writer can
 // overwrite a newer version with an older one.
 //

@@ -1,5 +1,5 @@
 // tests/loader/nemesis_test.cpp — the nemesis draws faults from the seed as
-// SCENARIO_FORMAT.md says, and the same seed draws the same faults.
+// docs/FORMAT.md says, and the same seed draws the same faults.
 #include "models/nemesis.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Durations as the scenario format writes them (SCENARIO_FORMAT.md "Values").
+// Durations as the scenario format writes them (docs/FORMAT.md "Values").
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -98,7 +98,7 @@ RaftNode::RaftNode(sim::Node& node, Config config, RaftHistory* history, bool at
 }
 
 void RaftNode::start() {
-  // SCENARIO_FORMAT.md: "At time 0, etcd-0 is leader of term 1 with its
+  // docs/FORMAT.md "etcd": "At time 0, etcd-0 is leader of term 1 with its
   // empty entry committed on every member; followers' election timers start
   // freshly randomized at 0." Every member voted for the bootstrap leader in
   // term 1, as if it had won the first election.

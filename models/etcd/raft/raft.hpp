@@ -30,7 +30,7 @@
 // "raft/<node name>" (etcd raft.go resetRandomizedElectionTimeout). A leader
 // sends a heartbeat every tick (etcd HeartbeatTick = 1).
 //
-// Bootstrap (SCENARIO_FORMAT.md, etcd): at time 0 members[0] is leader of
+// Bootstrap (docs/FORMAT.md "etcd"): at time 0 members[0] is leader of
 // term 1; every member has term 1, has voted for members[0], and holds the
 // leader's empty entry at index 1, committed and applied; followers' election
 // timers start freshly randomized.

@@ -189,6 +189,23 @@ TEST(Progress, HoldsVacuouslyWhenAFaultNeverEnds) {
   EXPECT_EQ(v.checked, 0);
 }
 
+TEST(Progress, WithNoFaultEveryIterationCountsAndNoFaultIsMentioned) {
+  History h;
+  h.iterations.push_back(iteration("A", 0s, 1s));
+  h.iterations.push_back(iteration("B", 5s, std::nullopt));
+  CheckContext c = ctx(60s);  // no fault: any_fault false, last_fault_end unset
+  const Verdict v = check_progress(h, c, 30s);
+  EXPECT_EQ(v.status, Status::kViolated);
+  EXPECT_EQ(v.checked, 2);
+  EXPECT_NE(v.summary.find("(no fault ran)"), std::string::npos) << v.summary;
+  EXPECT_EQ(v.summary.find("last fault"), std::string::npos) << v.summary;
+  for (const std::string& line : v.story) EXPECT_EQ(line.find("last fault"), std::string::npos) << line;
+
+  History ok;
+  ok.iterations.push_back(iteration("A", 0s, 1s));
+  EXPECT_EQ(check_progress(ok, c, 30s).summary, "all 1 iterations (no fault ran) succeeded within 30s");
+}
+
 TEST(Metrics, RenewalLatencyUsesTheNearestRank) {
   std::vector<sim::Duration> v;
   for (int i = 1; i <= 100; ++i) v.push_back(sim::Duration{i});

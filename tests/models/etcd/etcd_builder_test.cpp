@@ -1,5 +1,5 @@
 // ScenarioBuilder::etcd / etcd_spec resolve a scenario as the loader does
-// (SCENARIO_FORMAT.md "etcd semantics"), and the acceptance case c07 built
+// (docs/FORMAT.md "Grants and tokens", "Lease end at the service"), and the acceptance case c07 built
 // with them gives the verdicts of shared/cases/c07-etcd-pauses-fenced-reads.json.
 #include <gtest/gtest.h>
 

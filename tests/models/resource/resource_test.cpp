@@ -1,4 +1,4 @@
-// The fenced resource's rules (SCENARIO_FORMAT.md `resource`), driven
+// The fenced resource's rules (docs/FORMAT.md `resource`), driven
 // directly: a client node sends reads and writes to a copy and we look at the
 // answers, the marks and the History.
 #include <gtest/gtest.h>

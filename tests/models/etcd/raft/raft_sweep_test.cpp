@@ -393,7 +393,7 @@ TEST(RaftSweep, FiveHundredSeedsOfFaultsFindNoSafetyViolationAndTheFaultsBite) {
 }
 
 TEST(RaftSweep, ASeedReplaysExactly) {
-  // The same seed gives the same history, event for event (STYLE.md:
+  // The same seed gives the same history, event for event (README.md "Determinism":
   // determinism is enforced, not hoped for); another seed does not.
   const SweepConfig cfg;
   const RunOutcome a = run_seed(7, cfg), b = run_seed(7, cfg), other = run_seed(8, cfg);
