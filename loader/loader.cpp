@@ -66,17 +66,9 @@ std::string suggest(std::string_view got, const Range& candidates) {
 
 template <typename Range>
 std::string join_list(const Range& items, std::size_t max_items = 12) {
-  std::string out;
-  std::size_t n = 0;
-  for (const auto& it : items) {
-    if (n == max_items) {
-      out += ", …";
-      break;
-    }
-    if (n++ > 0) out += ", ";
-    out += std::string_view(it);
-  }
-  return out;
+  std::vector<std::string> names;
+  for (const auto& it : items) names.emplace_back(std::string_view(it));
+  return join_names(names, max_items);
 }
 
 template <typename Range>
