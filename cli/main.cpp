@@ -158,10 +158,10 @@ std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint
     code = std::max(code, kExitInput);
     return std::nullopt;
   } catch (const std::bad_alloc&) {
-    // The run's budgets (docs/FORMAT.md) keep it to about 2 GB; less than
+    // The run's budgets (docs/FORMAT.md) keep it to about 2 to 3 GB; less than
     // that was available.
     std::cerr << "fencesim: " << j.file << " (seed " << seed.value_or(j.scenario.seed)
-              << "): out of memory; a run can take up to about 2 GB (docs/FORMAT.md, limits): free some"
+              << "): out of memory; a run can take up to about 3 GB (docs/FORMAT.md, limits): free some"
                  " memory, or shorten `duration` or reduce clients/iterations. No report was written.\n";
     code = std::max(code, kExitInternal);
     return std::nullopt;

@@ -227,7 +227,7 @@ struct Limits {
   static constexpr int kMaxFaults = 10'000;
   static constexpr Duration kMaxDuration = 24h;
   /// A run that needs more events than this is stopped (exit 2): a few
-  /// seconds of CPU and about 2 GB of memory at most (the trace and history
+  /// seconds of CPU and about 2 to 3 GB of memory at most (the trace and history
   /// of every event are kept for the reports; at 20 M a fresh-user trial saw
   /// 4.2 GB), so a mistaken scenario fails fast instead of looking hung or
   /// exhausting memory. The shipped scenarios need well under 1 M.

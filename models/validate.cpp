@@ -134,6 +134,42 @@ void add_note(Scenario& s, std::string note) {
 
 }  // namespace
 
+namespace {
+/// Group names in node lists (partition groups and isolate, nemesis
+/// targets) become their nodes, once each, as the loader expands a file's;
+/// a nemesis without targets targets the clients. Names that are no group
+/// with nodes stay for validate_scenario to judge.
+void expand_node_lists(Scenario& s) {
+  const NodeDirectory dir = directory(s);
+  auto expand = [&dir](std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const std::string& n : names) {
+      const auto group = dir.is_node(n) ? std::nullopt : dir.group(n);
+      if (group && !group->empty()) {
+        for (const std::string& m : *group) {
+          if (seen.insert(m).second) out.push_back(m);
+        }
+      } else if (seen.insert(n).second) {
+        out.push_back(n);
+      }
+    }
+    names = std::move(out);
+  };
+  for (FaultSpec& f : s.faults) {
+    for (auto& g : f.groups) expand(g);
+    expand(f.isolate);
+  }
+  if (s.nemesis) {
+    if (s.nemesis->targets.empty()) {
+      s.nemesis->targets = dir.clients();
+    } else {
+      expand(s.nemesis->targets);
+    }
+  }
+}
+}  // namespace
+
 void resolve_defaults(Scenario& s) {
   LockSpec& l = s.lock;
   l.ttl = l.requested_ttl;
@@ -150,6 +186,7 @@ void resolve_defaults(Scenario& s) {
   for (ClientSpec& c : s.clients) {
     if (c.renew_interval == kResolveRenewInterval) c.renew_interval = std::max(l.ttl / 3, Duration{1});
   }
+  expand_node_lists(s);
 }
 
 void resolve_scenario(Scenario& s) {
@@ -252,9 +289,36 @@ void note_heals(const Scenario& s, std::vector<std::string>& out) {
   }
 }
 
+/// A fenced resource rejects every write that carries no token.
+void note_fencing(const Scenario& s, std::vector<std::string>& out) {
+  if (s.resource.kind != ResourceKind::kFenced) return;
+  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  if (!d.takes_lock() || !d.hands_out_tokens(s)) {
+    out.push_back("resource.kind is \"fenced\", but " + d.why_no_token(s) +
+                  ": no write carries a token, and a fenced copy rejects every write without one");
+    return;
+  }
+  std::vector<std::string> unfenced;
+  for (const ClientSpec& c : s.clients) {
+    if (!c.fencing) unfenced.push_back(c.name);
+  }
+  if (unfenced.empty()) return;
+  out.push_back((unfenced.size() == 1 ? "client " : "clients ") + join_names(unfenced) +
+                ": fencing is false, so the writes carry no token, and the fenced resource rejects every write "
+                "without one");
+}
+
 void note_nemesis(const Scenario& s, std::vector<std::string>& out) {
   if (!s.nemesis) return;
   const NemesisSpec& n = *s.nemesis;
+  // No fault starts later than duration - settle - max_duration, and the
+  // first starts after one interval (models/nemesis.hpp).
+  const Duration last = s.duration - s.settle - n.max_duration;
+  if (n.interval_min > Duration::zero() && last < n.interval_min) {
+    out.push_back("the nemesis draws no fault: none may start later than duration − settle − max_duration (" +
+                  (last < Duration::zero() ? std::string("before the start") : fmt_d(last)) +
+                  "), and the first would start after one interval (" + fmt_d(n.interval_min) + ")");
+  }
   const bool slow = std::find(n.kinds.begin(), n.kinds.end(), FaultKind::kSlow) != n.kinds.end();
   // The nemesis draws d from 1 ms to max_duration in whole milliseconds, and
   // a slow fault gets delay d and duration max_duration: below 2 ms every
@@ -274,6 +338,7 @@ std::vector<std::string> scenario_notes(const Scenario& s) {
   note_service(s, out);
   note_client_timing(s, out);
   note_heals(s, out);
+  note_fencing(s, out);
   note_nemesis(s, out);
   // One note per text (count copies of a client), in first-seen order.
   std::vector<std::string> unique;
@@ -297,13 +362,22 @@ ScenarioProblem problem(std::string path, std::string message, std::string sugge
 std::string key(const std::string& parent, std::string_view k) { return parent + "." + std::string(k); }
 
 /// A duration that must be > 0 (or at least `min`).
+/// Every duration of a scenario is at most Limits::kMaxDuration either way
+/// (the loader's words for a file's "25h").
+Problem not_too_long(const std::string& path, Duration d) {
+  if (d <= Limits::kMaxDuration && d >= -Limits::kMaxDuration) return std::nullopt;
+  return problem(path, "duration " + quote_text(fmt_d(d)) + " is too long: at most " +
+                           std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h");
+}
 Problem positive(const std::string& path, Duration d, Duration min = Duration{1}) {
+  if (auto p = not_too_long(path, d)) return p;
   if (d < Duration::zero()) return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
   if (d >= min) return std::nullopt;
   return problem(path, min > Duration{1} ? "must be at least " + fmt_d(min) + ", got " + quote_text(fmt_d(d))
                                          : "must be greater than zero, got " + quote_text(fmt_d(d)));
 }
 Problem non_negative(const std::string& path, Duration d) {
+  if (auto p = not_too_long(path, d)) return p;
   if (d >= Duration::zero()) return std::nullopt;
   return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
 }
@@ -367,6 +441,7 @@ std::optional<ScenarioProblem> validate_top(const Scenario& s) {
 
 std::optional<ScenarioProblem> validate_network(const Scenario& s) {
   FENCESIM_CHECK(non_negative("network.latency.min", s.network.latency_min));
+  FENCESIM_CHECK(not_too_long("network.latency.max", s.network.latency_max));
   if (s.network.latency_max < s.network.latency_min) {
     return problem("network.latency.max",
                    "max (" + fmt_d(s.network.latency_max) + ") is below min (" + fmt_d(s.network.latency_min) + ")");
@@ -622,6 +697,10 @@ struct Nodes {
         if (auto why = role_problem(v[i]); !why.empty()) return problem(p, why);
         continue;
       }
+      if (is_group_name(v[i])) {
+        return problem(p, "the group " + quote_text(v[i]) + " has no nodes in this scenario (lock service " +
+                              service_word(s) + ")");
+      }
       return unknown(v[i], p, true);
     }
     return std::nullopt;
@@ -710,6 +789,7 @@ Problem fault(const Scenario& s, const FaultSpec& f, const std::string& path, co
       return required(f.duration, path, "duration", "how long the pause lasts, e.g. \"12s\"");
     case FaultKind::kClockJump:
       FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
+      FENCESIM_CHECK(not_too_long(path + ".by", f.by));
       if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
         return problem(
             path + ".by",

@@ -115,7 +115,7 @@ std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time ru
   std::optional<Time> last = Time{-1};
   any_fault = false;
   for (const FaultSpec& f : faults) {
-    if (f.at > run_end) continue;
+    if (f.at >= run_end) continue;  // never happens (not scheduled)
     any_fault = true;
     const auto end = fault_end(f, faults);
     if (!end) return std::nullopt;
@@ -200,8 +200,12 @@ std::unique_ptr<World> build_world(const Scenario& s) {
 
 /// Schedules every fault (before any other event of its instant), then
 /// starts the service and the clients.
-void schedule_and_start(World& w, const std::vector<FaultSpec>& faults) {
+void schedule_and_start(World& w, const std::vector<FaultSpec>& faults, Time run_end) {
   for (const FaultSpec& f : faults) {
+    // A fault at or after the end of the run never happens (docs/FORMAT.md
+    // "Notes"): not even at the last instant, where it could only make
+    // `progress` vacuous.
+    if (f.at >= run_end) continue;
     World* wp = &w;
     const std::vector<FaultSpec>* all = &faults;
     w.sim.at(
@@ -239,7 +243,7 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
   collect_faults(s, out);
 
   auto w = build_world(s);
-  schedule_and_start(*w, out.faults);
+  schedule_and_start(*w, out.faults, s.duration);
   const sim::RunStatus status = w->sim.run_until(s.duration, opt.event_budget, opt.pending_budget);
   out.budget_exceeded = status == sim::RunStatus::kEventBudgetExceeded;
   out.events = w->sim.events_processed();

@@ -66,7 +66,7 @@ struct RunResult {
 RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
 
 /// When each fault ends (docs/FORMAT.md "Faults"): nullopt for a
-/// fault that never ends. Faults that start after `run_end` are ignored.
+/// fault that never ends. Faults that start at or after `run_end` never happen and are ignored.
 std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault);
 
 }  // namespace fencesim

@@ -45,7 +45,8 @@ struct ReportMeta {
   bool seed_overridden = false;
 };
 
-/// The exact command that reproduces the run.
+/// The exact command that reproduces the run (the file name quoted for a
+/// POSIX shell when it has characters a shell treats specially).
 std::string reproduce_command(const Scenario& s, const RunResult& r, const ReportMeta& m);
 
 /// report.json: the documented, stable schema of docs/REPORTS.md.

@@ -1,6 +1,7 @@
 // tests/loader/loader_test.cpp — the scenario loader: shipped files load,
 // defaults resolve, expansions happen, and bad input gets a clear error.
 #include "loader/loader.hpp"
+#include "models/nemesis.hpp"
 
 #include <gtest/gtest.h>
 
@@ -556,6 +557,36 @@ TEST(LoaderNotes, ANemesisThatCanDrawOnlyOneSlowDelayGetsANote) {
   EXPECT_TRUE(load_ok(j).notes.empty());
   j["nemesis"] = {{"kinds", {"pause"}}, {"max_duration", "1ms"}};
   EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, AFencedResourceWithoutTokensGetsANote) {
+  json j = base_scenario();
+  j["resource"] = {{"kind", "fenced"}};
+  j["clients"][1]["fencing"] = false;
+  EXPECT_EQ(load_ok(j).notes, (std::vector<std::string>{"client B: fencing is false, so the writes carry no token, "
+                                                        "and the fenced resource rejects every write without one"}));
+  j["clients"][1].erase("fencing");
+  j["lock"]["token"] = "none";
+  const Scenario s = load_ok(j);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("resource.kind is \"fenced\", but the lock service hands out no token"), std::string::npos)
+      << s.notes[0];
+  j["resource"] = {{"kind", "unfenced"}};
+  EXPECT_TRUE(load_ok(j).notes.empty());
+}
+
+TEST(LoaderNotes, ANemesisThatCanDrawNothingGetsANote) {
+  json j = base_scenario();
+  j["duration"] = "60s";
+  j["settle"] = "30s";
+  j["nemesis"] = {{"kinds", {"pause"}}, {"interval", "10s"}, {"max_duration", "25s"}};
+  const Scenario s = load_ok(j);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("the nemesis draws no fault"), std::string::npos) << s.notes[0];
+  EXPECT_TRUE(draw_nemesis(s).empty());
+  j["nemesis"]["max_duration"] = "15s";  // 60 - 30 - 15 = 15s >= 10s: one draw
+  EXPECT_TRUE(load_ok(j).notes.empty());
+  EXPECT_FALSE(draw_nemesis(load_ok(j)).empty());
 }
 
 TEST(LoaderNotes, NotesComeInAFixedOrderAfterTheEtcdRaise) {

@@ -182,4 +182,56 @@ TEST(Validate, EveryShippedScenarioIsValidAsLoaded) {
 }
 
 }  // namespace
+
+TEST(Validate, EveryDurationIsBoundedAsInAFile) {
+  ScenarioBuilder longer = worked_example();
+  longer.duration(25h);
+  json file = worked_example_file();
+  file["duration"] = "25h";
+  EXPECT_EQ(loader_error(file).first, "duration");
+  EXPECT_EQ(run_error(longer).first, "duration");
+  ScenarioBuilder pause = worked_example();
+  pause.pause("A", 1s, Duration::max());
+  const auto p = pause.validate();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->path, "faults[1].duration");
+  EXPECT_NE(p->message.find("is too long: at most 24h"), std::string::npos) << p->message;
+  ScenarioBuilder timeout = worked_example();
+  timeout.client("C", counter(100ms), [](ClientSpec& c) { c.command_timeout = Duration::max(); });
+  ASSERT_TRUE(timeout.validate().has_value());
+  EXPECT_EQ(timeout.validate()->path, "clients[2].command_timeout");
+}
+
+TEST(Validate, GroupNamesInTheBuildersNodeListsExpandAsInAFile) {
+  ScenarioBuilder b = worked_example();
+  b.isolate(1s, {"clients"}, 1s);
+  NemesisSpec n;
+  n.kinds = {FaultKind::kPause};
+  b.nemesis(n);  // targets left out: the clients, as the format's default
+  const Scenario s = b.build();
+  EXPECT_FALSE(validate_scenario(s).has_value()) << validate_scenario(s)->to_string();
+  EXPECT_EQ(s.faults.back().isolate, (std::vector<std::string>{"A", "B"}));
+  ASSERT_TRUE(s.nemesis.has_value());
+  EXPECT_EQ(s.nemesis->targets, (std::vector<std::string>{"A", "B"}));
+  // A group with no nodes in this design: the loader's words.
+  ScenarioBuilder etcd = worked_example();
+  etcd.isolate(1s, {"etcd"});
+  json file = worked_example_file();
+  file["faults"].push_back({{"at", "1s"}, {"kind", "partition"}, {"isolate", {"etcd"}}});
+  EXPECT_EQ(run_error(etcd), loader_error(file));
+}
+
+TEST(Validate, AFaultAtTheEndOfTheRunNeverHappens) {
+  ScenarioBuilder b = worked_example();
+  b.crash("redis-0", 60s);
+  const Scenario s = b.build();
+  ASSERT_FALSE(s.notes.empty());
+  EXPECT_NE(s.notes.back().find("it never happens"), std::string::npos) << s.notes.back();
+  const RunResult r = run_scenario(s);
+  for (const FaultRecord& f : r.history.faults) EXPECT_NE(f.kind, FaultKind::kCrash) << "the crash at the end fired";
+  // progress is judged after the pause, not held vacuously by a crash that never happened.
+  const Verdict& progress = verdict_of(r, Property::kProgress);
+  EXPECT_EQ(progress.summary.find("never ends"), std::string::npos) << progress.summary;
+}
+
 }  // namespace fencesim::testing
