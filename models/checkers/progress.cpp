@@ -30,9 +30,12 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     if (ok) continue;
     v.status = Status::kViolated;
     v.at = it.start;
-    v.summary =
-        fmt::format("{}'s iteration {} started at {} ({}) and did not succeed within the settle time {}: {}", it.client,
-                    it.index, format_time(it.start), since, sim::format_duration(settle), it.outcome);
+    const std::string late =
+        it.success && it.done ? fmt::format("succeeded only after {}, longer than the settle time {}",
+                                            sim::format_duration(*it.done - it.start), sim::format_duration(settle))
+                              : fmt::format("did not succeed within the settle time {}", sim::format_duration(settle));
+    v.summary = fmt::format("{}'s iteration {} started at {} ({}) and {}: {}", it.client, it.index,
+                            format_time(it.start), since, late, it.outcome);
     std::vector<std::string> story;
     if (ctx.any_fault) story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
     story.push_back(fmt::format("{}: {} started iteration {}", format_time(it.start), it.client, it.index));
@@ -53,8 +56,10 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     v.summary = ctx.any_fault ? "no iteration started after the last fault with the settle time left (holds vacuously)"
                               : "no iteration started with the settle time left (holds vacuously)";
   } else {
-    v.summary = fmt::format("all {} iterations {} succeeded within {}", v.checked,
-                            ctx.any_fault ? "after the last fault" : "(no fault ran)", sim::format_duration(settle));
+    v.summary =
+        fmt::format("{} {} succeeded within {}",
+                    v.checked == 1 ? std::string("the 1 iteration") : fmt::format("all {} iterations", v.checked),
+                    ctx.any_fault ? "after the last fault" : "(no fault ran)", sim::format_duration(settle));
   }
   return v;
 }

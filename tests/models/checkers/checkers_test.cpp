@@ -203,7 +203,7 @@ TEST(Progress, WithNoFaultEveryIterationCountsAndNoFaultIsMentioned) {
 
   History ok;
   ok.iterations.push_back(iteration("A", 0s, 1s));
-  EXPECT_EQ(check_progress(ok, c, 30s).summary, "all 1 iterations (no fault ran) succeeded within 30s");
+  EXPECT_EQ(check_progress(ok, c, 30s).summary, "the 1 iteration (no fault ran) succeeded within 30s");
 }
 
 TEST(Metrics, RenewalLatencyUsesTheNearestRank) {
