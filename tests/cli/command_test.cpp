@@ -206,7 +206,7 @@ TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "fencesim: unknown command \"frobnicate\" (the commands are run, validate, write and matrix)\n"
+            "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, validate, write and matrix)\n"
             "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
