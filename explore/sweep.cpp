@@ -19,6 +19,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <system_error>
 #include <thread>
 
@@ -372,6 +373,9 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
     });
   }
 
+  // Seeds are taken in order and a taken seed always runs to its end, so
+  // every seed below the lowest one that failed ran: that seed, the one
+  // reported, is the same whatever the jobs.
   if (!sh.errors.empty()) {
     res.error = *std::min_element(sh.errors.begin(), sh.errors.end(),
                                   [](const SweepError& a, const SweepError& b) { return a.seed < b.seed; });
@@ -387,24 +391,27 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   return res;
 }
 
-std::string render_sweep_json(const SweepResult& r) {
+namespace {
+
+/// sweep.json, streamed: a sweep of millions of runs is never one string.
+void stream_sweep_json(std::ostream& o, const SweepResult& r) {
   using nlohmann::ordered_json;
-  std::string o = "{\n";
-  o += "  \"sweep_version\": 1,\n";
-  o += fmt::format("  \"fencesim_version\": {},\n", jstr(version()));
-  o += fmt::format("  \"scenario\": {},\n", ordered_json{{"name", r.scenario}, {"source", r.source}}.dump());
-  o += fmt::format("  \"seeds\": {{\"first\": {}, \"last\": {}, \"count\": {}}},\n", r.seeds.first, r.seeds.last,
+  o << "{\n";
+  o << "  \"sweep_version\": 1,\n";
+  o << fmt::format("  \"fencesim_version\": {},\n", jstr(version()));
+  o << fmt::format("  \"scenario\": {},\n", ordered_json{{"name", r.scenario}, {"source", r.source}}.dump());
+  o << fmt::format("  \"seeds\": {{\"first\": {}, \"last\": {}, \"count\": {}}},\n", r.seeds.first, r.seeds.last,
                    r.seeds.count());
-  o += fmt::format("  \"keep\": {},\n", jstr(to_string(r.keep)));
-  o += fmt::format("  \"determinism_check\": {},\n",
+  o << fmt::format("  \"keep\": {},\n", jstr(to_string(r.keep)));
+  o << fmt::format("  \"determinism_check\": {},\n",
                    ordered_json{{"every", r.check_every}, {"seeds", r.checked_seeds}}.dump());
   const std::uint64_t unmet_runs = static_cast<std::uint64_t>(
       std::count_if(r.runs.begin(), r.runs.end(), [](const SweepRun& x) { return !x.all_met; }));
-  o += fmt::format(
+  o << fmt::format(
       "  \"outcome\": {},\n",
       ordered_json{{"all_expectations_met", r.all_met}, {"runs_not_met", unmet_runs}, {"exit_code", r.all_met ? 0 : 1}}
           .dump());
-  o += "  \"properties\": [\n";
+  o << "  \"properties\": [\n";
   for (std::size_t i = 0; i < r.properties.size(); ++i) {
     const PropertyAggregate& a = r.properties[i];
     ordered_json j{{"property", to_string(a.property)},
@@ -417,15 +424,15 @@ std::string render_sweep_json(const SweepResult& r) {
                    {"wilson95", {{"low", six(a.interval.low)}, {"high", six(a.interval.high)}}},
                    {"first_violations", a.first_violations},
                    {"first_unmet", a.first_unmet}};
-    o += "    " + j.dump() + (i + 1 < r.properties.size() ? ",\n" : "\n");
+    o << "    " + j.dump() + (i + 1 < r.properties.size() ? ",\n" : "\n");
   }
-  o += "  ],\n";
+  o << "  ],\n";
   std::vector<std::uint64_t> kept;
   for (const SweepRun& x : r.runs) {
     if (x.kept) kept.push_back(x.seed);
   }
-  o += fmt::format("  \"kept\": {},\n", ordered_json(kept).dump());
-  o += "  \"runs\": [\n";
+  o << fmt::format("  \"kept\": {},\n", ordered_json(kept).dump());
+  o << "  \"runs\": [\n";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const SweepRun& x = r.runs[i];
     ordered_json verdicts = ordered_json::object();
@@ -451,10 +458,17 @@ std::string render_sweep_json(const SweepResult& r) {
                      {"holder_audit_findings", m.audit_findings},
                      {"iterations", m.iterations},
                      {"iterations_succeeded", m.iterations_ok}}}};
-    o += "    " + j.dump() + (i + 1 < r.runs.size() ? ",\n" : "\n");
+    o << "    " << j.dump() << (i + 1 < r.runs.size() ? ",\n" : "\n");
   }
-  o += "  ]\n}\n";
-  return o;
+  o << "  ]\n}\n";
+}
+
+}  // namespace
+
+std::string render_sweep_json(const SweepResult& r) {
+  std::ostringstream o;
+  stream_sweep_json(o, r);
+  return o.str();
 }
 
 namespace {
@@ -553,19 +567,21 @@ std::string render_sweep_summary(const SweepResult& r, const std::string& file) 
 }
 
 bool write_sweep_files(const std::string& dir, const SweepResult& r, std::string& error) {
-  const std::vector<std::pair<std::string, std::string>> files = {{"sweep.json", render_sweep_json(r)},
-                                                                  {"summary.md", render_sweep_markdown(r)}};
+  const std::string md = render_sweep_markdown(r);
+  const std::vector<std::pair<std::string, std::function<void(std::ostream&)>>> files = {
+      {"sweep.json", [&](std::ostream& o) { stream_sweep_json(o, r); }},
+      {"summary.md", [&](std::ostream& o) { o << md; }}};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
     error = "cannot create " + dir + ": " + ec.message();
     return false;
   }
-  for (const auto& [name, text] : files) {
+  for (const auto& [name, render] : files) {
     const fs::path path = fs::path(dir) / name;
     const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
+    render(f);
     f.close();
     if (!f) {
       error = "cannot write " + tmp.string();
