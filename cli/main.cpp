@@ -4,6 +4,7 @@
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
 //   fencesim matrix [--seeds N] [--out DIR] [--quiet]
+//   fencesim sweep FILE --seeds A..B [--jobs J] [--out DIR] [--keep none|failing|all]
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
 // input or usage, or a run that exceeded its event budget; 3 an internal
@@ -11,12 +12,14 @@
 // a run that ran out of memory.
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <map>
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -25,6 +28,7 @@
 
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
+#include "fencesim/sweep.hpp"
 #include "loader/writer.hpp"
 #include "sim/heap.hpp"
 
@@ -262,6 +266,98 @@ int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
   return kExitOk;
 }
 
+/// The progress line of `fencesim sweep`, on stderr when it is a terminal:
+/// runs done / total, runs/s, violations so far per property, ETA. This is
+/// the only place fencesim reads the wall clock: in the command, outside any
+/// run, for this line alone; nothing it reads reaches a run, a result or a
+/// file.
+class SweepProgressLine {
+ public:
+  SweepProgressLine() : start_(std::chrono::steady_clock::now()) {}
+  void update(const fencesim::SweepProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (p.done < p.total && printed_ && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(p.done) / secs : 0;
+    std::string line = "sweep: " + std::to_string(p.done) + "/" + std::to_string(p.total) + " runs";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", %.0f runs/s", rate);
+    line += buf;
+    std::string violations;
+    for (std::size_t i = 0; i < fencesim::kPropertyCount; ++i) {
+      if (p.violations[i] == 0) continue;
+      violations += (violations.empty() ? "" : ", ") + std::string(fencesim::to_string(fencesim::all_properties()[i])) +
+                    " " + std::to_string(p.violations[i]);
+    }
+    line += ", violations: " + (violations.empty() ? std::string("none") : violations);
+    if (rate > 0 && p.done < p.total) {
+      std::snprintf(buf, sizeof buf, ", ETA %.0fs", static_cast<double>(p.total - p.done) / rate);
+      line += buf;
+    }
+    std::cerr << "\r\033[K" << line << std::flush;
+    printed_ = true;
+  }
+  /// Clears the line before the summary is printed.
+  void finish() {
+    if (printed_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_, last_;
+  bool printed_ = false;
+};
+
+int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, unsigned jobs, const std::string& out,
+              fencesim::Keep keep) {
+  const fencesim::LoadResult loaded = fencesim::load_scenario_file(file);
+  if (!loaded.ok()) {
+    std::cerr << "fencesim: " << loaded.error->to_string() << "\n";
+    return kExitInput;
+  }
+  const fencesim::Scenario& s = *loaded.scenario;
+  for (const std::string& n : s.notes) std::cerr << "fencesim: " << file << ": note: " << n << "\n";
+  const std::string dir = (out.empty() ? std::string("reports") : out) + "/" + s.name + "-sweep";
+  fencesim::SweepOptions opt;
+  opt.seeds = seeds;
+  opt.jobs = jobs;
+  opt.keep = keep;
+  opt.report_dir = dir;
+  opt.source = report_source(file);
+  SweepProgressLine progress;
+  if (isatty(STDERR_FILENO) != 0)
+    opt.on_progress = [&progress](const fencesim::SweepProgress& p) { progress.update(p); };
+  const fencesim::SweepResult r = fencesim::run_sweep(s, opt);
+  progress.finish();
+  if (r.error) {
+    std::cerr << "fencesim: " << file << ": " << r.error->message << "\n";
+    return r.error->kind == fencesim::SweepError::Kind::kInput ? kExitInput : kExitInternal;
+  }
+  if (r.mismatch) {
+    char a[17], b[17];
+    std::snprintf(a, sizeof a, "%016llx", static_cast<unsigned long long>(r.mismatch->first));
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(r.mismatch->second));
+    std::cerr << "fencesim: determinism self-check FAILED: " << file << " seed " << r.mismatch->seed
+              << " ran twice with different fingerprints, " << a << " then " << b
+              << "; this is a bug in fencesim, please report it with the scenario file and seed. No sweep.json was"
+                 " written.\n";
+    return kExitInternal;
+  }
+  std::string error;
+  if (!fencesim::write_sweep_files(dir, r, error)) {
+    std::cerr << "fencesim: " << error << "\n";
+    return kExitInput;
+  }
+  std::cout << fencesim::render_sweep_summary(r, file);
+  std::size_t kept = 0;
+  for (const fencesim::SweepRun& run : r.runs) kept += run.kept ? 1 : 0;
+  std::cout << "  written: " << dir << "/sweep.json and summary.md (" << kept << " run report" << (kept == 1 ? "" : "s")
+            << " kept";
+  if (kept > 0) std::cout << ", in " << dir << "/seed<N>/";
+  std::cout << ")\n";
+  return r.all_met ? kExitOk : kExitExpectation;
+}
+
 // --- the command line: one piece per subcommand ----------------------------
 
 struct RunArgs {
@@ -322,6 +418,57 @@ void add_matrix_command(CLI::App& app, MatrixArgs& a) {
   a.command = matrix;
 }
 
+struct SweepArgs {
+  CLI::App* command = nullptr;
+  std::string file;
+  std::string seeds_text;
+  std::string jobs_text;
+  std::string out;
+  std::string keep_text = "failing";
+};
+
+void add_sweep_command(CLI::App& app, SweepArgs& a) {
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Run one scenario over a range of seeds on all cores; write DIR/<scenario>-sweep/sweep.json");
+  sweep->add_option("file", a.file, "Scenario file (JSON)")->required();
+  sweep->add_option("--seeds", a.seeds_text, "Seeds A..B, both included (at most 10000000 seeds)")->required();
+  sweep->add_option("--jobs,-j", a.jobs_text, "Worker threads (default: the number of cores); no effect on results");
+  sweep->add_option("--out", a.out, "Folder for the sweep folder (default: reports)");
+  sweep->add_option("--keep", a.keep_text,
+                    "Full reports of: none, failing (default: the first 20 failing runs per property) or all runs");
+  a.command = sweep;
+}
+
+/// `sweep` after parsing: checks --seeds, --jobs, --keep and --out, then sweeps.
+int start_sweep(const SweepArgs& a) {
+  std::string error;
+  const std::optional<fencesim::SeedRange> seeds = fencesim::parse_seed_range(a.seeds_text, error);
+  if (!seeds) {
+    std::cerr << "fencesim: " << error << "\n";
+    return kExitInput;
+  }
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (a.command->count("--jobs") > 0) {
+    const std::optional<std::uint64_t> j = parse_seed(a.jobs_text);
+    if (!j || *j == 0 || *j > 1024) {
+      std::cerr << "fencesim: --jobs expects a number of worker threads from 1 to 1024, got \"" << a.jobs_text
+                << "\"\n";
+      return kExitInput;
+    }
+    jobs = static_cast<unsigned>(*j);
+  }
+  const std::optional<fencesim::Keep> keep = fencesim::keep_from_string(a.keep_text);
+  if (!keep) {
+    std::cerr << "fencesim: --keep expects none, failing or all, got \"" << a.keep_text << "\"\n";
+    return kExitInput;
+  }
+  if (a.command->count("--out") > 0 && a.out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return kExitInput;
+  }
+  return cmd_sweep(a.file, *seeds, jobs, a.out, *keep);
+}
+
 struct ValidateArgs {
   CLI::App* command = nullptr;
   std::vector<std::string> files;
@@ -364,29 +511,31 @@ std::optional<int> check_first_word(int argc, char** argv) {
   if (argc > 1 && argv[1][0] == '-') {
     const std::string first = argv[1];
     if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
-      std::cerr << "fencesim: unknown option \"" << first
-                << "\" before the command (the commands are run, validate, write and matrix; options go after them)"
-                << "\nRun 'fencesim --help' for usage.\n";
+      std::cerr
+          << "fencesim: unknown option \"" << first
+          << "\" before the command (the commands are run, sweep, validate, write and matrix; options go after them)"
+          << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "validate" && first != "write" && first != "matrix") {
+    if (first != "run" && first != "sweep" && first != "validate" && first != "write" && first != "matrix") {
       std::string hint;
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
       } else if (!first.empty()) {
         std::string lower = first;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        for (const char* known : {"run", "validate", "write", "matrix"}) {
+        for (const char* known : {"run", "sweep", "validate", "write", "matrix"}) {
           if (lower == known || std::string_view(known).starts_with(lower.substr(0, 1))) {
             hint = std::string("; did you mean \"") + known + "\"?";
           }
         }
       }
-      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are run, validate, write and matrix)"
-                << hint << "\nRun 'fencesim --help' for usage.\n";
+      std::cerr << "fencesim: unknown command \"" << first
+                << "\" (the commands are run, sweep, validate, write and matrix)" << hint
+                << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
@@ -414,7 +563,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `run` with many files and `matrix` run simulations one after another.
+  // `run` with many files, `matrix` and `sweep` run simulations one after another.
   sim::keep_heap_between_runs();
   CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
   app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
@@ -423,6 +572,8 @@ int main(int argc, char** argv) {
   add_run_command(app, run);
   MatrixArgs matrix;
   add_matrix_command(app, matrix);
+  SweepArgs sweep;
+  add_sweep_command(app, sweep);
   ValidateArgs validate;
   add_validate_command(app, validate);
   WriteArgs write;
@@ -435,6 +586,7 @@ int main(int argc, char** argv) {
     if (validate.command->parsed()) return cmd_validate(validate.files);
     if (write.command->parsed()) return start_write(write);
     if (matrix.command->parsed()) return cmd_matrix(matrix.seeds, matrix.out, matrix.quiet);
+    if (sweep.command->parsed()) return start_sweep(sweep);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";
     return kExitInternal;

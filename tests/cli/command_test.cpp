@@ -1,11 +1,13 @@
 // The `fencesim` command end to end: what a user and a CI job see.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -206,7 +208,7 @@ TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
-            "fencesim: unknown command \"frobnicate\" (the commands are run, validate, write and matrix)\n"
+            "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, validate, write and matrix)\n"
             "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
@@ -411,6 +413,162 @@ TEST_F(Command, WriteRefusesBadInputWithTheLoadersError) {
   EXPECT_NE(r.err.find("--seed expects a decimal integer"), std::string::npos) << r.err;
   EXPECT_EQ(run("write").code, 2);
   EXPECT_EQ(run("write " + (dir_ / "nope.json").string()).code, 2);
+}
+
+// --- fencesim sweep ---------------------------------------------------------
+
+/// Short random pauses: mutual_exclusion (expected to hold) breaks in a few
+/// seeds of 1..40 only, no_stale_write in more.
+const char* kShortPauses = R"({
+  "version": 1,
+  "scenario": "short-pauses",
+  "duration": "90s",
+  "settle": "30s",
+  "lock": {"service": "redis", "ttl": "5s", "replicas": 0, "sentinels": 0},
+  "resource": {"kind": "fenced", "check": "strict", "fence_reads": true, "initial": 0},
+  "clients": [{"name": "worker", "count": 2,
+               "workload": {"kind": "counter", "work": "3s", "iterations": 1000, "think": "10s"}}],
+  "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": {"min": "10s", "max": "20s"},
+              "max_duration": "6s"},
+  "expect": {"mutual_exclusion": "holds", "no_lost_update": "holds"}
+})";
+
+std::set<std::string> subfolders(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_directory()) out.insert(e.path().filename().string());
+  }
+  return out;
+}
+
+TEST_F(Command, SweepWithOneJobAndTwoWritesByteIdenticalFiles) {
+  const std::string file = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/nemesis-pauses.json";
+  const Result one = run("sweep " + file + " --seeds 1..60 --jobs 1 --out " + (dir_ / "a").string());
+  const Result two = run("sweep " + file + " --seeds 1..60 --jobs 2 --out " + (dir_ / "b").string());
+  ASSERT_EQ(one.code, 0) << one.out << one.err;
+  ASSERT_EQ(two.code, 0) << two.out << two.err;
+  EXPECT_EQ(one.err, "");  // no progress line: stderr is not a terminal
+  const fs::path a = dir_ / "a" / "nemesis-pauses-sweep", b = dir_ / "b" / "nemesis-pauses-sweep";
+  const std::string json = slurp(a / "sweep.json");
+  EXPECT_EQ(json, slurp(b / "sweep.json"));
+  EXPECT_EQ(slurp(a / "summary.md"), slurp(b / "summary.md"));
+  EXPECT_EQ(subfolders(a), subfolders(b));
+  EXPECT_EQ(json.find("jobs"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["scenario"]["name"], "nemesis-pauses");
+  EXPECT_EQ(j["seeds"]["count"], 60);
+  EXPECT_EQ(j["runs"].size(), 60u);
+  EXPECT_EQ(j["properties"][0]["property"], "mutual_exclusion");
+  EXPECT_EQ(j["properties"][0]["violations"], 60);
+  EXPECT_EQ(j["determinism_check"]["seeds"], nlohmann::json::array({1, 51}));
+  EXPECT_NE(one.out.find("mutual_exclusion  violated  60/60"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("mutual_exclusion first broke at seed 1: fencesim run " + file + " --seed 1"),
+            std::string::npos)
+      << one.out;
+}
+
+TEST_F(Command, SweepFindsTheViolationsThatRunWithTheSeedReproduces) {
+  const fs::path f = write_file("short.json", kShortPauses);
+  const Result r = run("sweep " + f.string() + " --seeds 1..40 --jobs 2 --keep none --out " + (dir_ / "s").string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // mutual_exclusion was expected to hold
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "s" / "short-pauses-sweep" / "sweep.json"));
+  EXPECT_EQ(j["outcome"]["exit_code"], 1);
+  const nlohmann::json& me = j["properties"][0];
+  ASSERT_EQ(me["property"], "mutual_exclusion");
+  ASSERT_GT(me["violations"].get<int>(), 0);
+  ASSERT_LT(me["violations"].get<int>(), 40);
+  const std::uint64_t first = me["first_violations"][0];
+  EXPECT_NE(r.out.find("mutual_exclusion first broke at seed " + std::to_string(first) + ": fencesim run " +
+                       f.string() + " --seed " + std::to_string(first) + "\n"),
+            std::string::npos)
+      << r.out;
+  // Every run of the sweep is the run `fencesim run --seed N` makes: same
+  // verdicts, same fingerprint; checked for the first violation and for
+  // the seeds around it.
+  for (std::uint64_t seed = std::max<std::uint64_t>(first, 2) - 1; seed <= first + 1; ++seed) {
+    const Result one =
+        run("run -q " + f.string() + " --seed " + std::to_string(seed) + " --out " + (dir_ / "r").string());
+    const nlohmann::json& rec = j["runs"][seed - 1];
+    ASSERT_EQ(rec["seed"], seed);
+    EXPECT_EQ(one.code, rec["all_met"].get<bool>() ? 0 : 1) << seed;
+    const nlohmann::json rep =
+        nlohmann::json::parse(slurp(dir_ / "r" / ("short-pauses-seed" + std::to_string(seed)) / "report.json"));
+    EXPECT_EQ(rep["run"]["fingerprint"], rec["fingerprint"]) << seed;
+    for (const auto& v : rep["verdicts"]) EXPECT_EQ(rec["verdicts"][v["property"].get<std::string>()], v["status"]);
+  }
+  EXPECT_EQ(j["runs"][first - 1]["verdicts"]["mutual_exclusion"], "violated");
+}
+
+TEST_F(Command, SweepKeepModesWriteWhatTheySay) {
+  const fs::path f = write_file("short.json", kShortPauses);
+  const fs::path sweep = dir_ / "k" / "short-pauses-sweep";
+  auto sweep_with = [&](const std::string& keep) {
+    const Result r = run("sweep " + f.string() + " --seeds 1..12 --out " + (dir_ / "k").string() + keep);
+    EXPECT_LE(r.code, 1) << r.err;
+    return nlohmann::json::parse(slurp(sweep / "sweep.json"));
+  };
+  nlohmann::json j = sweep_with(" --keep all");
+  std::set<std::string> all;
+  for (int s = 1; s <= 12; ++s) all.insert("seed" + std::to_string(s));
+  EXPECT_EQ(subfolders(sweep), all);
+  EXPECT_EQ(j["kept"].size(), 12u);
+  for (const char* file : {"report.json", "report.md", "timeline.html", "trace.jsonl"}) {
+    EXPECT_TRUE(fs::exists(sweep / "seed7" / file)) << file;
+  }
+
+  j = sweep_with("");  // failing, the default: the runs that violated or missed something
+  std::set<std::string> failing;
+  for (const auto& run : j["runs"]) {
+    bool failed = !run["unmet"].empty();
+    for (const auto& [p, status] : run["verdicts"].items()) failed = failed || status == "violated";
+    if (failed) failing.insert("seed" + std::to_string(run["seed"].get<int>()));
+  }
+  EXPECT_FALSE(failing.empty());
+  EXPECT_LT(failing.size(), 12u);
+  EXPECT_EQ(subfolders(sweep), failing);  // the old sweep's other folders are gone
+  EXPECT_EQ(j["keep"], "failing");
+
+  j = sweep_with(" --keep none");
+  EXPECT_TRUE(subfolders(sweep).empty());
+  EXPECT_TRUE(j["kept"].empty());
+}
+
+TEST_F(Command, SweepKeepsAtMostTwentyFailingRunsPerProperty) {
+  const std::string file = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/nemesis-pauses.json";
+  const Result r = run("sweep " + file + " --seeds 101..130 --out " + (dir_ / "k").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> first20;
+  for (int s = 101; s <= 120; ++s) first20.insert("seed" + std::to_string(s));
+  EXPECT_EQ(subfolders(dir_ / "k" / "nemesis-pauses-sweep"), first20);
+  EXPECT_NE(r.out.find("(20 run reports kept"), std::string::npos) << r.out;
+}
+
+TEST_F(Command, SweepRefusesBadArgumentsWithOneLineAndExitTwo) {
+  const fs::path f = write_file("short.json", kShortPauses);
+  const fs::path bad = write_file("bad.json", R"({"scenario": "x", "duration": "60"})");
+  const std::string out = " --out " + (dir_ / "o").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sweep " + f.string() + " --seeds 5..2", "--seeds 5..2: the first seed is greater than the last"},
+      {"sweep " + f.string() + " --seeds a..b", "--seeds expects A..B"},
+      {"sweep " + f.string() + " --seeds 1..", "--seeds expects A..B"},
+      {"sweep " + f.string() + " --seeds 7", "--seeds expects A..B"},
+      {"sweep " + f.string() + " --seeds 0..10000000", "10000001 seeds; a sweep runs at most 10000000"},
+      {"sweep " + f.string() + " --seeds 1..5 --jobs 0", "--jobs expects a number of worker threads"},
+      {"sweep " + f.string() + " --seeds 1..5 --jobs two", "--jobs expects a number of worker threads"},
+      {"sweep " + f.string() + " --seeds 1..5 --keep bogus", "--keep expects none, failing or all, got \"bogus\""},
+      {"sweep " + bad.string() + " --seeds 1..5", bad.string() + ": "},
+      {"sweep " + (dir_ / "nope.json").string() + " --seeds 1..5", "nope.json"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args + out);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err.rfind("fencesim: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  EXPECT_EQ(run("sweep " + f.string()).code, 2);  // --seeds is required
 }
 
 }  // namespace

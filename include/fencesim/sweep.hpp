@@ -1,0 +1,195 @@
+// fencesim/sweep.hpp — `fencesim sweep`: one scenario over a range of seeds,
+// on several worker threads, with a per-property tally.
+//
+//   fencesim::SweepOptions opt;
+//   opt.seeds = {1, 200};                  // seeds 1 … 200, both included
+//   opt.jobs = 2;                          // worker threads
+//   opt.report_dir = "reports/x-sweep";    // kept runs' report folders go here
+//   fencesim::SweepResult r = fencesim::run_sweep(scenario, opt);
+//   if (r.error) ...                       // a run could not run (exit 2 or 3)
+//   if (r.mismatch) ...                    // the determinism self-check failed
+//   fencesim::write_sweep_files("reports/x-sweep", r, error);  // sweep.json, summary.md
+//
+// Every run is an ordinary run_scenario of the scenario with its seed
+// overridden, single-threaded and independent: a worker thread runs one seed
+// at a time and shares nothing a run can see with the others (the only
+// shared state is the next seed to take and the table the results are
+// stored in, by seed). The result — and everything rendered from it — does
+// not depend on the number of jobs, nor on the order in which runs finish.
+//
+// Runs whose report is not kept are run with RunOptions::trace = false and
+// build no report. Kept runs (Keep) are run again with the trace on and
+// their four reports written (write_reports) to `<report_dir>/seed<N>/`;
+// with Keep::kAll every run is run with the trace on once instead.
+//
+// Determinism self-check: 1 in 50 seeds (at least one; the seeds
+// first, first + 50, first + 100, …) is run a second time after the sweep, on
+// another thread and with the trace switched the other way; every kept run's
+// second run is compared as well. A fingerprint that differs is a bug in
+// fencesim and is returned in SweepResult::mismatch.
+//
+// Errors: a run that cannot run (UnsupportedScenario, InvalidScenario, a run
+// stopped at its event budget, a report folder that cannot be written) or
+// that fails inside fencesim (std::bad_alloc, any other exception) stops the
+// sweep; SweepResult::error names the lowest such seed. Nothing throws out of
+// run_sweep except std::system_error when a thread cannot be started.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fencesim/run.hpp"
+
+namespace fencesim {
+
+/// The properties in report order (all_properties()), as a fixed-size array index.
+inline constexpr std::size_t kPropertyCount = 6;
+
+/// An inclusive range of seeds: first … last.
+struct SeedRange {
+  std::uint64_t first = 1;
+  std::uint64_t last = 1;
+  std::uint64_t count() const { return last - first + 1; }
+  bool operator==(const SeedRange&) const = default;
+};
+
+/// The most seeds one sweep runs.
+inline constexpr std::uint64_t kMaxSweepSeeds = 10'000'000;
+
+/// Parses "A..B" (decimal seeds from 0 to 2^64−1, A ≤ B, at most
+/// kMaxSweepSeeds seeds). On failure nullopt, with `error` set to one line
+/// saying why (without a "fencesim:" prefix).
+std::optional<SeedRange> parse_seed_range(const std::string& text, std::string& error);
+
+/// Which runs get their full report folder.
+enum class Keep {
+  kNone,     ///< none
+  kFailing,  ///< per property, the first SweepOptions::keep_per_property runs that violated it, and the first
+             ///< as many that did not meet its expectation
+  kAll,      ///< every run
+};
+const char* to_string(Keep k);
+std::optional<Keep> keep_from_string(const std::string& s);
+
+/// The 95 % Wilson score interval of a proportion of `k` successes in `n`
+/// trials, z = 1.96, clamped to [0, 1]. For n = 0: {0, 1}.
+struct Interval {
+  double low = 0;
+  double high = 1;
+};
+Interval wilson_interval(std::uint64_t k, std::uint64_t n, double z = 1.96);
+
+/// Progress after each finished run (for a progress line: no effect on
+/// the results).
+struct SweepProgress {
+  std::uint64_t done = 0;                                  ///< runs finished (first pass)
+  std::uint64_t total = 0;                                 ///< runs in the sweep
+  std::array<std::uint64_t, kPropertyCount> violations{};  ///< so far, per property (report order)
+};
+
+struct SweepOptions {
+  SeedRange seeds;
+  unsigned jobs = 1;  ///< worker threads, ≥ 1 (more than the seeds: as many as the seeds)
+  Keep keep = Keep::kFailing;
+  std::size_t keep_per_property = 20;  ///< Keep::kFailing: runs kept per property (see Keep)
+  std::size_t first_seeds = 10;        ///< how many first failing / unmet seeds each aggregate lists
+  std::uint64_t check_every = 50;      ///< the self-check re-runs 1 seed in this many (≥ 1)
+  /// Where the kept runs' folders go (`<report_dir>/seed<N>/`); "" writes
+  /// none whatever `keep` says. Old `seed<N>` folders there are removed
+  /// first, so that the folder holds this sweep's runs only.
+  std::string report_dir;
+  /// The kept reports' `scenario.source` (the file name without its folder).
+  std::string source;
+  /// Called after every first-pass run, from the worker thread that ran it,
+  /// one call at a time (under a lock); may be empty.
+  std::function<void(const SweepProgress&)> on_progress;
+};
+
+/// Key metrics of a run (docs/REPORTS.md "Metrics").
+struct SweepMetrics {
+  std::int64_t writes_accepted = 0, writes_rejected = 0, grants = 0, lease_losses = 0;
+  sim::Duration longest_overlap{0};  ///< longest_two_holder_overlap
+  std::int64_t audit_findings = 0, iterations = 0, iterations_ok = 0;
+  bool operator==(const SweepMetrics&) const = default;
+};
+
+/// One run of the sweep.
+struct SweepRun {
+  std::uint64_t seed = 0;
+  std::array<Status, kPropertyCount> status{};  ///< per property, report order
+  std::array<bool, kPropertyCount> met{};       ///< its expectation met (true without one)
+  bool all_met = true;
+  std::uint64_t faults = 0;  ///< faults that ran (scripted and drawn)
+  std::uint64_t events = 0;
+  std::uint64_t fingerprint = 0;
+  SweepMetrics metrics;
+  bool kept = false;  ///< its report folder was written
+  bool operator==(const SweepRun&) const = default;
+};
+
+/// One property over the whole sweep.
+struct PropertyAggregate {
+  Property property = Property::kMutualExclusion;
+  std::optional<Expectation> expected;  ///< from the scenario's `expect` block
+  std::uint64_t runs = 0;               ///< runs in which it applied (holds or violated)
+  std::uint64_t violations = 0;
+  std::uint64_t not_applicable = 0;
+  std::uint64_t unmet = 0;                      ///< runs that did not meet its expectation
+  std::optional<double> rate;                   ///< violations / runs; nullopt when runs is 0
+  Interval interval;                            ///< Wilson 95 % of violations / runs
+  std::vector<std::uint64_t> first_violations;  ///< the first SweepOptions::first_seeds violating seeds
+  std::vector<std::uint64_t> first_unmet;       ///< the first such seeds that did not meet its expectation
+};
+
+/// A run that could not run: the sweep stopped.
+struct SweepError {
+  enum class Kind { kInput, kInternal } kind = Kind::kInput;  ///< exit 2 or 3
+  std::uint64_t seed = 0;
+  std::string message;  ///< one line
+};
+
+/// The self-check found a seed whose two runs differ.
+struct SweepMismatch {
+  std::uint64_t seed = 0;
+  std::uint64_t first = 0, second = 0;  ///< the two fingerprints
+};
+
+struct SweepResult {
+  std::string scenario;  ///< Scenario::name
+  std::string source;    ///< SweepOptions::source
+  SeedRange seeds;
+  Keep keep = Keep::kFailing;
+  std::vector<SweepRun> runs;                 ///< by seed; empty on error
+  std::vector<PropertyAggregate> properties;  ///< report order, every property
+  std::uint64_t check_every = 50;             ///< SweepOptions::check_every
+  std::vector<std::uint64_t> checked_seeds;   ///< re-run by the self-check (check_seeds)
+  bool all_met = true;                        ///< every run met the `expect` block
+  std::optional<SweepError> error;
+  std::optional<SweepMismatch> mismatch;
+};
+
+SweepResult run_sweep(const Scenario& s, const SweepOptions& opt);
+
+/// The seeds the self-check re-runs: first, first + every, … (at least one).
+std::vector<std::uint64_t> check_seeds(const SeedRange& seeds, std::uint64_t every);
+
+/// sweep.json (docs/REPORTS.md "sweep.json"): byte-identical for the same
+/// scenario, seed range, keep mode and fencesim version, whatever the jobs.
+std::string render_sweep_json(const SweepResult& r);
+/// summary.md: the same for people.
+std::string render_sweep_markdown(const SweepResult& r);
+/// The terminal summary: the property table, and for each property that
+/// broke the `fencesim run FILE --seed N` that reproduces its first failure
+/// (`file` as the user gave it).
+std::string render_sweep_summary(const SweepResult& r, const std::string& file);
+
+/// Writes sweep.json and summary.md into `dir` (created if needed), each to
+/// a temporary name renamed into place. False with `error` set on failure.
+bool write_sweep_files(const std::string& dir, const SweepResult& r, std::string& error);
+
+}  // namespace fencesim
