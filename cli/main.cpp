@@ -51,18 +51,6 @@ std::string report_source(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// A seed: plain decimal digits that fit in 64 bits (no sign, no prefix).
-std::optional<std::uint64_t> parse_seed(const std::string& s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  unsigned __int128 v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (v > UINT64_MAX) return std::nullopt;
-  return static_cast<std::uint64_t>(v);
-}
-
 int cmd_validate(const std::vector<std::string>& files) {
   int code = kExitOk;
   for (const std::string& f : files) {
@@ -384,7 +372,7 @@ void add_run_command(CLI::App& app, RunArgs& a) {
 /// not a seed.
 bool seed_option(const CLI::App& command, const std::string& text, std::optional<std::uint64_t>& seed) {
   if (command.count("--seed") == 0) return true;
-  seed = parse_seed(text);
+  seed = fencesim::parse_seed(text);
   if (seed) return true;
   std::cerr << "fencesim: --seed expects a decimal integer from 0 to 18446744073709551615, got \"" << text << "\"\n";
   return false;
@@ -449,7 +437,7 @@ int start_sweep(const SweepArgs& a) {
   }
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   if (a.command->count("--jobs") > 0) {
-    const std::optional<std::uint64_t> j = parse_seed(a.jobs_text);
+    const std::optional<std::uint64_t> j = fencesim::parse_seed(a.jobs_text);
     if (!j || *j == 0 || *j > 1024) {
       std::cerr << "fencesim: --jobs expects a number of worker threads from 1 to 1024, got \"" << a.jobs_text
                 << "\"\n";

@@ -29,18 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A seed: plain decimal digits that fit in 64 bits.
-std::optional<std::uint64_t> parse_u64(const std::string& s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
-  unsigned __int128 v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (v > UINT64_MAX) return std::nullopt;
-  return static_cast<std::uint64_t>(v);
-}
-
 SweepRun record(const RunResult& r) {
   SweepRun run;
   run.seed = r.seed;
@@ -163,7 +151,7 @@ void remove_old_seed_folders(const std::string& dir) {
   std::vector<fs::path> old;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() > 4 && name.starts_with("seed") && parse_u64(name.substr(4)) && e.is_directory(ec)) {
+    if (name.size() > 4 && name.starts_with("seed") && parse_seed(name.substr(4)) && e.is_directory(ec)) {
       old.push_back(e.path());
     }
   }
@@ -260,12 +248,23 @@ std::optional<Keep> keep_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> parse_seed(const std::string& s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  unsigned __int128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (v > UINT64_MAX) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
+}
+
 std::optional<SeedRange> parse_seed_range(const std::string& text, std::string& error) {
   const auto dots = text.find("..");
   std::optional<std::uint64_t> a, b;
   if (dots != std::string::npos) {
-    a = parse_u64(text.substr(0, dots));
-    b = parse_u64(text.substr(dots + 2));
+    a = parse_seed(text.substr(0, dots));
+    b = parse_seed(text.substr(dots + 2));
   }
   if (!a || !b) {
     error =

@@ -61,6 +61,10 @@ struct SeedRange {
 /// The most seeds one sweep runs.
 inline constexpr std::uint64_t kMaxSweepSeeds = 10'000'000;
 
+/// A seed as the command line writes it: plain decimal digits that fit in 64
+/// bits (no sign, no prefix, no exponent); nullopt otherwise.
+std::optional<std::uint64_t> parse_seed(const std::string& text);
+
 /// Parses "A..B" (decimal seeds from 0 to 2^64−1, A ≤ B, at most
 /// kMaxSweepSeeds seeds). On failure nullopt, with `error` set to one line
 /// saying why (without a "fencesim:" prefix).
