@@ -418,20 +418,8 @@ TEST_F(Command, WriteRefusesBadInputWithTheLoadersError) {
 // --- fencesim sweep ---------------------------------------------------------
 
 /// Short random pauses: mutual_exclusion (expected to hold) breaks in a few
-/// seeds of 1..40 only, no_stale_write in more.
-const char* kShortPauses = R"({
-  "version": 1,
-  "scenario": "short-pauses",
-  "duration": "90s",
-  "settle": "30s",
-  "lock": {"service": "redis", "ttl": "5s", "replicas": 0, "sentinels": 0},
-  "resource": {"kind": "fenced", "check": "strict", "fence_reads": true, "initial": 0},
-  "clients": [{"name": "worker", "count": 2,
-               "workload": {"kind": "counter", "work": "3s", "iterations": 1000, "think": "10s"}}],
-  "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": {"min": "10s", "max": "20s"},
-              "max_duration": "6s"},
-  "expect": {"mutual_exclusion": "holds", "no_lost_update": "holds"}
-})";
+/// seeds of 1..40 only, no_stale_write in more (tests/explore/short-pauses.json).
+const fs::path kShortPauses = fs::path(FENCESIM_SOURCE_DIR) / "tests" / "explore" / "short-pauses.json";
 
 std::set<std::string> subfolders(const fs::path& dir) {
   std::set<std::string> out;
@@ -468,7 +456,7 @@ TEST_F(Command, SweepWithOneJobAndTwoWritesByteIdenticalFiles) {
 }
 
 TEST_F(Command, SweepFindsTheViolationsThatRunWithTheSeedReproduces) {
-  const fs::path f = write_file("short.json", kShortPauses);
+  const fs::path f = kShortPauses;
   const Result r = run("sweep " + f.string() + " --seeds 1..40 --jobs 2 --keep none --out " + (dir_ / "s").string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;  // mutual_exclusion was expected to hold
   const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "s" / "short-pauses-sweep" / "sweep.json"));
@@ -500,7 +488,7 @@ TEST_F(Command, SweepFindsTheViolationsThatRunWithTheSeedReproduces) {
 }
 
 TEST_F(Command, SweepKeepModesWriteWhatTheySay) {
-  const fs::path f = write_file("short.json", kShortPauses);
+  const fs::path f = kShortPauses;
   const fs::path sweep = dir_ / "k" / "short-pauses-sweep";
   auto sweep_with = [&](const std::string& keep) {
     const Result r = run("sweep " + f.string() + " --seeds 1..12 --out " + (dir_ / "k").string() + keep);
@@ -544,7 +532,7 @@ TEST_F(Command, SweepKeepsAtMostTwentyFailingRunsPerProperty) {
 }
 
 TEST_F(Command, SweepRefusesBadArgumentsWithOneLineAndExitTwo) {
-  const fs::path f = write_file("short.json", kShortPauses);
+  const fs::path f = kShortPauses;
   const fs::path bad = write_file("bad.json", R"({"scenario": "x", "duration": "60"})");
   const std::string out = " --out " + (dir_ / "o").string();
   const std::vector<std::pair<std::string, std::string>> cases = {

@@ -31,20 +31,8 @@ fencesim::Scenario load(const std::string& name) {
 /// Short random pauses: mutual_exclusion breaks in a few seeds only
 /// (seeds 6 and 34 of 1..40), no_stale_write in more.
 fencesim::Scenario short_pauses() {
-  const fencesim::LoadResult r = fencesim::load_scenario_text(R"({
-    "version": 1,
-    "scenario": "short-pauses",
-    "duration": "90s",
-    "settle": "30s",
-    "lock": {"service": "redis", "ttl": "5s", "replicas": 0, "sentinels": 0},
-    "resource": {"kind": "fenced", "check": "strict", "fence_reads": true, "initial": 0},
-    "clients": [{"name": "worker", "count": 2,
-                 "workload": {"kind": "counter", "work": "3s", "iterations": 1000, "think": "10s"}}],
-    "nemesis": {"kinds": ["pause"], "targets": ["clients"], "interval": {"min": "10s", "max": "20s"},
-                "max_duration": "6s"},
-    "expect": {"mutual_exclusion": "holds", "no_lost_update": "holds"}
-  })",
-                                                              "short-pauses.json");
+  const fencesim::LoadResult r =
+      fencesim::load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/tests/explore/short-pauses.json");
   if (!r.ok()) throw std::runtime_error(r.error->to_string());
   return *r.scenario;
 }
