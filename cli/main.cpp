@@ -384,9 +384,17 @@ int cmd_shrink(const std::string& file, const fencesim::ShrinkOptions& opt, cons
   std::cout << "shrink " << s.name << " seed " << r.seed << ", keeping " << fencesim::to_string(r.property)
             << " violated\n";
   std::cout << "  materialized: " << before << " faults (" << r.scripted_before << " scripted, " << r.drawn_before
-            << " drawn by the nemesis), "
-            << (r.same_run ? "the same run (same fingerprint)" : "a different run (another fingerprint), still failing")
-            << "\n";
+            << " drawn by the nemesis), ";
+  if (r.same_run) {
+    std::cout << "the same run (same fingerprint)\n";
+  } else {
+    char a[17], b[17];
+    std::snprintf(a, sizeof a, "%016llx", static_cast<unsigned long long>(r.fingerprint_materialized));
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(r.fingerprint_original));
+    std::cout << "NOT the same run (fingerprint " << a << ", not " << b
+              << ": a bug in fencesim, please report it), but it still breaks " << fencesim::to_string(r.property)
+              << ", so the search starts from it\n";
+  }
   std::cout << "  search: " << r.runs << " runs";
   if (r.skipped > 0) std::cout << " (and " << r.skipped << " invalid candidates skipped)";
   if (r.budget_reached) std::cout << "; stopped at --max-runs " << opt.max_runs << ", the result may shrink further";

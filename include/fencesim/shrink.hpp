@@ -16,7 +16,8 @@
 //      (models/nemesis.hpp), so no other stream moves, and run_scenario runs
 //      the scripted and drawn faults in the same stable start order either
 //      way: the materialized run is the same run, with the same
-//      fingerprint. shrink_scenario checks that (ShrinkResult::same_run)
+//      fingerprint (tests/cli/nemesis_paste_test.cpp shows it for every
+//      kind the nemesis draws). shrink_scenario checks it (ShrinkResult::same_run)
 //      and, whatever it finds, starts the search only from a materialized
 //      scenario that breaks P (else ShrinkError::kInternal).
 //   1. Faults: delta debugging (Zeller & Hildebrandt's ddmin, below) over the
