@@ -5,11 +5,14 @@
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
 //   fencesim matrix [--seeds N] [--out DIR] [--quiet]
 //   fencesim sweep FILE --seeds A..B [--jobs J] [--out DIR] [--keep none|failing|all]
+//   fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
 // input or usage, or a run that exceeded its event budget; 3 an internal
 // error (a bug in fencesim: please report it with the scenario and seed), or
-// a run that ran out of memory.
+// a run that ran out of memory. `shrink` has its own: 0 the shrunk file was
+// written; 1 the run breaks no property (or not the one asked for): nothing
+// to shrink; 2 and 3 as above.
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <chrono>
@@ -28,6 +31,7 @@
 
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
+#include "fencesim/shrink.hpp"
 #include "fencesim/sweep.hpp"
 #include "loader/writer.hpp"
 #include "sim/heap.hpp"
@@ -346,6 +350,63 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, unsigne
   return r.all_met ? kExitOk : kExitExpectation;
 }
 
+/// One scenario file: its notes on stderr, or its error (nullopt).
+std::optional<fencesim::Scenario> load_one(const std::string& file) {
+  fencesim::LoadResult r = fencesim::load_scenario_file(file);
+  if (!r.ok()) {
+    std::cerr << "fencesim: " << r.error->to_string() << "\n";
+    return std::nullopt;
+  }
+  for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << file << ": note: " << n << "\n";
+  return std::move(r.scenario);
+}
+
+/// `fencesim shrink` (include/fencesim/shrink.hpp): the search, then the
+/// shrunk file and its reports.
+int cmd_shrink(const std::string& file, const fencesim::ShrinkOptions& opt, const std::string& out) {
+  const std::optional<fencesim::Scenario> loaded = load_one(file);
+  if (!loaded) return kExitInput;
+  const fencesim::Scenario& s = *loaded;
+  const fencesim::ShrinkResult r = fencesim::shrink_scenario(s, opt);
+  auto failed = [&](const fencesim::ShrinkError& e) {
+    using Kind = fencesim::ShrinkError::Kind;
+    std::cerr << "fencesim: " << file << ": " << e.message << "\n";
+    if (e.kind == Kind::kInternal) {
+      std::cerr << "This is a bug in fencesim; please report it with the scenario file and seed.\n";
+      return kExitInternal;
+    }
+    return e.kind == Kind::kNothingToShrink ? kExitExpectation : kExitInput;
+  };
+  if (r.error) return failed(*r.error);
+  const fencesim::ShrinkOutput o = fencesim::write_shrink_output(file, s, r, out.empty() ? "reports" : out);
+  if (o.error) return failed(*o.error);
+  const std::size_t before = r.scripted_before + r.drawn_before;
+  std::cout << "shrink " << s.name << " seed " << r.seed << ", keeping " << fencesim::to_string(r.property)
+            << " violated\n";
+  std::cout << "  materialized: " << before << " faults (" << r.scripted_before << " scripted, " << r.drawn_before
+            << " drawn by the nemesis), ";
+  if (r.same_run) {
+    std::cout << "the same run (same fingerprint)\n";
+  } else {
+    char a[17], b[17];
+    std::snprintf(a, sizeof a, "%016llx", static_cast<unsigned long long>(r.fingerprint_materialized));
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(r.fingerprint_original));
+    std::cout << "NOT the same run (fingerprint " << a << ", not " << b
+              << ": a bug in fencesim, please report it), but it still breaks " << fencesim::to_string(r.property)
+              << ", so the search starts from it\n";
+  }
+  std::cout << "  search: " << r.runs << " runs";
+  if (r.skipped > 0) std::cout << " (and " << r.skipped << " invalid candidates skipped)";
+  if (r.budget_reached) std::cout << "; stopped at --max-runs " << opt.max_runs << ", the result may shrink further";
+  std::cout << "\n  faults:   " << before << " -> " << o.scenario.faults.size() << "\n  clients:  " << s.clients.size()
+            << " -> " << o.scenario.clients.size() << "\n  duration: " << sim::format_duration(s.duration) << " -> "
+            << sim::format_duration(o.scenario.duration) << "\n";
+  std::cout << "  written: " << o.file << " and its reports in " << o.report_dir
+            << "/ (report.md, timeline.html, report.json, trace.jsonl)\n";
+  std::cout << "  run it: fencesim run " << fencesim::shell_word(o.file) << "\n";
+  return kExitOk;
+}
+
 // --- the command line: one piece per subcommand ----------------------------
 
 struct RunArgs {
@@ -457,6 +518,64 @@ int start_sweep(const SweepArgs& a) {
   return cmd_sweep(a.file, *seeds, jobs, a.out, *keep);
 }
 
+struct ShrinkArgs {
+  CLI::App* command = nullptr;
+  std::string file;
+  std::string seed_text;
+  std::string property;
+  std::string out;
+  std::string max_runs_text;
+};
+
+void add_shrink_command(CLI::App& app, ShrinkArgs& a) {
+  CLI::App* shrink = app.add_subcommand(
+      "shrink",
+      "Shrink a failing run to the smallest scenario that still fails; write DIR/<scenario>-seed<N>-shrunk.json");
+  shrink->add_option("file", a.file, "Scenario file (JSON)")->required();
+  shrink->add_option("--seed", a.seed_text, "The failing run's seed, 0 to 2^64-1 (kept fixed)")->required();
+  shrink->add_option("--property", a.property,
+                     "The property to keep violated (default: the first whose expectation the run missed by "
+                     "violating it, else the first violated)");
+  shrink->add_option("--out", a.out, "Folder for the shrunk file and its report folder (default: reports)");
+  shrink->add_option(
+      "--max-runs", a.max_runs_text,
+      "Candidate runs at most, 1 to 1000000 (default " + std::to_string(fencesim::kDefaultShrinkRuns) + ")");
+  a.command = shrink;
+}
+
+/// `shrink` after parsing: checks --seed, --property, --max-runs and --out, then shrinks.
+int start_shrink(const ShrinkArgs& a) {
+  std::optional<std::uint64_t> seed;
+  if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
+  fencesim::ShrinkOptions opt;
+  opt.seed = *seed;
+  if (a.command->count("--property") > 0) {
+    opt.property = fencesim::property_from_string(a.property);
+    if (!opt.property) {
+      std::vector<std::string> names;
+      for (fencesim::Property p : fencesim::all_properties()) names.emplace_back(fencesim::to_string(p));
+      const std::string hint = fencesim::suggest_nearest(a.property, names);
+      std::cerr << "fencesim: --property: unknown property " << fencesim::quote_text(a.property) << " ("
+                << (hint.empty() ? "" : hint + " ") << "the properties are " << fencesim::join_names(names) << ")\n";
+      return kExitInput;
+    }
+  }
+  if (a.command->count("--max-runs") > 0) {
+    const std::optional<std::uint64_t> m = fencesim::parse_seed(a.max_runs_text);
+    if (!m || *m == 0 || *m > 1'000'000) {
+      std::cerr << "fencesim: --max-runs expects a number of runs from 1 to 1000000, got \"" << a.max_runs_text
+                << "\"\n";
+      return kExitInput;
+    }
+    opt.max_runs = static_cast<std::size_t>(*m);
+  }
+  if (a.command->count("--out") > 0 && a.out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return kExitInput;
+  }
+  return cmd_shrink(a.file, opt, a.out);
+}
+
 struct ValidateArgs {
   CLI::App* command = nullptr;
   std::vector<std::string> files;
@@ -499,30 +618,31 @@ std::optional<int> check_first_word(int argc, char** argv) {
   if (argc > 1 && argv[1][0] == '-') {
     const std::string first = argv[1];
     if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
-      std::cerr
-          << "fencesim: unknown option \"" << first
-          << "\" before the command (the commands are run, sweep, validate, write and matrix; options go after them)"
-          << "\nRun 'fencesim --help' for usage.\n";
+      std::cerr << "fencesim: unknown option \"" << first
+                << "\" before the command (the commands are run, sweep, shrink, validate, write and matrix; options go "
+                   "after them)"
+                << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "sweep" && first != "validate" && first != "write" && first != "matrix") {
+    if (first != "run" && first != "sweep" && first != "shrink" && first != "validate" && first != "write" &&
+        first != "matrix") {
       std::string hint;
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
       } else if (!first.empty()) {
         std::string lower = first;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        for (const char* known : {"run", "sweep", "validate", "write", "matrix"}) {
+        for (const char* known : {"run", "shrink", "sweep", "validate", "write", "matrix"}) {
           if (lower == known || std::string_view(known).starts_with(lower.substr(0, 1))) {
             hint = std::string("; did you mean \"") + known + "\"?";
           }
         }
       }
       std::cerr << "fencesim: unknown command \"" << first
-                << "\" (the commands are run, sweep, validate, write and matrix)" << hint
+                << "\" (the commands are run, sweep, shrink, validate, write and matrix)" << hint
                 << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
@@ -551,7 +671,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `run` with many files, `matrix` and `sweep` run simulations one after another.
+  // `run` with many files, `matrix`, `sweep` and `shrink` run simulations one after another.
   sim::keep_heap_between_runs();
   CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
   app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
@@ -562,6 +682,8 @@ int main(int argc, char** argv) {
   add_matrix_command(app, matrix);
   SweepArgs sweep;
   add_sweep_command(app, sweep);
+  ShrinkArgs shrink;
+  add_shrink_command(app, shrink);
   ValidateArgs validate;
   add_validate_command(app, validate);
   WriteArgs write;
@@ -575,6 +697,7 @@ int main(int argc, char** argv) {
     if (write.command->parsed()) return start_write(write);
     if (matrix.command->parsed()) return cmd_matrix(matrix.seeds, matrix.out, matrix.quiet);
     if (sweep.command->parsed()) return start_sweep(sweep);
+    if (shrink.command->parsed()) return start_shrink(shrink);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";
     return kExitInternal;

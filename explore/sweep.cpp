@@ -475,12 +475,20 @@ namespace {
 /// Properties that apply in some run, or have an expectation.
 bool shown(const PropertyAggregate& a) { return a.runs > 0 || a.expected.has_value(); }
 
-std::string reproduce_lines(const SweepResult& r, const std::string& file, const char* bullet, const char* quote) {
+/// For each property that broke, the run that reproduces its first
+/// failure and, on the next line, the shrink of it (include/fencesim/shrink.hpp);
+/// for one that missed its expectation otherwise, the run.
+std::string reproduce_lines(const SweepResult& r, const std::string& given, const char* bullet, const char* quote) {
   std::string o;
+  const std::string file = shell_word(given);
   for (const PropertyAggregate& a : r.properties) {
     if (!a.first_violations.empty()) {
       o += fmt::format("{}{} first broke at seed {}: {}fencesim run {} --seed {}{}\n", bullet, to_string(a.property),
                        a.first_violations.front(), quote, file, a.first_violations.front(), quote);
+      o += fmt::format(
+          "  {}shrink it to the smallest scenario that still breaks it: {}fencesim shrink {} --seed {} "
+          "--property {}{}\n",
+          bullet, quote, file, a.first_violations.front(), to_string(a.property), quote);
     }
     if (!a.first_unmet.empty() && (a.first_violations.empty() || a.first_unmet.front() != a.first_violations.front())) {
       o += fmt::format("{}{} first missed its expectation ({}) at seed {}: {}fencesim run {} --seed {}{}\n", bullet,

@@ -164,9 +164,6 @@ const Verdict& verdict(const RunResult& r, Property p) {
   throw std::out_of_range("no verdict for that property");
 }
 
-namespace {
-/// `word` as one word for a POSIX shell: as it is when it has only
-/// characters no shell treats specially, else in single quotes.
 std::string shell_word(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -177,7 +174,6 @@ std::string shell_word(const std::string& word) {
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
-}  // namespace
 
 std::string reproduce_command(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   const std::string file = m.source.empty() ? s.name + ".json" : m.source;

@@ -45,6 +45,11 @@ struct ReportMeta {
   bool seed_overridden = false;
 };
 
+/// `word` as one word for a POSIX shell: as it is when it has only
+/// characters no shell treats specially (a-z A-Z 0-9 _-./+,:@%=), else in
+/// single quotes (a ' inside as '\'').
+std::string shell_word(const std::string& word);
+
 /// The exact command that reproduces the run (the file name quoted for a
 /// POSIX shell when it has characters a shell treats specially).
 std::string reproduce_command(const Scenario& s, const RunResult& r, const ReportMeta& m);

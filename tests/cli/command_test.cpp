@@ -207,9 +207,10 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
 TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err,
-            "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, validate, write and matrix)\n"
-            "Run 'fencesim --help' for usage.\n");
+  EXPECT_EQ(
+      r.err,
+      "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, shrink, validate, write and matrix)\n"
+      "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
   r = run("scenarios/x.json");
@@ -557,6 +558,127 @@ TEST_F(Command, SweepRefusesBadArgumentsWithOneLineAndExitTwo) {
   }
   EXPECT_FALSE(fs::exists(dir_ / "o"));
   EXPECT_EQ(run("sweep " + f.string()).code, 2);  // --seeds is required
+}
+
+/// Random pauses against unfenced workers: seed 1 draws 44 pauses and
+/// violates no_lost_update; seed 20 breaks nothing (tests/explore/shrink-nemesis.json).
+const fs::path kShrinkNemesis = fs::path(FENCESIM_SOURCE_DIR) / "tests" / "explore" / "shrink-nemesis.json";
+
+TEST_F(Command, ShrinkWritesASmallScenarioThatRunsToItsViolation) {
+  const fs::path out = dir_ / "s";
+  const Result r = run("shrink " + kShrinkNemesis.string() + " --seed 1 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  const fs::path file = out / "shrink-nemesis-seed1-shrunk.json";
+  EXPECT_NE(r.out.find("keeping no_lost_update violated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("44 faults (0 scripted, 44 drawn by the nemesis), the same run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  search: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  run it: fencesim run " + file.string() + "\n"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(file));
+  EXPECT_EQ(j["scenario"], "shrink-nemesis-seed1-shrunk");
+  EXPECT_EQ(j["seed"], 1);
+  EXPECT_FALSE(j.contains("nemesis"));
+  EXPECT_EQ(j["expect"], nlohmann::json({{"no_lost_update", "violated"}}));
+  ASSERT_TRUE(j.contains("faults"));
+  EXPECT_LE(j["faults"].size(), 2u);
+  EXPECT_NE(r.out.find("  faults:   44 -> " + std::to_string(j["faults"].size()) + "\n"), std::string::npos) << r.out;
+  const std::string description = j["description"];
+  EXPECT_NE(description.find("from shrink-nemesis.json (scenario shrink-nemesis) with seed 1"), std::string::npos);
+  EXPECT_NE(description.find("44 faults (0 scripted, 44 drawn by the nemesis) -> "), std::string::npos);
+  for (const char* f : {"report.json", "report.md", "timeline.html", "trace.jsonl"}) {
+    EXPECT_TRUE(fs::exists(out / "shrink-nemesis-seed1-shrunk" / f)) << f;
+  }
+  // Its expectation, the violation, is met: `fencesim run` of it exits 0,
+  // with the report shrink wrote.
+  const Result again = run("run -q " + file.string() + " --out " + (dir_ / "r").string());
+  EXPECT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_EQ(slurp(dir_ / "r" / "shrink-nemesis-seed1-shrunk" / "report.json"),
+            slurp(out / "shrink-nemesis-seed1-shrunk" / "report.json"));
+  EXPECT_EQ(run("validate " + file.string()).code, 0);
+  // Nothing but the files themselves is left (written through temporary names).
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"shrink-nemesis-seed1-shrunk", "shrink-nemesis-seed1-shrunk.json"}));
+}
+
+TEST_F(Command, TwoShrinksOfTheSameFileSeedAndPropertyWriteByteIdenticalFiles) {
+  // The second copy of the file sits in another folder: only its name and
+  // content reach the result.
+  fs::create_directories(dir_ / "copy");
+  fs::copy_file(kShrinkNemesis, dir_ / "copy" / "shrink-nemesis.json");
+  const Result a =
+      run("shrink " + kShrinkNemesis.string() + " --seed 8 --property no_lost_update --out " + (dir_ / "a").string());
+  const Result b = run("shrink " + (dir_ / "copy" / "shrink-nemesis.json").string() +
+                       " --seed 8 --property no_lost_update --out " + (dir_ / "b").string());
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  for (const std::string f : {"shrink-nemesis-seed8-shrunk.json", "shrink-nemesis-seed8-shrunk/report.json",
+                              "shrink-nemesis-seed8-shrunk/report.md", "shrink-nemesis-seed8-shrunk/trace.jsonl",
+                              "shrink-nemesis-seed8-shrunk/timeline.html"}) {
+    EXPECT_EQ(slurp(dir_ / "a" / f), slurp(dir_ / "b" / f)) << f;
+    EXPECT_FALSE(slurp(dir_ / "a" / f).empty()) << f;
+  }
+}
+
+TEST_F(Command, ShrinkStopsAtMaxRunsWithAFileThatStillFails) {
+  const Result r = run("shrink " + kShrinkNemesis.string() + " --seed 8 --max-runs 4 --out " + (dir_ / "m").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("search: 4 runs; stopped at --max-runs 4"), std::string::npos) << r.out;
+  const Result again =
+      run("run -q " + (dir_ / "m" / "shrink-nemesis-seed8-shrunk.json").string() + " --out " + (dir_ / "r").string());
+  EXPECT_EQ(again.code, 0) << again.out << again.err;
+}
+
+TEST_F(Command, ShrinkExitCodesForNothingToShrinkAndBadInput) {
+  const std::string f = kShrinkNemesis.string();
+  const fs::path bad = write_file("bad.json", R"({"scenario": "x", "duration": "60"})");
+  const std::string out = " --out " + (dir_ / "o").string();
+  struct Case {
+    std::string args;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"shrink " + f + " --seed 20", 1, f + ": seed 20 breaks no property; nothing to shrink"},
+      {"shrink " + f + " --seed 1 --property progress", 1,
+       f + ": seed 1 does not break progress (it holds); nothing to shrink"},
+      {"shrink " + f + " --seed 1 --property no_lost_updat", 2,
+       "unknown property \"no_lost_updat\" (did you mean \"no_lost_update\"?"},
+      {"shrink " + f + " --seed 1 --property raft_safety", 2, "raft_safety does not apply to this design"},
+      {"shrink " + f + " --seed one", 2, "--seed expects a decimal integer"},
+      {"shrink " + f + " --seed 1 --max-runs 0", 2, "--max-runs expects a number of runs from 1 to 1000000"},
+      {"shrink " + bad.string() + " --seed 1", 2, bad.string() + ": "},
+      {"shrink " + (dir_ / "nope.json").string() + " --seed 1", 2, "nope.json"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args + out);
+    EXPECT_EQ(r.code, c.code) << c.args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_EQ(r.err.rfind("fencesim: ", 0), 0u) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  EXPECT_EQ(run("shrink " + f).code, 2);  // --seed is required
+}
+
+TEST_F(Command, SweepPrintsTheShrinkCommandBesideTheReproduceCommand) {
+  // A file name with a space: both commands quote it for the shell.
+  const fs::path f = dir_ / "my pauses.json";
+  fs::copy_file(kShrinkNemesis, f);
+  const Result r = run("sweep '" + f.string() + "' --seeds 1..3 --keep none --out " + (dir_ / "s").string());
+  ASSERT_EQ(r.code, 1) << r.err;
+  const std::string q = "'" + f.string() + "'";
+  EXPECT_NE(r.out.find("  no_lost_update first broke at seed 1: fencesim run " + q +
+                       " --seed 1\n    shrink it to the smallest scenario that still breaks it: fencesim shrink " + q +
+                       " --seed 1 --property no_lost_update\n"),
+            std::string::npos)
+      << r.out;
+  const std::string md = slurp(dir_ / "s" / "shrink-nemesis-sweep" / "summary.md");
+  EXPECT_NE(md.find("  - shrink it to the smallest scenario that still breaks it: `fencesim shrink 'my pauses.json' "
+                    "--seed 1 --property no_lost_update`\n"),
+            std::string::npos)
+      << md;
 }
 
 }  // namespace
