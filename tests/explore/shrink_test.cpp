@@ -128,7 +128,9 @@ TEST(Shrink, ANemesisRunWithDozensOfPausesShrinksToAtMostTwoFaults) {
   EXPECT_TRUE(again.all_met);
   for (std::size_t i = 0; i < r.shrunk.faults.size(); ++i) {
     EXPECT_EQ(r.shrunk.faults[i].origin, "faults[" + std::to_string(i) + "]");
-    if (i > 0) EXPECT_LE(r.shrunk.faults[i - 1].at, r.shrunk.faults[i].at);
+    if (i > 0) {
+      EXPECT_LE(r.shrunk.faults[i - 1].at, r.shrunk.faults[i].at);
+    }
   }
 }
 
