@@ -54,8 +54,9 @@ struct SweepFile {
 
 /// Reads and checks one sweep.json. nullopt, with `error` set to one line
 /// naming the file (and the JSON path, for a wrong value), when it cannot be
-/// read, is not JSON, is not a sweep.json of sweep_version 1, or is not what
-/// fencesim writes for the result it holds. Never throws for bad input.
+/// read, is not JSON, is not a sweep.json of sweep_version 1, lists other
+/// self-check seeds than its shard re-runs (shard_check_seeds), or is not
+/// what fencesim writes for the result it holds. Never throws for bad input.
 std::optional<SweepFile> read_sweep_file(const std::string& path, std::string& error);
 
 /// The merged sweep, and where its kept runs' folders are.
@@ -65,23 +66,24 @@ struct MergedSweep {
     std::uint64_t seed = 0;
     std::string from;  ///< the folder of the shard's sweep.json, holding seed<N>/
   };
-  std::vector<Kept> kept;  ///< the runs kept in `sweep` (their `kept` is true), by seed
-  std::size_t shards = 0;  ///< files merged
+  std::vector<Kept> kept;            ///< the runs kept in `sweep` (their `kept` is true), by seed
+  std::vector<std::string> folders;  ///< the folder of each file merged
+  std::size_t shards = 0;            ///< files merged
 };
 
 /// Merges the N shard files of one sweep (in any order). Refuses, with
 /// `error` set to one line naming the files concerned: no file; files of
 /// different scenarios (name, source or `expect` block), fencesim versions,
 /// seed ranges, keep modes, tally limits or shard counts; two files of the
-/// same shard; missing shards (which, and their seeds); a shard file that
-/// lacks a self-check seed of its share.
+/// same shard; missing shards (which, and their seeds).
 std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std::string& error);
 
 /// Copies each kept run's `seed<N>/` from its shard's folder into `dir`
 /// (after removing old seed<N>/ folders there, as sweep does), each through a
 /// temporary name. A folder that is missing is not copied: its run is
 /// marked not kept, with a note (one line) in `notes`. False with `error`
-/// when `dir` is a shard's own folder or a copy fails.
+/// when `dir` is the folder of a file merged (a shard's own folder) or a
+/// copy fails.
 bool copy_kept_reports(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error);
 
 }  // namespace fencesim

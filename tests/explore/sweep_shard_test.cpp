@@ -285,6 +285,28 @@ TEST_F(Merge, TheMergedShardsAreTheUnshardedSweepByteForByte) {
   }
 }
 
+TEST_F(Merge, EveryKeepModeMergesToTheUnshardedSweep) {
+  const fencesim::Scenario s = short_pauses();
+  for (Keep keep : {Keep::kNone, Keep::kAll}) {
+    SweepOptions opt;
+    opt.seeds = {3, 14};
+    opt.keep = keep;
+    const std::string name = to_string(keep);
+    const std::string full = sweep(s, opt, name + "-full");
+    std::string error;
+    std::optional<fencesim::MergedSweep> m = fencesim::merge_sweeps(read(shards(s, opt, 3, name + "-")), error);
+    ASSERT_TRUE(m) << error;
+    const fs::path out = dir_ / (name + "-merged");
+    std::vector<std::string> notes;
+    ASSERT_TRUE(fencesim::copy_kept_reports(*m, out.string(), notes, error)) << error;
+    ASSERT_TRUE(fencesim::write_sweep_files(out.string(), m->sweep, error)) << error;
+    EXPECT_EQ(slurp(out / "sweep.json"), slurp(full)) << name;
+    EXPECT_EQ(slurp(out / "summary.md"), slurp(dir_ / (name + "-full") / "summary.md")) << name;
+    EXPECT_EQ(subfolders(out), subfolders(dir_ / (name + "-full"))) << name;
+    EXPECT_EQ(subfolders(out).size(), keep == Keep::kAll ? 12u : 0u) << name;
+  }
+}
+
 TEST_F(Merge, AShardsFileRecordsItsShardAndTheWholeRange) {
   SweepOptions opt;
   opt.seeds = {1, 40};
@@ -397,6 +419,8 @@ TEST_F(Merge, RefusesFilesThatAreNotSweepJsonWithOneLineAndNeverCrashes) {
        "is not the sweep.json fencesim writes for the runs it lists"},
       {file("missing-run.json", replaced("\"last\": 5, \"count\": 5}", "\"last\": 6, \"count\": 6}")),
        "at runs: expected 6 runs, one per seed 1..6 of shard 1/1 (it has 5)"},
+      {file("check.json", replaced("\"seeds\":[1]}", "\"seeds\":[2]}")),
+       "at determinism_check.seeds: expected the seeds shard 1/1 re-runs"},
       {(dir_ / "nope.json").string(), "nope.json: no such file"},
   };
   for (const auto& [path, message] : cases) {
@@ -430,11 +454,15 @@ TEST_F(Merge, KeptFoldersMissingBesideTheirShardAreListedAsNotKeptWithANote) {
     if (r.seed == gone) EXPECT_FALSE(r.kept);
   }
   EXPECT_FALSE(fs::exists(dir_ / "m" / *kept1.begin()));
-  // Merging into a shard's own folder would remove what it copies: refused.
-  m = fencesim::merge_sweeps(read(two), error);
-  ASSERT_TRUE(m);
-  EXPECT_FALSE(fencesim::copy_kept_reports(*m, (dir_ / "shard2").string(), notes, error));
-  EXPECT_NE(error.find("is a shard's own folder"), std::string::npos) << error;
+  // Merging into a shard's own folder would remove what it copies: refused,
+  // whether or not that shard has a run to copy.
+  for (const char* own : {"shard1", "shard2"}) {
+    m = fencesim::merge_sweeps(read(two), error);
+    ASSERT_TRUE(m);
+    error.clear();
+    EXPECT_FALSE(fencesim::copy_kept_reports(*m, (dir_ / own).string(), notes, error)) << own;
+    EXPECT_NE(error.find("is a shard's own folder"), std::string::npos) << error;
+  }
 }
 
 }  // namespace
