@@ -4,7 +4,8 @@
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
 //   fencesim matrix [--seeds N] [--out DIR] [--quiet]
-//   fencesim sweep FILE --seeds A..B [--jobs J] [--out DIR] [--keep none|failing|all]
+//   fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]
+//   fencesim merge SWEEP.json... [--out DIR]
 //   fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]
 //
 // Exit codes: 0 every expectation met; 1 an expectation not met; 2 invalid
@@ -14,6 +15,7 @@
 // written; 1 the run breaks no property (or not the one asked for): nothing
 // to shrink; 2 and 3 as above.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -33,6 +35,7 @@
 #include "fencesim/run.hpp"
 #include "fencesim/shrink.hpp"
 #include "fencesim/sweep.hpp"
+#include "fencesim/sweep_merge.hpp"
 #include "loader/writer.hpp"
 #include "sim/heap.hpp"
 
@@ -300,8 +303,27 @@ class SweepProgressLine {
   bool printed_ = false;
 };
 
-int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, unsigned jobs, const std::string& out,
-              fencesim::Keep keep) {
+/// The sweep folder: DIR/<scenario>-sweep, or DIR/<scenario>-sweep-shard-I-of-N for a shard (so that shards
+/// given the same --out never write into one another's folder).
+std::string sweep_folder(const std::string& out, const std::string& scenario, const fencesim::Shard& shard) {
+  std::string dir = (out.empty() ? std::string("reports") : out) + "/" + scenario + "-sweep";
+  if (shard.count > 1) dir += "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
+  return dir;
+}
+
+/// The summary, then where it was written (sweep and merge alike).
+void print_sweep_written(const fencesim::SweepResult& r, const std::string& file, const std::string& dir) {
+  std::cout << fencesim::render_sweep_summary(r, file);
+  std::size_t kept = 0;
+  for (const fencesim::SweepRun& run : r.runs) kept += run.kept ? 1 : 0;
+  std::cout << "  written: " << dir << "/sweep.json and summary.md (" << kept << " run report" << (kept == 1 ? "" : "s")
+            << " kept";
+  if (kept > 0) std::cout << ", in " << dir << "/seed<N>/";
+  std::cout << ")\n";
+}
+
+int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const fencesim::Shard& shard, unsigned jobs,
+              const std::string& out, fencesim::Keep keep) {
   const fencesim::LoadResult loaded = fencesim::load_scenario_file(file);
   if (!loaded.ok()) {
     std::cerr << "fencesim: " << loaded.error->to_string() << "\n";
@@ -309,9 +331,10 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, unsigne
   }
   const fencesim::Scenario& s = *loaded.scenario;
   for (const std::string& n : s.notes) std::cerr << "fencesim: " << file << ": note: " << n << "\n";
-  const std::string dir = (out.empty() ? std::string("reports") : out) + "/" + s.name + "-sweep";
+  const std::string dir = sweep_folder(out, s.name, shard);
   fencesim::SweepOptions opt;
   opt.seeds = seeds;
+  opt.shard = shard;
   opt.jobs = jobs;
   opt.keep = keep;
   opt.report_dir = dir;
@@ -340,13 +363,12 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, unsigne
     std::cerr << "fencesim: " << error << "\n";
     return kExitInput;
   }
-  std::cout << fencesim::render_sweep_summary(r, file);
-  std::size_t kept = 0;
-  for (const fencesim::SweepRun& run : r.runs) kept += run.kept ? 1 : 0;
-  std::cout << "  written: " << dir << "/sweep.json and summary.md (" << kept << " run report" << (kept == 1 ? "" : "s")
-            << " kept";
-  if (kept > 0) std::cout << ", in " << dir << "/seed<N>/";
-  std::cout << ")\n";
+  print_sweep_written(r, file, dir);
+  if (shard.count > 1) {
+    const std::string base = out.empty() ? std::string("reports") : out;
+    std::cout << "  shard " << shard.index << " of " << shard.count << "; when every shard is done: fencesim merge "
+              << base << "/" << s.name << "-sweep-shard-*-of-" << shard.count << "/sweep.json --out " << base << "\n";
+  }
   return r.all_met ? kExitOk : kExitExpectation;
 }
 
@@ -405,6 +427,35 @@ int cmd_shrink(const std::string& file, const fencesim::ShrinkOptions& opt, cons
             << "/ (report.md, timeline.html, report.json, trace.jsonl)\n";
   std::cout << "  run it: fencesim run " << fencesim::shell_word(o.file) << "\n";
   return kExitOk;
+}
+
+/// `fencesim merge`: the shards' sweep.json files into DIR/<scenario>-sweep/.
+int cmd_merge(const std::vector<std::string>& paths, const std::string& out) {
+  std::vector<fencesim::SweepFile> files;
+  std::string error;
+  for (const std::string& p : paths) {
+    std::optional<fencesim::SweepFile> f = fencesim::read_sweep_file(p, error);
+    if (!f) {
+      std::cerr << "fencesim: merge: " << error << "\n";
+      return kExitInput;
+    }
+    files.push_back(std::move(*f));
+  }
+  std::optional<fencesim::MergedSweep> m = fencesim::merge_sweeps(files, error);
+  if (!m) {
+    std::cerr << "fencesim: merge: " << error << "\n";
+    return kExitInput;
+  }
+  const std::string dir = sweep_folder(out, m->sweep.scenario, fencesim::Shard{1, 1});
+  std::vector<std::string> notes;
+  if (!fencesim::copy_kept_reports(*m, dir, notes, error) || !fencesim::write_sweep_files(dir, m->sweep, error)) {
+    std::cerr << "fencesim: merge: " << error << "\n";
+    return kExitInput;
+  }
+  for (const std::string& n : notes) std::cerr << "fencesim: merge: note: " << n << "\n";
+  print_sweep_written(m->sweep, m->sweep.source.empty() ? "FILE" : m->sweep.source, dir);
+  std::cout << "  merged " << m->shards << " shard" << (m->shards == 1 ? "" : "s") << "\n";
+  return m->sweep.all_met ? kExitOk : kExitExpectation;
 }
 
 // --- the command line: one piece per subcommand ----------------------------
@@ -471,6 +522,7 @@ struct SweepArgs {
   CLI::App* command = nullptr;
   std::string file;
   std::string seeds_text;
+  std::string shard_text;
   std::string jobs_text;
   std::string out;
   std::string keep_text = "failing";
@@ -482,10 +534,40 @@ void add_sweep_command(CLI::App& app, SweepArgs& a) {
   sweep->add_option("file", a.file, "Scenario file (JSON)")->required();
   sweep->add_option("--seeds", a.seeds_text, "Seeds A..B, both included (at most 10000000 seeds)")->required();
   sweep->add_option("--jobs,-j", a.jobs_text, "Worker threads (default: the number of cores); no effect on results");
+  sweep->add_option("--shard", a.shard_text,
+                    "Run only shard I of N (1 <= I <= N <= seeds): with C seeds from A, the block "
+                    "A+floor((I-1)*C/N) .. A+floor(I*C/N)-1, into DIR/<scenario>-sweep-shard-I-of-N/; combine the N "
+                    "with `fencesim merge`. 'auto' reads JOB_COMPLETION_INDEX (Kubernetes, 0-based; count from "
+                    "FENCESIM_SHARD_COUNT), SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT (Slurm) or PARALLEL_SEQ (GNU "
+                    "parallel; count from FENCESIM_SHARD_COUNT). See docs/SWEEP.md");
   sweep->add_option("--out", a.out, "Folder for the sweep folder (default: reports)");
   sweep->add_option("--keep", a.keep_text,
                     "Full reports of: none, failing (default: the first 20 failing runs per property) or all runs");
   a.command = sweep;
+}
+
+struct MergeArgs {
+  CLI::App* command = nullptr;
+  std::vector<std::string> files;
+  std::string out;
+};
+
+void add_merge_command(CLI::App& app, MergeArgs& a) {
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Combine the shards of a sweep (sweep --shard I/N) into the DIR/<scenario>-sweep/ one machine writes");
+  merge->add_option("files", a.files, "Every shard's sweep.json (in any order)")->required();
+  merge->add_option("--out", a.out,
+                    "Folder for the merged sweep folder (default: reports); kept run reports are copied into it");
+  a.command = merge;
+}
+
+/// `merge` after parsing: checks --out, then merges.
+int start_merge(const MergeArgs& a) {
+  if (a.command->count("--out") > 0 && a.out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return kExitInput;
+  }
+  return cmd_merge(a.files, a.out);
 }
 
 /// `sweep` after parsing: checks --seeds, --jobs, --keep and --out, then sweeps.
@@ -515,7 +597,18 @@ int start_sweep(const SweepArgs& a) {
     std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
     return kExitInput;
   }
-  return cmd_sweep(a.file, *seeds, jobs, a.out, *keep);
+  fencesim::Shard shard;
+  if (a.command->count("--shard") > 0) {
+    const std::optional<fencesim::Shard> sh =
+        a.shard_text == "auto" ? fencesim::shard_from_environment([](const char* name) { return getenv(name); }, error)
+                               : fencesim::parse_shard(a.shard_text, error);
+    if (!sh || !fencesim::check_shard(*sh, *seeds, error)) {
+      std::cerr << "fencesim: " << error << "\n";
+      return kExitInput;
+    }
+    shard = *sh;
+  }
+  return cmd_sweep(a.file, *seeds, shard, jobs, a.out, *keep);
 }
 
 struct ShrinkArgs {
@@ -615,34 +708,32 @@ int start_write(const WriteArgs& a) {
 /// have): named, rather than CLI11's "A subcommand is required". The exit
 /// code if the first word is wrong.
 std::optional<int> check_first_word(int argc, char** argv) {
+  static const std::vector<std::string> kCommands = {"run", "sweep", "merge", "shrink", "validate", "write", "matrix"};
+  std::string list;  // "run, sweep, … and matrix"
+  for (std::size_t i = 0; i < kCommands.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == kCommands.size() ? " and " : ", ") + kCommands[i];
+  }
   if (argc > 1 && argv[1][0] == '-') {
     const std::string first = argv[1];
     if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
-      std::cerr << "fencesim: unknown option \"" << first
-                << "\" before the command (the commands are run, sweep, shrink, validate, write and matrix; options go "
-                   "after them)"
-                << "\nRun 'fencesim --help' for usage.\n";
+      std::cerr << "fencesim: unknown option \"" << first << "\" before the command (the commands are " << list
+                << "; options go after them)\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
   }
   if (argc > 1 && argv[1][0] != '-') {
     const std::string first = argv[1];
-    if (first != "run" && first != "sweep" && first != "shrink" && first != "validate" && first != "write" &&
-        first != "matrix") {
+    if (std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
       std::string hint;
       if (first.ends_with(".json")) {
         hint = "; to run a scenario file: fencesim run " + first;
-      } else if (!first.empty()) {
+      } else {
         std::string lower = first;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        for (const char* known : {"run", "shrink", "sweep", "validate", "write", "matrix"}) {
-          if (lower == known || std::string_view(known).starts_with(lower.substr(0, 1))) {
-            hint = std::string("; did you mean \"") + known + "\"?";
-          }
-        }
+        const std::string nearest = fencesim::suggest_nearest(lower, kCommands);
+        if (!nearest.empty()) hint = "; " + nearest;
       }
-      std::cerr << "fencesim: unknown command \"" << first
-                << "\" (the commands are run, sweep, shrink, validate, write and matrix)" << hint
+      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are " << list << ")" << hint
                 << "\nRun 'fencesim --help' for usage.\n";
       return kExitInput;
     }
@@ -682,6 +773,8 @@ int main(int argc, char** argv) {
   add_matrix_command(app, matrix);
   SweepArgs sweep;
   add_sweep_command(app, sweep);
+  MergeArgs merge;
+  add_merge_command(app, merge);
   ShrinkArgs shrink;
   add_shrink_command(app, shrink);
   ValidateArgs validate;
@@ -697,6 +790,7 @@ int main(int argc, char** argv) {
     if (write.command->parsed()) return start_write(write);
     if (matrix.command->parsed()) return cmd_matrix(matrix.seeds, matrix.out, matrix.quiet);
     if (sweep.command->parsed()) return start_sweep(sweep);
+    if (merge.command->parsed()) return start_merge(merge);
     if (shrink.command->parsed()) return start_shrink(shrink);
   } catch (const std::exception& e) {
     std::cerr << "fencesim: internal error: " << e.what() << "\n";

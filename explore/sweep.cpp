@@ -144,8 +144,9 @@ void parallel_for(Shared& sh, std::size_t n, unsigned jobs, F work) {
   for (std::thread& t : pool) t.join();
 }
 
-/// Removes the `seed<N>` folders of an earlier sweep from `dir`.
-void remove_old_seed_folders(const std::string& dir) {
+}  // namespace
+
+void remove_seed_folders(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   std::vector<fs::path> old;
@@ -158,33 +159,32 @@ void remove_old_seed_folders(const std::string& dir) {
   for (const fs::path& p : old) fs::remove_all(p, ec);
 }
 
-std::vector<PropertyAggregate> aggregate(const Scenario& s, const std::vector<SweepRun>& runs,
-                                         std::size_t first_seeds) {
-  std::vector<PropertyAggregate> out;
+void tally_sweep(SweepResult& res, const std::map<Property, Expectation>& expect) {
+  res.properties.clear();
   for (std::size_t i = 0; i < kPropertyCount; ++i) {
     PropertyAggregate a;
     a.property = all_properties()[i];
-    if (auto it = s.expect.find(a.property); it != s.expect.end()) a.expected = it->second;
-    for (const SweepRun& r : runs) {
+    if (auto it = expect.find(a.property); it != expect.end()) a.expected = it->second;
+    for (const SweepRun& r : res.runs) {
       if (r.status[i] == Status::kNotApplicable) {
         ++a.not_applicable;
       } else {
         ++a.runs;
         if (r.status[i] == Status::kViolated) {
           ++a.violations;
-          if (a.first_violations.size() < first_seeds) a.first_violations.push_back(r.seed);
+          if (a.first_violations.size() < res.first_seeds) a.first_violations.push_back(r.seed);
         }
       }
       if (!r.met[i]) {
         ++a.unmet;
-        if (a.first_unmet.size() < first_seeds) a.first_unmet.push_back(r.seed);
+        if (a.first_unmet.size() < res.first_seeds) a.first_unmet.push_back(r.seed);
       }
     }
     if (a.runs > 0) a.rate = static_cast<double>(a.violations) / static_cast<double>(a.runs);
     a.interval = wilson_interval(a.violations, a.runs);
-    out.push_back(std::move(a));
+    res.properties.push_back(std::move(a));
   }
-  return out;
+  res.all_met = std::all_of(res.runs.begin(), res.runs.end(), [](const SweepRun& r) { return r.all_met; });
 }
 
 /// Keep::kFailing: per property, the first `per` violating seeds and the
@@ -207,6 +207,8 @@ std::vector<std::uint64_t> failing_to_keep(const std::vector<SweepRun>& runs, st
   }
   return {keep.begin(), keep.end()};
 }
+
+namespace {
 
 /// A value in [0, 1] rounded to six decimals: the same text on every machine.
 double six(double v) { return std::round(v * 1e6) / 1e6; }
@@ -305,19 +307,30 @@ std::vector<std::uint64_t> check_seeds(const SeedRange& seeds, std::uint64_t eve
 
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   SweepResult res;
+  res.fencesim_version = version();
   res.scenario = s.name;
   res.source = opt.source;
   res.seeds = opt.seeds;
+  res.shard = opt.shard;
   res.keep = opt.keep;
+  res.keep_per_property = opt.keep_per_property;
+  res.first_seeds = opt.first_seeds;
   if (opt.seeds.first > opt.seeds.last || opt.seeds.last - opt.seeds.first >= kMaxSweepSeeds) {
     res.error = SweepError{SweepError::Kind::kInput, opt.seeds.first,
                            fmt::format("a sweep runs 1 to {} seeds, first <= last", kMaxSweepSeeds)};
     return res;
   }
-  const std::size_t n = static_cast<std::size_t>(opt.seeds.count());
+  if (std::string why;
+      opt.shard.index == 0 || opt.shard.index > opt.shard.count || !check_shard(opt.shard, opt.seeds, why)) {
+    res.error = SweepError{SweepError::Kind::kInput, opt.seeds.first,
+                           why.empty() ? std::string("a shard I/N needs 1 <= I <= N") : why};
+    return res;
+  }
+  const SeedRange own = shard_seeds(opt.seeds, opt.shard);  // this shard's seeds; all of them for {1, 1}
+  const std::size_t n = static_cast<std::size_t>(own.count());
   const bool writing = !opt.report_dir.empty() && opt.keep != Keep::kNone;
   const bool keep_all = writing && opt.keep == Keep::kAll;
-  if (!opt.report_dir.empty()) remove_old_seed_folders(opt.report_dir);
+  if (!opt.report_dir.empty()) remove_seed_folders(opt.report_dir);
 
   Shared sh(s, opt);
   sh.progress.total = n;
@@ -326,7 +339,7 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   // First pass: every seed. With Keep::kAll the trace is on and each run
   // writes its reports; otherwise no trace and no report.
   parallel_for(sh, n, opt.jobs, [&](std::size_t i) {
-    const std::uint64_t seed = opt.seeds.first + i;
+    const std::uint64_t seed = own.first + i;
     std::optional<RunResult> r = sh.run(seed, keep_all);
     if (!r) return;
     runs[i] = record(*r);
@@ -353,7 +366,7 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   std::vector<Task> tasks;
   for (std::uint64_t seed : to_keep) tasks.push_back(Task{seed, true});
   res.check_every = std::max<std::uint64_t>(opt.check_every, 1);
-  res.checked_seeds = check_seeds(opt.seeds, res.check_every);
+  res.checked_seeds = shard_check_seeds(opt.seeds, opt.shard, res.check_every);
   for (std::uint64_t seed : res.checked_seeds) {
     if (!kept_set.contains(seed)) tasks.push_back(Task{seed, false});
   }
@@ -361,7 +374,7 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   if (!sh.stop) {
     parallel_for(sh, tasks.size(), opt.jobs, [&](std::size_t t) {
       const Task task = tasks[t];
-      const std::size_t i = static_cast<std::size_t>(task.seed - opt.seeds.first);
+      const std::size_t i = static_cast<std::size_t>(task.seed - own.first);
       std::optional<RunResult> r = sh.run(task.seed, task.keep || !keep_all);
       if (!r) return;
       if (r->fingerprint != runs[i].fingerprint) {
@@ -384,24 +397,43 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
     res.mismatch = *std::min_element(sh.mismatches.begin(), sh.mismatches.end(),
                                      [](const SweepMismatch& a, const SweepMismatch& b) { return a.seed < b.seed; });
   }
-  res.properties = aggregate(s, runs, opt.first_seeds);
-  res.all_met = std::all_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.all_met; });
   res.runs = std::move(runs);
+  tally_sweep(res, s.expect);
   return res;
 }
 
 namespace {
+
+/// The version that ran the runs (version() for a result built by hand).
+std::string sweep_version_of(const SweepResult& r) {
+  return r.fencesim_version.empty() ? version() : r.fencesim_version;
+}
+
+/// "seeds A to B (n runs)", or for a shard "shard I of N: seeds a to b (k runs) of A to B".
+std::string seeds_text(const SweepResult& r, const char* to) {
+  if (r.shard.count == 1)
+    return fmt::format("seeds {}{}{} ({} runs)", r.seeds.first, to, r.seeds.last, r.seeds.count());
+  const SeedRange own = shard_seeds(r.seeds, r.shard);
+  return fmt::format("shard {} of {}: seeds {}{}{} ({} runs) of {}{}{}", r.shard.index, r.shard.count, own.first, to,
+                     own.last, own.count(), r.seeds.first, to, r.seeds.last);
+}
 
 /// sweep.json, streamed: a sweep of millions of runs is never one string.
 void stream_sweep_json(std::ostream& o, const SweepResult& r) {
   using nlohmann::ordered_json;
   o << "{\n";
   o << "  \"sweep_version\": 1,\n";
-  o << fmt::format("  \"fencesim_version\": {},\n", jstr(version()));
+  o << fmt::format("  \"fencesim_version\": {},\n", jstr(sweep_version_of(r)));
   o << fmt::format("  \"scenario\": {},\n", ordered_json{{"name", r.scenario}, {"source", r.source}}.dump());
   o << fmt::format("  \"seeds\": {{\"first\": {}, \"last\": {}, \"count\": {}}},\n", r.seeds.first, r.seeds.last,
                    r.seeds.count());
+  const SeedRange own = shard_seeds(r.seeds, r.shard);
+  o << fmt::format(
+      "  \"shard\": {{\"index\": {}, \"count\": {}, \"seeds\": {{\"first\": {}, \"last\": {}, \"count\": {}}}}},\n",
+      r.shard.index, r.shard.count, own.first, own.last, own.count());
   o << fmt::format("  \"keep\": {},\n", jstr(to_string(r.keep)));
+  o << fmt::format("  \"keep_per_property\": {},\n", r.keep_per_property);
+  o << fmt::format("  \"first_seeds\": {},\n", r.first_seeds);
   o << fmt::format("  \"determinism_check\": {},\n",
                    ordered_json{{"every", r.check_every}, {"seeds", r.checked_seeds}}.dump());
   const std::uint64_t unmet_runs = static_cast<std::uint64_t>(
@@ -508,9 +540,8 @@ std::uint64_t runs_not_met(const SweepResult& r) {
 
 std::string render_sweep_markdown(const SweepResult& r) {
   std::string o = fmt::format("# Sweep: {}\n\n", r.scenario);
-  o += fmt::format("Scenario `{}`{}, seeds {} to {} ({} runs), fencesim {}.\n\n", r.scenario,
-                   r.source.empty() ? "" : " (" + r.source + ")", r.seeds.first, r.seeds.last, r.seeds.count(),
-                   version());
+  o += fmt::format("Scenario `{}`{}, {}, fencesim {}.\n\n", r.scenario, r.source.empty() ? "" : " (" + r.source + ")",
+                   seeds_text(r, " to "), sweep_version_of(r));
   const std::uint64_t unmet = runs_not_met(r);
   o += unmet == 0
            ? "**Every run met the scenario's `expect` block.**\n\n"
@@ -556,8 +587,7 @@ std::string render_sweep_summary(const SweepResult& r, const std::string& file) 
   for (const auto& row : rows) {
     for (std::size_t c = 0; c < 5; ++c) width[c] = std::max(width[c], columns(row[c]));
   }
-  std::string o =
-      fmt::format("sweep {}: seeds {}..{} ({} runs)\n", r.scenario, r.seeds.first, r.seeds.last, r.seeds.count());
+  std::string o = fmt::format("sweep {}: {}\n", r.scenario, seeds_text(r, ".."));
   for (const auto& row : rows) {
     std::string line = " ";
     for (std::size_t c = 0; c < 5; ++c) {

@@ -8,6 +8,8 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-jsonschema chromium clang-format)
   # model conformance (tests/conformance): real servers and the Redis client library
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
+  # sweep shards run through GNU parallel and merged (tests/cli/shard_parallel_test.sh)
+  pkgs+=(parallel)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

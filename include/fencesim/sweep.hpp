@@ -28,6 +28,19 @@
 // second run is compared as well. A fingerprint that differs is a bug in
 // fencesim and is returned in SweepResult::mismatch.
 //
+// Shards (several machines): SweepOptions::shard = {I, N} runs only shard
+// I of N of the seed range — a contiguous block (shard_seeds below): with C
+// seeds from A, shard I runs the seeds A + ⌊(I−1)·C/N⌋ … A + ⌊I·C/N⌋ − 1, so
+// the N shards cover every seed exactly once and differ in size by at most
+// one. A block, not every N-th seed, so that the self-check's seeds (A,
+// A + 50, …) fall into every shard of at least 50 seeds. A shard's
+// SweepResult has the full range in `seeds`, its own runs only (its seeds,
+// in order) and aggregates over them; its self-check re-runs the sweep's
+// check seeds that are its own (shard_check_seeds; its first seed when none
+// is). merge_sweeps (fencesim/sweep_merge.hpp) puts the N results back
+// together into the SweepResult of the whole range, through the same tally
+// (tally_sweep) and renderers.
+//
 // Errors: a run that cannot run (UnsupportedScenario, InvalidScenario, a run
 // stopped at its event budget, a report folder that cannot be written) or
 // that fails inside fencesim (std::bad_alloc, any other exception) stops the
@@ -39,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +84,44 @@ std::optional<std::uint64_t> parse_seed(const std::string& text);
 /// saying why (without a "fencesim:" prefix).
 std::optional<SeedRange> parse_seed_range(const std::string& text, std::string& error);
 
+/// Shard `index` of `count` (1 ≤ index ≤ count); {1, 1} is the whole sweep.
+struct Shard {
+  std::uint64_t index = 1;
+  std::uint64_t count = 1;
+  bool operator==(const Shard&) const = default;
+};
+
+/// The most shards a sweep is split into (and never more than its seeds).
+inline constexpr std::uint64_t kMaxShards = kMaxSweepSeeds;
+
+/// Parses "I/N" (decimal, 1 ≤ I ≤ N ≤ kMaxShards). On failure nullopt, with
+/// `error` set to one line saying why (without a "fencesim:" prefix). "auto"
+/// is not parsed here: see shard_from_environment.
+std::optional<Shard> parse_shard(const std::string& text, std::string& error);
+
+/// `--shard auto`: the shard from the batch engine's environment, read
+/// through `env` (getenv, or a fake in tests):
+///   - Kubernetes Indexed Job: JOB_COMPLETION_INDEX (0-based) is shard
+///     index + 1; the count is FENCESIM_SHARD_COUNT (Kubernetes exports no
+///     count: set it to the Job's `completions`).
+///   - Slurm job array: shard (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN) /
+///     SLURM_ARRAY_TASK_STEP (1 when unset) + 1 of SLURM_ARRAY_TASK_COUNT, so
+///     `--array=0-7`, `--array=1-8` and `--array=10-24:2` all work; the ids
+///     must be evenly spaced (not a list such as `1,3,4`).
+///   - GNU parallel: PARALLEL_SEQ (1-based) of FENCESIM_SHARD_COUNT.
+/// FENCESIM_SHARD_COUNT, when set with Slurm, must equal the task count.
+/// None of the three set, two of them set, or a value that is no number or
+/// out of range: nullopt with `error` (one line, naming the variables).
+std::optional<Shard> shard_from_environment(const std::function<const char*(const char*)>& env, std::string& error);
+
+/// The seeds shard `sh` of `all` runs (see the header comment): a
+/// contiguous block. Requires 1 ≤ sh.index ≤ sh.count ≤ all.count().
+SeedRange shard_seeds(const SeedRange& all, const Shard& sh);
+
+/// A shard that can split `all`: false with `error` (one line) when it has
+/// more shards than seeds.
+bool check_shard(const Shard& sh, const SeedRange& all, std::string& error);
+
 /// Which runs get their full report folder.
 enum class Keep {
   kNone,     ///< none
@@ -97,7 +149,8 @@ struct SweepProgress {
 };
 
 struct SweepOptions {
-  SeedRange seeds;
+  SeedRange seeds;    ///< the whole sweep's range (a shard runs its share of it)
+  Shard shard;        ///< {1, 1}: every seed
   unsigned jobs = 1;  ///< worker threads, ≥ 1 (more than the seeds: as many as the seeds)
   Keep keep = Keep::kFailing;
   std::size_t keep_per_property = 20;  ///< Keep::kFailing: runs kept per property (see Keep)
@@ -164,11 +217,15 @@ struct SweepMismatch {
 };
 
 struct SweepResult {
-  std::string scenario;  ///< Scenario::name
-  std::string source;    ///< SweepOptions::source
-  SeedRange seeds;
+  std::string fencesim_version;  ///< version() of the fencesim that ran the runs
+  std::string scenario;          ///< Scenario::name
+  std::string source;            ///< SweepOptions::source
+  SeedRange seeds;               ///< the whole sweep's range
+  Shard shard;                   ///< SweepOptions::shard; runs holds shard_seeds(seeds, shard)
   Keep keep = Keep::kFailing;
-  std::vector<SweepRun> runs;                 ///< by seed; empty on error
+  std::size_t keep_per_property = 20;         ///< SweepOptions::keep_per_property
+  std::size_t first_seeds = 10;               ///< SweepOptions::first_seeds
+  std::vector<SweepRun> runs;                 ///< by seed (this shard's); empty on error
   std::vector<PropertyAggregate> properties;  ///< report order, every property
   std::uint64_t check_every = 50;             ///< SweepOptions::check_every
   std::vector<std::uint64_t> checked_seeds;   ///< re-run by the self-check (check_seeds)
@@ -182,6 +239,20 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt);
 /// The seeds the self-check re-runs: first, first + every, … (at least one).
 std::vector<std::uint64_t> check_seeds(const SeedRange& seeds, std::uint64_t every);
 
+/// The seeds shard `sh` of `all` re-runs: check_seeds(all, every) within
+/// its share, or its first seed when none is. For {1, 1}: check_seeds.
+std::vector<std::uint64_t> shard_check_seeds(const SeedRange& all, const Shard& sh, std::uint64_t every);
+
+/// The runs Keep::kFailing keeps: per property, the first `per` runs that
+/// violated it and the first `per` that missed its expectation; their seeds
+/// in order. (The shards' own choices always include the whole sweep's.)
+std::vector<std::uint64_t> failing_to_keep(const std::vector<SweepRun>& runs, std::size_t per);
+
+/// The tally — the one place it is made: r.properties (report order, every
+/// property, with `expected` from `expect`) and r.all_met from r.runs and
+/// r.first_seeds. run_sweep and merge_sweeps both end here.
+void tally_sweep(SweepResult& r, const std::map<Property, Expectation>& expect);
+
 /// sweep.json (docs/REPORTS.md "sweep.json"): byte-identical for the same
 /// scenario, seed range, keep mode and fencesim version, whatever the jobs.
 std::string render_sweep_json(const SweepResult& r);
@@ -191,6 +262,10 @@ std::string render_sweep_markdown(const SweepResult& r);
 /// broke the `fencesim run FILE --seed N` that reproduces its first failure
 /// (`file` as the user gave it).
 std::string render_sweep_summary(const SweepResult& r, const std::string& file);
+
+/// Removes the `seed<N>/` folders (kept run reports) of an earlier sweep
+/// from `dir`, leaving everything else; nothing when `dir` does not exist.
+void remove_seed_folders(const std::string& dir);
 
 /// Writes sweep.json and summary.md into `dir` (created if needed), each to
 /// a temporary name renamed into place. False with `error` set on failure.

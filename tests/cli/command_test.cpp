@@ -207,10 +207,10 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
 TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(
-      r.err,
-      "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, shrink, validate, write and matrix)\n"
-      "Run 'fencesim --help' for usage.\n");
+  EXPECT_EQ(r.err,
+            "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, merge, shrink, validate, write and "
+            "matrix)\n"
+            "Run 'fencesim --help' for usage.\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
   r = run("scenarios/x.json");
@@ -679,6 +679,108 @@ TEST_F(Command, SweepPrintsTheShrinkCommandBesideTheReproduceCommand) {
                     "--seed 1 --property no_lost_update`\n"),
             std::string::npos)
       << md;
+}
+
+// --- fencesim sweep --shard, fencesim merge ------------------------------------
+
+TEST_F(Command, SweepRefusesBadShardsWithOneLineAndExitTwo) {
+  const std::string f = kShortPauses.string();
+  // The batch engines' variables are unset for the command, whatever the machine running the test has.
+  const std::string clean =
+      "env -u JOB_COMPLETION_INDEX -u SLURM_ARRAY_TASK_ID -u PARALLEL_SEQ -u FENCESIM_SHARD_COUNT ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sweep " + f + " --seeds 1..5 --shard 0/2", "--shard 0/2: I/N needs 1 <= I <= N (shards are numbered from 1)"},
+      {"sweep " + f + " --seeds 1..5 --shard 3/2", "--shard 3/2: I/N needs 1 <= I <= N (shards are numbered from 1)"},
+      {"sweep " + f + " --seeds 1..5 --shard 1/6",
+       "--shard 1/6: 6 shards for 5 seeds (1..5); every shard needs at least one seed"},
+      {"sweep " + f + " --seeds 1..5 --shard two", "--shard expects I/N (shard I of N, e.g. 2/4) or auto, got \"two\""},
+      {"sweep " + f + " --seeds 1..5 --shard 1/0", "--shard 1/0: I/N needs 1 <= I <= N (shards are numbered from 1)"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args + " --out " + (dir_ / "o").string());
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err, "fencesim: " + message + "\n") << args;
+  }
+  const std::string bin = kBin;
+  auto with_env = [&](const std::string& env, const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const int status =
+        std::system((clean + env + " " + bin + " " + args + " >" + out.string() + " 2>" + err.string()).c_str());
+    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  };
+  Result r = with_env("", "sweep " + f + " --seeds 1..5 --shard auto");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "fencesim: --shard auto: none of JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (Slurm "
+            "job array) or PARALLEL_SEQ (GNU parallel) is set; give the shard as --shard I/N\n");
+  r = with_env("JOB_COMPLETION_INDEX=1", "sweep " + f + " --seeds 1..5 --shard auto");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("JOB_COMPLETION_INDEX is set but FENCESIM_SHARD_COUNT is not"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  // A Slurm array numbered from 3 (--array=3-4): task 4 is shard 2 of 2.
+  r = with_env("SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_MIN=3 SLURM_ARRAY_TASK_COUNT=2",
+               "sweep " + f + " --seeds 1..6 --keep none --shard auto --out " + (dir_ / "s").string());
+  EXPECT_LE(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("sweep short-pauses: shard 2 of 2: seeds 4..6 (3 runs) of 1..6"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "s" / "short-pauses-sweep-shard-2-of-2" / "sweep.json"));
+}
+
+TEST_F(Command, MergeOfTheShardsWritesAndPrintsWhatTheSweepDoesAndExitsAlike) {
+  const std::string f = kShortPauses.string();
+  const Result full = run("sweep " + f + " --seeds 1..40 --out " + (dir_ / "full").string());
+  ASSERT_EQ(full.code, 1) << full.err;  // seeds 6 and 34 break mutual_exclusion, expected to hold
+  for (const char* shard : {"1/3", "2/3", "3/3"}) {
+    const Result r = run("sweep " + f + " --seeds 1..40 --shard " + shard + " --out " + (dir_ / "sh").string());
+    ASSERT_LE(r.code, 1) << r.err;
+  }
+  const fs::path sh = dir_ / "sh";
+  const std::string files = (sh / "short-pauses-sweep-shard-3-of-3" / "sweep.json").string() + " " +
+                            (sh / "short-pauses-sweep-shard-1-of-3" / "sweep.json").string() + " " +
+                            (sh / "short-pauses-sweep-shard-2-of-3" / "sweep.json").string();
+  const Result m = run("merge " + files + " --out " + (dir_ / "m").string());
+  EXPECT_EQ(m.code, 1) << m.err;
+  EXPECT_EQ(m.err, "");
+  const fs::path a = dir_ / "full" / "short-pauses-sweep", b = dir_ / "m" / "short-pauses-sweep";
+  EXPECT_EQ(slurp(b / "sweep.json"), slurp(a / "sweep.json"));
+  EXPECT_EQ(slurp(b / "summary.md"), slurp(a / "summary.md"));
+  EXPECT_EQ(subfolders(b), subfolders(a));
+  // The same table; the reproduce lines name the file by its name (the merge has no path for it).
+  const std::string table = full.out.substr(0, full.out.find("  mutual_exclusion first broke"));
+  EXPECT_EQ(m.out.find(table), 0u) << m.out;
+  EXPECT_NE(m.out.find("mutual_exclusion first broke at seed 6: fencesim run short-pauses.json --seed 6"),
+            std::string::npos)
+      << m.out;
+  EXPECT_NE(m.out.find("merged 3 shards"), std::string::npos) << m.out;
+}
+
+TEST_F(Command, MergeRefusesBadInputWithOneLineAndExitTwo) {
+  const std::string f = kShortPauses.string();
+  for (const char* shard : {"1/2", "2/2"}) {
+    ASSERT_LE(
+        run("sweep " + f + " --seeds 1..6 --keep none --shard " + shard + " --out " + (dir_ / "sh").string()).code, 1);
+  }
+  const std::string one = (dir_ / "sh" / "short-pauses-sweep-shard-1-of-2" / "sweep.json").string();
+  const std::string two = (dir_ / "sh" / "short-pauses-sweep-shard-2-of-2" / "sweep.json").string();
+  const fs::path truncated = write_file("truncated.json", slurp(one).substr(0, 300));
+  const fs::path other = write_file("other.json", R"({"scenario": "x", "duration": "60s"})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"merge " + one, "missing 1 of the 2 shards of short-pauses seeds 1..6: 2/2 (seeds 4..6)"},
+      {"merge " + one + " " + one + " " + two, one + " and " + one + " are both shard 1/2 (overlapping shards"},
+      {"merge " + one + " " + truncated.string(), truncated.string() + ": not valid JSON (parse error at line"},
+      {"merge " + other.string(), other.string() + ": expected a sweep.json object (no sweep_version)"},
+      {"merge " + (dir_ / "nope.json").string(), "nope.json: no such file"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args + " --out " + (dir_ / "m").string());
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err.find("fencesim: merge: "), 0u) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "m"));
+  EXPECT_EQ(run("merge").code, 2);  // the files are required
+  EXPECT_EQ(run("merge " + one + " " + two + " --out ''").code, 2);
 }
 
 }  // namespace
