@@ -380,26 +380,6 @@ std::string shrunk_name(const Scenario& s, std::uint64_t seed) {
 
 std::string count_text(std::size_t n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
 
-/// Writes `text` to `path` through a temporary file renamed into place.
-bool write_atomically(const fs::path& path, const std::string& text, std::string& error) {
-  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
-  std::error_code ec;
-  errno = 0;
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) {
-    const int why = errno;
-    error = "cannot write " + tmp.string() + (why != 0 ? std::string(": ") + std::strerror(why) : "");
-  } else if (fs::rename(tmp, path, ec); ec) {
-    error = "cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message();
-  } else {
-    return true;
-  }
-  fs::remove(tmp, ec);
-  return false;
-}
-
 }  // namespace
 
 ShrinkOutput write_shrink_output(const std::string& file, const Scenario& s, const ShrinkResult& r,
@@ -443,7 +423,8 @@ ShrinkOutput write_shrink_output(const std::string& file, const Scenario& s, con
   }
   std::string error;
   if (!write_reports(o.report_dir, o.scenario, o.run, ReportMeta{o.name + ".json", false}, error) ||
-      !write_atomically(o.file, o.text, error)) {
+      !write_files(fs::path(o.file).parent_path().string(),
+                   {{fs::path(o.file).filename().string(), [&](std::ostream& f) { f << o.text; }}}, error)) {
     return fail(ShrinkError::Kind::kInput, error);
   }
   return o;

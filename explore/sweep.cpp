@@ -605,34 +605,10 @@ std::string render_sweep_summary(const SweepResult& r, const std::string& file) 
 
 bool write_sweep_files(const std::string& dir, const SweepResult& r, std::string& error) {
   const std::string md = render_sweep_markdown(r);
-  const std::vector<std::pair<std::string, std::function<void(std::ostream&)>>> files = {
-      {"sweep.json", [&](std::ostream& o) { stream_sweep_json(o, r); }},
-      {"summary.md", [&](std::ostream& o) { o << md; }}};
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    error = "cannot create " + dir + ": " + ec.message();
-    return false;
-  }
-  for (const auto& [name, render] : files) {
-    const fs::path path = fs::path(dir) / name;
-    const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    render(f);
-    f.close();
-    if (!f) {
-      error = "cannot write " + tmp.string();
-      fs::remove(tmp, ec);
-      return false;
-    }
-    fs::rename(tmp, path, ec);
-    if (ec) {
-      error = "cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message();
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  return true;
+  return write_files(dir,
+                     {{"sweep.json", [&](std::ostream& o) { stream_sweep_json(o, r); }},
+                      {"summary.md", [&](std::ostream& o) { o << md; }}},
+                     error);
 }
 
 }  // namespace fencesim

@@ -1,4 +1,4 @@
-// Writing a run's reports atomically.
+// Writing files atomically: a run's reports, a sweep's, a shrunk scenario.
 #include <unistd.h>
 
 #include <array>
@@ -23,7 +23,7 @@ namespace {
 // run (Ctrl-C, kill) removes them instead of leaving hidden .tmp files
 // beside the reports. Fixed-size C strings: a handler may only call
 // async-signal-safe functions (unlink, signal, raise) and read plain memory.
-constexpr std::size_t kMaxTemps = 4;
+constexpr std::size_t kMaxTemps = kMaxOutputFiles;
 constexpr std::size_t kMaxPath = 4096;
 char g_temps[kMaxTemps][kMaxPath];
 volatile std::sig_atomic_t g_temp_count = 0;
@@ -72,20 +72,16 @@ class TempGuard {
 
 }  // namespace
 
-bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
-                   std::string& error) {
-  // Render everything first: a rendering failure must not leave files.
-  const std::vector<std::pair<std::string, std::string>> files = {
-      {"report.json", render_report_json(s, r, m)},
-      {"report.md", render_report_markdown(s, r, m)},
-      {"timeline.html", render_timeline_html(s, r, m)},
-      {"trace.jsonl", render_trace_jsonl(r)},
-  };
+bool write_files(const std::string& dir, const std::vector<OutputFile>& files, std::string& error) {
+  if (files.size() > kMaxOutputFiles) {
+    error = "internal error: more than " + std::to_string(kMaxOutputFiles) + " files in one write";
+    return false;
+  }
   std::error_code ec;
-  // Anything in the way of a report file is found before anything is
-  // written, so that a failure cannot leave a mix of new and old reports.
-  for (const auto& [name, text] : files) {
-    const fs::path target = fs::path(dir) / name;
+  // Anything in the way of a file is found before anything is written, so
+  // that a failure cannot leave a mix of new and old files.
+  for (const OutputFile& f : files) {
+    const fs::path target = fs::path(dir) / f.name;
     if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
       error = "cannot write " + target.string() + ": something other than a file is in the way; remove it";
       return false;
@@ -98,7 +94,7 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
     return false;
   }
   std::vector<fs::path> temps;
-  for (const auto& [name, text] : files) temps.push_back(fs::path(dir) / ("." + name + ".tmp"));
+  for (const OutputFile& f : files) temps.push_back(fs::path(dir) / (std::string(".") + f.name + ".tmp"));
   const TempGuard guard(temps, created ? dir : std::string());
   auto cleanup = [&] {
     for (const fs::path& t : temps) fs::remove(t, ec);
@@ -107,7 +103,7 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
   for (std::size_t i = 0; i < files.size(); ++i) {
     errno = 0;
     std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
-    out << files[i].second;
+    if (out) files[i].write(out);
     out.close();
     if (!out) {
       const int why = errno;
@@ -117,7 +113,7 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
     }
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
-    fs::rename(temps[i], fs::path(dir) / files[i].first, ec);
+    fs::rename(temps[i], fs::path(dir) / files[i].name, ec);
     if (ec) {
       error = "cannot rename " + temps[i].string() + ": " + ec.message();
       cleanup();
@@ -125,6 +121,19 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
     }
   }
   return true;
+}
+
+bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
+                   std::string& error) {
+  // Render everything first: a rendering failure must not leave files.
+  const std::string json = render_report_json(s, r, m), md = render_report_markdown(s, r, m),
+                    html = render_timeline_html(s, r, m), trace = render_trace_jsonl(r);
+  return write_files(dir,
+                     {{"report.json", [&](std::ostream& o) { o << json; }},
+                      {"report.md", [&](std::ostream& o) { o << md; }},
+                      {"timeline.html", [&](std::ostream& o) { o << html; }},
+                      {"trace.jsonl", [&](std::ostream& o) { o << trace; }}},
+                     error);
 }
 
 }  // namespace fencesim

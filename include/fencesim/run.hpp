@@ -21,8 +21,11 @@
 // sim::ModelBug for a bug in a model.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loader/loader.hpp"
 #include "models/checkers/checkers.hpp"
@@ -75,6 +78,25 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
 /// The folder a run writes: `<out>/<scenario>` or, with the seed overridden,
 /// `<out>/<scenario>-seed<N>`.
 std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m);
+
+/// One file for write_files: its name inside the folder, and what writes its
+/// bytes (called once, while the file is written).
+struct OutputFile {
+  std::string name;
+  std::function<void(std::ostream&)> write;
+};
+
+/// Writes `files` (at most kMaxOutputFiles) into `dir`, created if needed.
+/// Each is written to a temporary name (`.NAME.tmp` beside it) and renamed
+/// into place only after all of them were written, so a failure leaves no
+/// partial file and no mix of new and old ones; an interrupt (SIGINT,
+/// SIGTERM, SIGHUP) while writing removes the temporary files, and the
+/// folder if this call created it and it is still empty. Something other
+/// than a file in the way of one of them fails before anything is written.
+/// False with `error` set (one line) on failure. Not thread-safe: one call
+/// at a time per process (the interrupt handler's state is process-wide).
+inline constexpr std::size_t kMaxOutputFiles = 8;
+bool write_files(const std::string& dir, const std::vector<OutputFile>& files, std::string& error);
 
 /// Writes report.json, report.md, timeline.html and trace.jsonl into `dir` (created if
 /// needed). Each file is written to a temporary name and renamed into place
