@@ -3,7 +3,7 @@
 //   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color]
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
-//   fencesim matrix [--seeds N] [--out DIR] [--quiet]
+//   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]
 //   fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]
 //   fencesim merge SWEEP.json... [--out DIR]
 //   fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]
@@ -224,21 +224,35 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
   return code;
 }
 
-int cmd_matrix(std::uint64_t seeds, const std::string& out, bool quiet) {
-  if (seeds == 0 || seeds > 10'000) {
-    std::cerr << "fencesim: --seeds must be between 1 and 10000\n";
+int cmd_matrix(const std::string& file, std::optional<std::uint64_t> seeds_arg, unsigned jobs, const std::string& out,
+               bool quiet) {
+  const fencesim::MatrixLoad load = fencesim::load_matrix_file(file);
+  if (load.error) {
+    std::cerr << "fencesim: " << load.error->to_string() << "\n";
     return kExitInput;
   }
+  const std::uint64_t seeds = seeds_arg.value_or(load.matrix->seeds);
   fencesim::MatrixOptions opt;
   opt.seeds = seeds;
+  opt.jobs = jobs;
   if (!quiet) {
-    // Progress on stderr, one line per design (a thousand seeds take minutes).
-    opt.on_row_done = [seeds](const std::string& design, std::size_t done, std::size_t total) {
-      std::cerr << "fencesim matrix: " << done << "/" << total << " designs done (" << seeds
-                << (seeds == 1 ? " seed" : " seeds") << " per cell): " << design << "\n";
+    // Progress on stderr, one line per row (a thousand seeds take minutes).
+    opt.on_row_done = [seeds](const std::string& row, std::size_t done, std::size_t total) {
+      std::cerr << "fencesim matrix: " << done << "/" << total << " rows done (" << seeds
+                << (seeds == 1 ? " seed" : " seeds") << " per cell): " << row << "\n";
     };
   }
-  const fencesim::Matrix m = fencesim::run_matrix(opt);
+  const fencesim::Matrix m = fencesim::run_matrix(*load.matrix, opt);
+  if (m.error) {
+    std::cerr << "fencesim: " << file << ": cell \"" << m.error->row << "\" × \"" << m.error->column << "\", seed "
+              << m.error->error.seed << ": " << m.error->error.message << "\n";
+    return m.error->error.kind == fencesim::SweepError::Kind::kInput ? kExitInput : kExitInternal;
+  }
+  if (m.mismatch) {
+    std::cerr << "fencesim: internal error: cell \"" << m.mismatch_row << "\" × \"" << m.mismatch_column << "\": seed "
+              << m.mismatch->seed << " ran twice with different fingerprints (a bug in fencesim)\n";
+    return kExitInternal;
+  }
   const std::string md = fencesim::render_matrix_markdown(m);
   const std::string js = fencesim::render_matrix_json(m);
   const std::string dir = out.empty() ? "reports" : out;
@@ -504,15 +518,19 @@ int start_run(const RunArgs& a) {
 
 struct MatrixArgs {
   CLI::App* command = nullptr;
-  std::uint64_t seeds = 10;
+  std::string file;
+  std::string seeds_text;
+  std::string jobs_text;
   std::string out;
   bool quiet = false;
 };
 
 void add_matrix_command(CLI::App& app, MatrixArgs& a) {
   CLI::App* matrix =
-      app.add_subcommand("matrix", "Run lock designs against fault kinds over seeds; write MATRIX.md/.json");
-  matrix->add_option("--seeds", a.seeds, "Runs per cell (default 10)");
+      app.add_subcommand("matrix", "Run a matrix file (rows x columns of scenarios) over seeds; write MATRIX.md/.json");
+  matrix->add_option("file", a.file, "Matrix file (JSON; docs/FORMAT.md \"Matrix files\")")->required();
+  matrix->add_option("--seeds", a.seeds_text, "Runs per cell (default: the file's seeds)");
+  matrix->add_option("--jobs,-j", a.jobs_text, "Worker threads (default: the number of cores); no effect on results");
   matrix->add_option("--out", a.out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
   matrix->add_flag("--quiet,-q", a.quiet, "Do not print the table");
   a.command = matrix;
@@ -570,6 +588,38 @@ int start_merge(const MergeArgs& a) {
   return cmd_merge(a.files, a.out);
 }
 
+/// --jobs of `sweep` and `matrix`: the number of cores when not given;
+/// nullopt (with a message) when invalid.
+std::optional<unsigned> jobs_option(const CLI::App* command, const std::string& text) {
+  if (command->count("--jobs") == 0) return std::max(1u, std::thread::hardware_concurrency());
+  const std::optional<std::uint64_t> j = fencesim::parse_seed(text);
+  if (!j || *j == 0 || *j > 1024) {
+    std::cerr << "fencesim: --jobs expects a number of worker threads from 1 to 1024, got \"" << text << "\"\n";
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(*j);
+}
+
+/// `matrix` after parsing: checks --seeds, --jobs and --out, then runs the matrix.
+int start_matrix(const MatrixArgs& a) {
+  std::optional<std::uint64_t> seeds;
+  if (a.command->count("--seeds") > 0) {
+    seeds = fencesim::parse_seed(a.seeds_text);
+    if (!seeds || *seeds == 0 || *seeds > fencesim::kMaxMatrixSeeds) {
+      std::cerr << "fencesim: --seeds expects the runs per cell, from 1 to " << fencesim::kMaxMatrixSeeds << ", got \""
+                << a.seeds_text << "\"\n";
+      return kExitInput;
+    }
+  }
+  const std::optional<unsigned> jobs = jobs_option(a.command, a.jobs_text);
+  if (!jobs) return kExitInput;
+  if (a.command->count("--out") > 0 && a.out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return kExitInput;
+  }
+  return cmd_matrix(a.file, seeds, *jobs, a.out, a.quiet);
+}
+
 /// `sweep` after parsing: checks --seeds, --jobs, --keep and --out, then sweeps.
 int start_sweep(const SweepArgs& a) {
   std::string error;
@@ -578,16 +628,9 @@ int start_sweep(const SweepArgs& a) {
     std::cerr << "fencesim: " << error << "\n";
     return kExitInput;
   }
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (a.command->count("--jobs") > 0) {
-    const std::optional<std::uint64_t> j = fencesim::parse_seed(a.jobs_text);
-    if (!j || *j == 0 || *j > 1024) {
-      std::cerr << "fencesim: --jobs expects a number of worker threads from 1 to 1024, got \"" << a.jobs_text
-                << "\"\n";
-      return kExitInput;
-    }
-    jobs = static_cast<unsigned>(*j);
-  }
+  const std::optional<unsigned> jobs_given = jobs_option(a.command, a.jobs_text);
+  if (!jobs_given) return kExitInput;
+  const unsigned jobs = *jobs_given;
   const std::optional<fencesim::Keep> keep = fencesim::keep_from_string(a.keep_text);
   if (!keep) {
     std::cerr << "fencesim: --keep expects none, failing or all, got \"" << a.keep_text << "\"\n";
@@ -788,7 +831,7 @@ int main(int argc, char** argv) {
     if (run.command->parsed()) return start_run(run);
     if (validate.command->parsed()) return cmd_validate(validate.files);
     if (write.command->parsed()) return start_write(write);
-    if (matrix.command->parsed()) return cmd_matrix(matrix.seeds, matrix.out, matrix.quiet);
+    if (matrix.command->parsed()) return start_matrix(matrix);
     if (sweep.command->parsed()) return start_sweep(sweep);
     if (merge.command->parsed()) return start_merge(merge);
     if (shrink.command->parsed()) return start_shrink(shrink);

@@ -1,402 +1,453 @@
-// `fencesim matrix`: lock designs × fault kinds, measured over seeds.
-//
-// Every cell builds the same small story — two clients incrementing a
-// counter under the lock, with one fault aimed at the first holder or at the
-// lock service — for one design (lock service × resource policy) and one
-// fault kind, runs it over N seeds (the fault's start time and the network
-// latency vary with the seed), and counts the runs in which each safety
-// property broke and the runs in which `progress` held. A cell that cannot be
-// expressed says N/A and why. It is the seed article's comparison table,
-// measured instead of asserted.
+// `fencesim matrix FILE`: a matrix file (docs/FORMAT.md "Matrix files")
+// loaded into one scenario per cell, each cell run as a small sweep
+// (include/fencesim/matrix.hpp).
+#include "fencesim/matrix.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
-#include "fencesim/matrix.hpp"
 #include "models/validate.hpp"
-#include "sim/rng.hpp"
 
 namespace fencesim {
 
-using namespace std::chrono_literals;
-
 namespace {
 
-enum class Service { kRedisSingle, kRedisSentinel, kRedlock, kEtcd, kNoLock };
-enum class Policy { kUnfenced, kStrict, kMonotonic, kReadsWrites, kLaggingCopy, kCas };
-enum class Fault {
-  kGcPause,
-  kServerClockJump,
-  kClientClockStep,
-  kHolderPartition,
-  kFailover,
-  kCounterReset,
-  kResourceReset
+using nlohmann::json;
+
+/// A mistake in the matrix file itself (not in a cell's scenario).
+struct MatrixFailure {
+  std::string path, message, suggestion;
 };
 
-struct Design {
-  Service service;
-  Policy policy;
-  std::string name;
-};
-
-const char* service_name(Service s) {
-  switch (s) {
-    case Service::kRedisSingle: return "Redis single primary";
-    case Service::kRedisSentinel: return "Redis + replicas + Sentinel";
-    case Service::kRedlock: return "Redlock (3 primaries)";
-    case Service::kEtcd: return "etcd (3 members)";
-    case Service::kNoLock: return "no lock";
-  }
-  return "?";
-}
-const char* policy_name(Policy p) {
-  switch (p) {
-    case Policy::kUnfenced: return "unfenced";
-    case Policy::kStrict: return "fenced strict";
-    case Policy::kMonotonic: return "fenced monotonic";
-    case Policy::kReadsWrites: return "fenced reads+writes";
-    case Policy::kLaggingCopy: return "fenced, check on a lagging copy";
-    case Policy::kCas: return "CAS";
-  }
-  return "?";
-}
-const char* fault_name(Fault f) {
-  switch (f) {
-    case Fault::kGcPause: return "holder GC pause past TTL";
-    case Fault::kServerClockJump: return "server clock jump";
-    case Fault::kClientClockStep: return "client clock step, wall-clock renewal";
-    case Fault::kHolderPartition: return "holder partition";
-    case Fault::kFailover: return "failover / leader crash";
-    case Fault::kCounterReset: return "token counter reset (+ holder pause)";
-    case Fault::kResourceReset: return "resource token reset (+ holder pause)";
-  }
-  return "?";
-}
-const char* fault_key(Fault f) {
-  switch (f) {
-    case Fault::kGcPause: return "gc_pause";
-    case Fault::kServerClockJump: return "server_clock_jump";
-    case Fault::kClientClockStep: return "client_clock_step";
-    case Fault::kHolderPartition: return "holder_partition";
-    case Fault::kFailover: return "failover";
-    case Fault::kCounterReset: return "counter_reset";
-    case Fault::kResourceReset: return "resource_reset";
-  }
-  return "?";
+[[noreturn]] void fail(const std::string& path, const std::string& message, const std::string& suggestion = "") {
+  throw MatrixFailure{path, message, suggestion};
 }
 
-std::vector<Design> designs() {
-  std::vector<Design> out;
-  for (Service s : {Service::kRedisSingle, Service::kRedisSentinel, Service::kRedlock, Service::kEtcd}) {
-    for (Policy p :
-         {Policy::kUnfenced, Policy::kStrict, Policy::kMonotonic, Policy::kReadsWrites, Policy::kLaggingCopy}) {
-      out.push_back(Design{s, p, fmt::format("{} · {}", service_name(s), policy_name(p))});
-    }
-  }
-  out.push_back(Design{Service::kNoLock, Policy::kCas, "CAS without a lock"});
-  return out;
-}
+std::string quote(std::string_view s) { return quote_text(s); }
 
-const std::vector<Fault>& faults() {
-  static const std::vector<Fault> kAll = {Fault::kGcPause,         Fault::kServerClockJump, Fault::kClientClockStep,
-                                          Fault::kHolderPartition, Fault::kFailover,        Fault::kCounterReset,
-                                          Fault::kResourceReset};
-  return kAll;
-}
+const std::vector<std::string> kTopKeys = {"version", "matrix", "title", "description",
+                                           "base",    "seeds",  "rows",  "columns"};
+const std::vector<std::string> kRowKeys = {"name", "title", "overrides", "not_applicable", "cells"};
+const std::vector<std::string> kColumnKeys = {"name", "title", "overrides"};
+const std::vector<std::string> kCellKeys = {"overrides", "not_applicable"};
 
-/// Why a cell cannot be expressed, or "".
-std::string not_applicable(const Design& d, Fault f) {
-  const bool fenced = d.policy != Policy::kUnfenced && d.policy != Policy::kCas;
-  if (d.service == Service::kRedlock && fenced)
-    return "Redlock hands out no token, and a fenced resource rejects tokenless writes";
-  if (d.service == Service::kNoLock) {
-    if (f == Fault::kGcPause || f == Fault::kHolderPartition || f == Fault::kClientClockStep) return "";
-    return f == Fault::kResourceReset ? "a CAS resource keeps no token" : "there is no lock service";
-  }
-  switch (f) {
-    case Fault::kFailover:
-      if (d.service == Service::kRedisSingle) return "no replica to fail over to";
-      return "";
-    case Fault::kCounterReset:
-      if (d.service == Service::kRedlock) return "Redlock has no token counter";
-      if (d.service == Service::kEtcd) return "etcd's revision is not a counter that can be reset";
-      return "";
-    case Fault::kResourceReset:
-      if (!fenced) return "the resource keeps no token";
-      return "";
-    default: return "";
+constexpr std::size_t kMaxAxis = 100;        ///< rows, columns
+constexpr std::size_t kMaxNameLength = 100;  ///< matrix, row and column names and titles
+
+void check_keys(const json& v, const std::string& path, const std::vector<std::string>& keys, const char* what) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
+    fail(path.empty() ? it.key() : path + "." + it.key(),
+         "unknown key " + quote(it.key()) + " in " + what + "; expected one of " + join_names(keys),
+         suggest_nearest(it.key(), keys));
   }
 }
 
-FaultSpec fault(FaultKind k, Duration at, const std::string& target) {
-  FaultSpec f;
-  f.kind = k;
-  f.at = at;
-  f.target = target;
-  f.origin = "matrix";
-  return f;
+const json* find(const json& v, const char* key) {
+  auto it = v.find(key);
+  return it == v.end() ? nullptr : &*it;
 }
 
-/// The lock service of a design: requested TTL 4 s (etcd 3 s), resolved later.
-void set_service(Scenario& s, Service service) {
-  switch (service) {
-    case Service::kRedisSingle:
-      s.lock.service = ServiceKind::kRedis;
-      s.lock.requested_ttl = 4s;
-      s.lock.redis.replicas = 0;
-      s.lock.redis.sentinels = 0;
-      break;
-    case Service::kRedisSentinel:
-      s.lock.service = ServiceKind::kRedis;
-      s.lock.requested_ttl = 4s;
-      s.lock.redis.replicas = 2;
-      s.lock.redis.sentinels = 3;
-      s.lock.redis.down_after = 2s;
-      s.lock.redis.replication_delay = 200ms;
-      break;
-    case Service::kRedlock:
-      s.lock.service = ServiceKind::kRedis;
-      s.lock.requested_ttl = 4s;
-      s.lock.redis = RedisSpec{};
-      s.lock.redis.redlock = 3;
-      s.lock.redis.replicas = 0;
-      s.lock.redis.sentinels = 0;
-      s.lock.redis.token = RedisToken::kNone;
-      break;
-    case Service::kEtcd:
-      s.lock.service = ServiceKind::kEtcd;
-      s.lock.requested_ttl = 3s;
-      break;
-    case Service::kNoLock:
-      s.lock.service = ServiceKind::kNone;
-      s.lock.requested_ttl = 4s;
-      break;
+/// A name from a-z 0-9 _ - (the matrix's and the columns').
+bool plain_name(const std::string& s) {
+  if (s.empty() || s.size() > kMaxNameLength) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
   }
-  s.lock.ttl = s.lock.requested_ttl;  // etcd's minimum for the default election timeout is 2 s: kept
+  return true;
 }
 
-void set_policy(Scenario& s, Policy policy) {
-  switch (policy) {
-    case Policy::kUnfenced: s.resource.kind = ResourceKind::kUnfenced; break;
-    case Policy::kStrict: s.resource.kind = ResourceKind::kFenced; break;
-    case Policy::kMonotonic:
-      s.resource.kind = ResourceKind::kFenced;
-      s.resource.check = FenceCheck::kMonotonic;
-      break;
-    case Policy::kReadsWrites:
-      s.resource.kind = ResourceKind::kFenced;
-      s.resource.fence_reads = true;
-      break;
-    case Policy::kLaggingCopy:
-      s.resource.kind = ResourceKind::kFenced;
-      s.resource.replicas = 1;
-      s.resource.replication_delay = 3s;
-      break;
-    case Policy::kCas: s.resource.kind = ResourceKind::kCas; break;
+std::string get_text(const json& v, const std::string& path, const std::string& what, bool plain) {
+  if (!v.is_string()) fail(path, "expected " + what + " (a string)");
+  const std::string& s = v.get_ref<const std::string&>();
+  if (plain && !plain_name(s)) {
+    fail(path, "invalid name " + quote(s) + ": use 1 to " + std::to_string(kMaxNameLength) +
+                   " characters from a-z, 0-9, '_' and '-'");
   }
-}
-
-/// Two clients incrementing the counter, B half a second after A.
-void add_clients(Scenario& s, const Design& d, Fault f) {
-  for (const char* name : {"A", "B"}) {
-    ClientSpec c;
-    c.name = name;
-    c.start = std::string(name) == "A" ? 0s : 500ms;
-    c.renew_interval = kResolveRenewInterval;  // a third of the TTL
-    c.workload.kind = WorkloadKind::kCounter;
-    // Work longer than the TTL: the holder depends on its renewals.
-    c.workload.work = s.lock.ttl * 3 / 2;
-    c.workload.iterations = 5;
-    c.workload.think = 300ms;
-    if (d.policy == Policy::kLaggingCopy && c.name == "B") c.resource = "resource-replica-0";
-    if (f == Fault::kClientClockStep && c.name == "A") c.renew_clock = sim::ClockKind::kWall;
-    s.clients.push_back(c);
-  }
-}
-
-/// The column's fault, starting at `at`.
-void add_fault(Scenario& s, Service service, Fault f, Duration at) {
-  const Duration long_pause = s.lock.ttl * 5 / 2;
-  auto pause_a = [&] {
-    FaultSpec p = fault(FaultKind::kPause, at, "A");
-    p.duration = long_pause;
-    s.faults.push_back(p);
-  };
-  const std::string server = service == Service::kEtcd      ? "etcd-leader"
-                             : service == Service::kRedlock ? "redis-0"
-                                                            : "redis-primary";
-  switch (f) {
-    case Fault::kGcPause: pause_a(); break;
-    case Fault::kServerClockJump: {
-      FaultSpec j = fault(FaultKind::kClockJump, at, server);
-      j.by = s.lock.ttl * 3;
-      s.faults.push_back(j);
-      break;
-    }
-    case Fault::kClientClockStep: {
-      FaultSpec j = fault(FaultKind::kClockJump, at, "A");
-      j.by = -s.lock.ttl * 3;
-      s.faults.push_back(j);
-      break;
-    }
-    case Fault::kHolderPartition: {
-      FaultSpec p = fault(FaultKind::kPartition, at, "");
-      p.isolate = {"A"};
-      p.duration = long_pause;
-      s.faults.push_back(p);
-      break;
-    }
-    case Fault::kFailover: {
-      FaultSpec c = fault(FaultKind::kCrash, at, server);
-      c.restart_after = 10s;
-      s.faults.push_back(c);
-      break;
-    }
-    case Fault::kCounterReset:
-    case Fault::kResourceReset:
-      pause_a();
-      s.faults.push_back(
-          fault(FaultKind::kCounterReset, at + long_pause / 2, f == Fault::kCounterReset ? "redis" : "resource"));
-      break;
-  }
-}
-
-/// One cell's scenario for one seed, resolved as a file would be
-/// (models/validate.hpp); run_scenario checks it.
-Scenario build(const Design& d, Fault f, std::uint64_t seed) {
-  Scenario s;
-  s.name = "matrix";
-  s.seed = seed;
-  s.duration = 60s;
-  s.settle = 20s;
-  sim::Rng rng = sim::Rng::stream(seed, "matrix");
-  const Duration at = rng.uniform(Duration{3s}, Duration{6s});
-  s.network.latency_min = 1ms;
-  s.network.latency_max = 5ms;
-  set_service(s, d.service);
-  set_policy(s, d.policy);
-  add_clients(s, d, f);
-  add_fault(s, d.service, f, at);
-  resolve_scenario(s);
+  if (s.empty() || s.size() > kMaxNameLength)
+    fail(path, "expected " + what + " of 1 to " + std::to_string(kMaxNameLength) + " bytes");
   return s;
 }
 
-const std::vector<Property> kSafety = {Property::kMutualExclusion, Property::kNoStaleWrite, Property::kNoLostUpdate,
-                                       Property::kTokenMonotonic};
+std::string get_reason(const json& v, const std::string& path) {
+  if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+    fail(path, "expected a non-empty string: why the cell cannot be expressed, e.g. \"no replica to fail over to\"");
+  }
+  if (v.get_ref<const std::string&>().size() > 1000) fail(path, "too long: at most 1000 bytes");
+  return v.get<std::string>();
+}
+
+const json& get_overrides(const json& v, const std::string& path) {
+  if (!v.is_object()) {
+    fail(path, "expected an object of scenario keys to merge into the base (JSON merge patch, RFC 7386)");
+  }
+  return v;
+}
+
+struct AxisEntry {
+  MatrixAxis axis;
+  json overrides = json::object();
+  std::string not_applicable;                  ///< rows only: the whole row
+  std::map<std::string, json> cell_overrides;  ///< rows only: column name → overrides
+  std::map<std::string, std::string> cell_na;  ///< rows only: column name → reason
+};
+
+std::vector<AxisEntry> load_axis(const json& root, const char* key, bool rows) {
+  const json* v = find(root, key);
+  const std::string what = rows ? "rows (the designs)" : "columns (the faults)";
+  if (v == nullptr) {
+    fail(key, std::string("missing required key ") + quote(key) + ": a list of " + what +
+                  ", each {\"name\": …, \"overrides\": {…}}");
+  }
+  if (!v->is_array() || v->empty()) fail(key, "expected a non-empty list of " + what);
+  if (v->size() > kMaxAxis) fail(key, "too many entries: at most " + std::to_string(kMaxAxis));
+  std::vector<AxisEntry> out;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
+    if (!e.is_object()) fail(path, std::string("expected an object {\"name\": …, \"overrides\": {…}}"));
+    check_keys(e, path, rows ? kRowKeys : kColumnKeys, rows ? "a row" : "a column");
+    AxisEntry a;
+    const json* name = find(e, "name");
+    if (name == nullptr) fail(path + ".name", "missing required key \"name\"");
+    a.axis.name = get_text(*name, path + ".name", rows ? "a row name" : "a column name", !rows);
+    for (const AxisEntry& b : out) {
+      if (b.axis.name == a.axis.name) fail(path + ".name", "duplicate name " + quote(a.axis.name) + " on this axis");
+    }
+    a.axis.title = a.axis.name;
+    if (const json* t = find(e, "title")) a.axis.title = get_text(*t, path + ".title", "a title", false);
+    if (const json* o = find(e, "overrides")) a.overrides = get_overrides(*o, path + ".overrides");
+    if (const json* n = find(e, "not_applicable")) a.not_applicable = get_reason(*n, path + ".not_applicable");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+/// Reads rows[i].cells once the column names are known.
+void load_row_cells(const json& root, std::vector<AxisEntry>& rows, const std::vector<AxisEntry>& columns) {
+  std::vector<std::string> names;
+  for (const AxisEntry& c : columns) names.push_back(c.axis.name);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json* cells = find(root["rows"][i], "cells");
+    if (cells == nullptr) continue;
+    const std::string path = "rows[" + std::to_string(i) + "].cells";
+    if (!cells->is_object())
+      fail(path, "expected an object: column name → {\"overrides\": {…}} or {\"not_applicable\": …}");
+    for (auto it = cells->begin(); it != cells->end(); ++it) {
+      const std::string p = path + "." + it.key();
+      if (std::find(names.begin(), names.end(), it.key()) == names.end()) {
+        fail(p, "unknown column " + quote(it.key()) + "; columns are " + join_names(names),
+             suggest_nearest(it.key(), names));
+      }
+      const json& c = it.value();
+      if (!c.is_object()) fail(p, "expected {\"overrides\": {…}} or {\"not_applicable\": \"why\"}");
+      check_keys(c, p, kCellKeys, "a cell");
+      const json* o = find(c, "overrides");
+      const json* n = find(c, "not_applicable");
+      if ((o == nullptr) == (n == nullptr))
+        fail(p, "a cell takes either \"overrides\" or \"not_applicable\", one of them");
+      if (o != nullptr) rows[i].cell_overrides[it.key()] = get_overrides(*o, p + ".overrides");
+      if (n != nullptr) rows[i].cell_na[it.key()] = get_reason(*n, p + ".not_applicable");
+    }
+  }
+}
+
+/// The base scenario: inline, or a path relative to the matrix file's folder.
+json load_base(const json& root, const std::string& dir, std::optional<LoadError>& error) {
+  const json* b = find(root, "base");
+  if (b == nullptr)
+    fail("base", "missing required key \"base\": the base scenario, inline or a path such as \"base.json\"");
+  if (b->is_object()) return *b;
+  if (!b->is_string() || b->get_ref<const std::string&>().empty()) {
+    fail("base", "expected the base scenario: an object, or the path of a scenario file relative to the matrix file");
+  }
+  const std::string path = (std::filesystem::path(dir) / b->get<std::string>()).lexically_normal().string();
+  std::string text;
+  json out;
+  if ((error = read_text_file(path, text, "a scenario file")) ||
+      (error = parse_json_text(text, path, out, "a scenario"))) {
+    return json();
+  }
+  if (!out.is_object()) error = LoadError{path, "", "expected a JSON object (a scenario)", "", 0, 0};
+  return out;
+}
+
+MatrixLoad load_matrix_json(const json& root, const std::string& label, const std::string& dir) {
+  MatrixLoad out;
+  MatrixSpec m;
+  m.source = std::filesystem::path(label).filename().string();
+  try {
+    if (!root.is_object()) fail("", "a matrix file is one JSON object (see docs/FORMAT.md \"Matrix files\")");
+    if (find(root, "scenario") != nullptr && find(root, "matrix") == nullptr) {
+      fail("",
+           "this is a scenario file (it has \"scenario\" and no \"matrix\"), not a matrix file: run it with "
+           "`fencesim run`, or make it the \"base\" of a matrix file");
+    }
+    check_keys(root, "", kTopKeys, "the top level of a matrix file");
+    if (const json* v = find(root, "version")) {
+      if (!v->is_number_integer() || v->get<std::int64_t>() != 1)
+        fail("version", "unsupported matrix format version " + v->dump() + "; this fencesim reads version 1");
+    }
+    const json* name = find(root, "matrix");
+    if (name == nullptr) fail("matrix", "missing required key \"matrix\": the matrix's name, e.g. \"seed-table\"");
+    m.name = get_text(*name, "matrix", "the matrix's name", true);
+    m.title = m.name;
+    if (const json* t = find(root, "title")) m.title = get_text(*t, "title", "a title", false);
+    if (const json* d = find(root, "description")) {
+      if (!d->is_string()) fail("description", "expected a string");
+      m.description = d->get<std::string>();
+    }
+    if (const json* s = find(root, "seeds")) {
+      if (!s->is_number_unsigned() || s->get<std::uint64_t>() < 1 || s->get<std::uint64_t>() > kMaxMatrixSeeds)
+        fail("seeds",
+             "expected an integer from 1 to " + std::to_string(kMaxMatrixSeeds) + " (runs per cell), got " + s->dump());
+      m.seeds = s->get<std::uint64_t>();
+    }
+    std::optional<LoadError> base_error;
+    const json base = load_base(root, dir, base_error);
+    if (base_error) {
+      out.error = std::move(base_error);
+      return out;
+    }
+    std::vector<AxisEntry> rows = load_axis(root, "rows", true);
+    const std::vector<AxisEntry> columns = load_axis(root, "columns", false);
+    load_row_cells(root, rows, columns);
+    for (const AxisEntry& r : rows) m.rows.push_back(r.axis);
+    for (const AxisEntry& c : columns) m.columns.push_back(c.axis);
+    for (const AxisEntry& r : rows) {
+      std::vector<MatrixSpecCell> line;
+      for (const AxisEntry& c : columns) {
+        MatrixSpecCell cell;
+        if (!r.not_applicable.empty()) {
+          cell.not_applicable = r.not_applicable;
+        } else if (auto na = r.cell_na.find(c.axis.name); na != r.cell_na.end()) {
+          cell.not_applicable = na->second;
+        } else {
+          json merged = base;
+          merged.merge_patch(r.overrides);
+          merged.merge_patch(c.overrides);
+          if (auto o = r.cell_overrides.find(c.axis.name); o != r.cell_overrides.end()) merged.merge_patch(o->second);
+          LoadResult lr =
+              load_scenario_json(merged, label + ": cell " + quote(r.axis.name) + " × " + quote(c.axis.name));
+          if (lr.error) {
+            out.error = std::move(lr.error);
+            return out;
+          }
+          cell.scenario = std::move(*lr.scenario);
+        }
+        line.push_back(std::move(cell));
+      }
+      m.cells.push_back(std::move(line));
+    }
+  } catch (const MatrixFailure& f) {
+    out.error = LoadError{label, f.path, f.message, f.suggestion, 0, 0};
+    return out;
+  }
+  out.matrix = std::move(m);
+  return out;
+}
+
+/// Short names of the properties in MATRIX.md.
 const char* short_name(Property p) {
   switch (p) {
     case Property::kMutualExclusion: return "ME";
     case Property::kNoStaleWrite: return "SW";
     case Property::kNoLostUpdate: return "LU";
     case Property::kTokenMonotonic: return "TM";
-    default: return "?";
+    case Property::kProgress: return "P";
+    case Property::kRaftSafety: return "RS";
   }
+  return "?";
+}
+
+/// A rate in whole percent.
+std::string pct(double v) { return fmt::format("{:.0f}", 100 * v); }
+
+/// Six decimals, so that MATRIX.json does not depend on the last bits.
+double six(double v) { return std::round(v * 1e6) / 1e6; }
+
+const PropertyAggregate* aggregate(const MatrixCell& c, Property p) {
+  for (const PropertyAggregate& a : c.properties) {
+    if (a.property == p) return &a;
+  }
+  return nullptr;
+}
+
+std::string cell_text(const MatrixCell& c) {
+  if (!c.not_applicable.empty()) return "N/A: " + c.not_applicable;
+  std::vector<std::string> broken;
+  std::uint64_t safe_runs = 0;  // the most runs of a safety property that held throughout
+  for (Property p : all_properties()) {
+    if (p == Property::kProgress) continue;
+    const PropertyAggregate* a = aggregate(c, p);
+    if (a == nullptr || a->runs == 0) continue;
+    if (a->violations == 0) {
+      safe_runs = std::max(safe_runs, a->runs);
+      continue;
+    }
+    broken.push_back(fmt::format("**{}** {}/{} ({}–{} %)", short_name(p), a->violations, a->runs, pct(a->interval.low),
+                                 pct(a->interval.high)));
+  }
+  std::string o;
+  if (broken.empty()) {
+    const Interval none = wilson_interval(0, safe_runs);
+    o = fmt::format("safe (0/{}: ≤ {} %)", safe_runs, pct(none.high));
+  } else {
+    o = fmt::format("{}", fmt::join(broken, ", "));
+  }
+  if (const PropertyAggregate* p = aggregate(c, Property::kProgress)) {
+    o += fmt::format(" · P {}/{}", p->runs - p->violations, p->runs);
+  }
+  return o;
+}
+
+std::string md_escape_cell(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '|')
+      o += "\\|";
+    else if (ch == '\n')
+      o += ' ';
+    else
+      o += ch;
+  }
+  return o;
 }
 
 }  // namespace
 
-Matrix run_matrix(const MatrixOptions& opt) {
+MatrixLoad load_matrix_text(std::string_view text, const std::string& label, const std::string& dir) {
+  json root;
+  if (auto e = parse_json_text(text, label, root, "a matrix file")) {
+    MatrixLoad out;
+    out.error = std::move(e);
+    return out;
+  }
+  return load_matrix_json(root, label, dir);
+}
+
+MatrixLoad load_matrix_file(const std::string& path) {
+  std::string text;
+  if (auto e = read_text_file(path, text, "a matrix file")) {
+    MatrixLoad out;
+    out.error = std::move(e);
+    return out;
+  }
+  return load_matrix_text(text, path, std::filesystem::path(path).parent_path().string());
+}
+
+SweepResult run_matrix_cell(const Scenario& s, std::uint64_t first_seed, std::uint64_t seeds, unsigned jobs) {
+  SweepOptions opt;
+  opt.seeds = SeedRange{first_seed, first_seed + seeds - 1};
+  opt.jobs = std::max(1u, jobs);
+  opt.keep = Keep::kNone;
+  return run_sweep(s, opt);
+}
+
+Matrix run_matrix(const MatrixSpec& spec, const MatrixOptions& opt) {
   Matrix m;
-  m.seeds = opt.seeds;
-  for (Fault f : faults()) m.columns.push_back(fault_name(f));
-  const std::vector<Design> all = designs();
-  for (const Design& d : all) {
+  m.name = spec.name;
+  m.title = spec.title;
+  m.description = spec.description;
+  m.source = spec.source;
+  m.seeds = opt.seeds.value_or(spec.seeds);
+  m.first_seed = spec.first_seed;
+  m.columns = spec.columns;
+  for (std::size_t r = 0; r < spec.rows.size(); ++r) {
     MatrixRow row;
-    row.design = d.name;
-    for (Fault f : faults()) {
+    row.axis = spec.rows[r];
+    for (std::size_t c = 0; c < spec.columns.size(); ++c) {
+      const MatrixSpecCell& sc = spec.cells[r][c];
       MatrixCell cell;
-      cell.fault = fault_key(f);
-      cell.not_applicable = not_applicable(d, f);
-      if (cell.not_applicable.empty()) {
-        for (std::uint64_t i = 0; i < opt.seeds; ++i) {
-          const Scenario s = build(d, f, opt.first_seed + i);
-          RunOptions ro;
-          ro.trace = false;
-          const RunResult r = run_scenario(s, ro);
-          ++cell.runs;
-          for (const Verdict& v : r.verdicts) {
-            if (v.status == Status::kViolated) ++cell.violated[to_string(v.property)];
-            if (v.status == Status::kNotApplicable) cell.not_applicable_properties.insert(to_string(v.property));
-            if (v.property == Property::kProgress && v.status == Status::kHolds) ++cell.progress_held;
-          }
+      cell.column = spec.columns[c].name;
+      cell.not_applicable = sc.not_applicable;
+      if (sc.scenario) {
+        SweepResult sr = run_matrix_cell(*sc.scenario, m.first_seed, m.seeds, opt.jobs);
+        if (sr.error) {
+          m.error = MatrixError{spec.rows[r].name, spec.columns[c].name, *sr.error};
+          return m;
         }
+        if (sr.mismatch && !m.mismatch) {
+          m.mismatch = sr.mismatch;
+          m.mismatch_row = spec.rows[r].name;
+          m.mismatch_column = spec.columns[c].name;
+        }
+        cell.runs = sr.runs.size();
+        cell.properties = std::move(sr.properties);
       }
-      row.cells.push_back(cell);
+      row.cells.push_back(std::move(cell));
     }
-    m.rows.push_back(row);
-    if (opt.on_row_done) opt.on_row_done(d.name, m.rows.size(), all.size());
+    m.rows.push_back(std::move(row));
+    if (opt.on_row_done) opt.on_row_done(spec.rows[r].title, m.rows.size(), spec.rows.size());
   }
   return m;
 }
 
 std::string render_matrix_markdown(const Matrix& m) {
-  std::string o = "# Lock designs × faults, measured\n\n";
+  std::string o = "# " + m.title + "\n\n";
+  if (!m.description.empty()) o += m.description + "\n\n";
   o += fmt::format(
-      "Generated by `fencesim matrix --seeds {}` (fencesim {}). Each cell ran {} seeds of the same story: two "
-      "clients incrementing a counter under the lock, each holding it 1.5 × TTL per iteration so that renewals matter "
-      "(TTL 4 s for Redis, 3 s for etcd; 60 s simulated), one fault "
-      "starting between 3 s and 6 s, network latency 1–5 ms. A cell lists the safety properties that broke and in "
-      "how many runs: **ME** mutual_exclusion, **SW** no_stale_write, **LU** no_lost_update, **TM** token_monotonic "
-      "(`safe`: none broke); then `P` = runs in which `progress` held. N/A cells say why.\n\n",
-      m.seeds, version(), m.seeds);
+      "Generated from the matrix file `{}` by `fencesim matrix FILE --seeds {}` (fencesim {}): each cell ran seeds "
+      "{} … {} of its scenario (the base scenario merged with the row's and the column's overrides). A cell lists the "
+      "properties that broke and in how many runs, with the 95 % Wilson interval of the rate: **ME** "
+      "mutual_exclusion, **SW** no_stale_write, **LU** no_lost_update, **TM** token_monotonic, **RS** raft_safety; "
+      "`safe` when none broke, with the interval's upper bound; then `P` = runs in which `progress` held. N/A cells "
+      "say why.\n\n",
+      m.source, m.seeds, version(), m.first_seed, m.first_seed + m.seeds - 1);
   o += "| design |";
-  for (const std::string& c : m.columns) o += " " + c + " |";
+  for (const MatrixAxis& c : m.columns) o += " " + md_escape_cell(c.title) + " |";
   o += "\n|---|";
   for (std::size_t i = 0; i < m.columns.size(); ++i) o += "---|";
   o += "\n";
   for (const MatrixRow& row : m.rows) {
-    o += "| " + row.design + " |";
-    for (const MatrixCell& c : row.cells) {
-      if (!c.not_applicable.empty()) {
-        o += " N/A: " + c.not_applicable + " |";
-        continue;
-      }
-      std::vector<std::string> broken;
-      for (Property p : kSafety) {
-        auto it = c.violated.find(to_string(p));
-        if (it != c.violated.end() && it->second > 0)
-          broken.push_back(fmt::format("**{}** {}/{}", short_name(p), it->second, c.runs));
-      }
-      o += " " + (broken.empty() ? std::string("safe") : fmt::format("{}", fmt::join(broken, ", "))) +
-           fmt::format(" · P {}/{} |", c.progress_held, c.runs);
-    }
+    o += "| " + md_escape_cell(row.axis.title) + " |";
+    for (const MatrixCell& c : row.cells) o += " " + md_escape_cell(cell_text(c)) + " |";
     o += "\n";
   }
-  o += "\nRe-run with more seeds: `fencesim matrix --seeds 100` (`--out DIR` writes elsewhere). The JSON beside "
-       "this file has every count.\n";
+  o += fmt::format(
+      "\nRe-run with more seeds: `fencesim matrix FILE --seeds 100` (`--out DIR` writes elsewhere). The JSON beside "
+      "this file has every count.\n");
   return o;
 }
 
 std::string render_matrix_json(const Matrix& m) {
   nlohmann::ordered_json j;
+  j["matrix_version"] = 1;
   j["fencesim_version"] = version();
-  j["seeds"] = m.seeds;
-  j["columns"] = m.columns;
+  j["matrix"] = m.name;
+  j["source"] = m.source;
+  j["seeds"] = {{"first", m.first_seed}, {"count", m.seeds}};
+  nlohmann::ordered_json cols = nlohmann::ordered_json::array();
+  for (const MatrixAxis& c : m.columns) cols.push_back({{"name", c.name}, {"title", c.title}});
+  j["columns"] = cols;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const MatrixRow& row : m.rows) {
     nlohmann::ordered_json cells = nlohmann::ordered_json::array();
     for (const MatrixCell& c : row.cells) {
-      nlohmann::ordered_json cj{{"fault", c.fault}};
+      nlohmann::ordered_json cj{{"column", c.column}};
       if (!c.not_applicable.empty()) {
         cj["not_applicable"] = c.not_applicable;
       } else {
         cj["runs"] = c.runs;
-        nlohmann::ordered_json v;
-        for (Property p : kSafety) {
-          if (c.not_applicable_properties.count(to_string(p))) {
-            v[to_string(p)] = nullptr;
-          } else {
-            auto it = c.violated.find(to_string(p));
-            v[to_string(p)] = it == c.violated.end() ? 0 : it->second;
-          }
+        nlohmann::ordered_json props;
+        for (const PropertyAggregate& a : c.properties) {
+          props[to_string(a.property)] =
+              a.runs == 0 ? nlohmann::ordered_json(nullptr)
+                          : nlohmann::ordered_json{{"runs", a.runs},
+                                                   {"violations", a.violations},
+                                                   {"rate", six(*a.rate)},
+                                                   {"wilson95", {six(a.interval.low), six(a.interval.high)}}};
         }
-        cj["violated_runs"] = v;
-        cj["progress_held_runs"] = c.progress_held;
+        cj["properties"] = props;
       }
       cells.push_back(cj);
     }
-    rows.push_back(nlohmann::ordered_json{{"design", row.design}, {"cells", cells}});
+    rows.push_back(nlohmann::ordered_json{{"name", row.axis.name}, {"title", row.axis.title}, {"cells", cells}});
   }
   j["rows"] = rows;
   return j.dump(2) + "\n";

@@ -251,7 +251,7 @@ const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas
 const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
                           "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
-const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
+const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration", "swarm"};
 // Group and role names come from the lock services (models/lock_service.hpp).
 bool is_group_name(const std::string& name) {
   const auto all = all_group_names();
@@ -894,7 +894,10 @@ class Loader {
     f.kind = fault_kinds()[get_enum(kind_v, key_path(path, "kind"), kinds)].kind;
     check_fault_keys(v, path, f.kind);
     f.origin = path;
-    f.at = get_duration(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"));
+    auto [at, at_max] =
+        get_range(require(v, path, "at", "when the fault starts, e.g. \"5s\""), key_path(path, "at"), kNonNegative);
+    f.at = at;
+    if (at_max != at) f.at_max = at_max;  // max below min: validate's fault()
     parse_fault_params(v, path, f);
     return f;
   }
@@ -1073,6 +1076,7 @@ class Loader {
       n.interval_max = hi;
     }
     if (const json* x = find(*v, "max_duration")) n.max_duration = get_duration(*x, "nemesis.max_duration");
+    if (const json* x = find(*v, "swarm")) n.swarm = get_bool(*x, "nemesis.swarm");
     src_.nemesis_interval_given = find(*v, "interval") != nullptr;
     // Positive interval and max_duration, and the bound on the draws: validate_nemesis.
     s_.nemesis = std::move(n);
@@ -1114,17 +1118,19 @@ LoadResult error_result(const std::string& file, std::string path, std::string m
 
 }  // namespace
 
-LoadResult load_scenario_text(std::string_view text, const std::string& file_label) {
+std::optional<LoadError> parse_json_text(std::string_view text, const std::string& file_label, nlohmann::json& root,
+                                         const std::string& what) {
   if (text.size() > LoaderLimits::kMaxFileBytes) {
     return error_result(file_label, "",
                         "the file is too large (" + std::to_string(text.size()) + " bytes; at most " +
-                            std::to_string(LoaderLimits::kMaxFileBytes) + ")");
+                            std::to_string(LoaderLimits::kMaxFileBytes) + ")")
+        .error;
   }
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return error_result(file_label, "", "the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
+    return error_result(file_label, "", "the file is empty; " + what + " is one JSON object (see docs/FORMAT.md)")
+        .error;
   }
   try {
-    json root;
     GuardedSax sax(root);
     const bool ok = json::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json,
                                     /*strict=*/true, /*ignore_comments=*/true);
@@ -1153,10 +1159,30 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
         } else if (end >= 1 && text[end - 1] == '\'') {
           hint = "JSON strings need double quotes";
         }
-        return error_result(file_label, "", "malformed JSON: " + p.message, hint, line, column);
+        return error_result(file_label, "", "malformed JSON: " + p.message, hint, line, column).error;
       }
-      return error_result(file_label, p.path, p.message.empty() ? "malformed JSON" : p.message);
+      return error_result(file_label, p.path, p.message.empty() ? "malformed JSON" : p.message).error;
     }
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return error_result(file_label, "", "out of memory while reading the file").error;
+  } catch (const std::exception& e) {
+    return error_result(file_label, "", std::string("internal error while reading: ") + e.what()).error;
+  }
+}
+
+LoadResult load_scenario_text(std::string_view text, const std::string& file_label) {
+  json root;
+  if (auto e = parse_json_text(text, file_label, root, "a scenario")) {
+    LoadResult r;
+    r.error = std::move(*e);
+    return r;
+  }
+  return load_scenario_json(root, file_label);
+}
+
+LoadResult load_scenario_json(const nlohmann::json& root, const std::string& file_label) {
+  try {
     Loader loader(root);
     LoadResult r;
     r.scenario = loader.run();
@@ -1172,23 +1198,36 @@ LoadResult load_scenario_text(std::string_view text, const std::string& file_lab
 }
 
 LoadResult load_scenario_file(const std::string& path) {
+  std::string text;
+  if (auto e = read_text_file(path, text, "a scenario file")) {
+    LoadResult r;
+    r.error = std::move(*e);
+    return r;
+  }
+  return load_scenario_text(text, path);
+}
+
+std::optional<LoadError> read_text_file(const std::string& path, std::string& text, const std::string& what) {
+  const auto error_result = [](const std::string& file, std::string p, std::string message) {
+    return fencesim::error_result(file, std::move(p), std::move(message)).error;
+  };
   std::error_code ec;
-  if (path.empty()) return error_result("\"\"", "", "an empty file name; give the path of a scenario file");
+  if (path.empty()) return error_result("\"\"", "", "an empty file name; give the path of " + what);
   if (!std::filesystem::exists(path, ec)) {
     // exists() is false with an error for a link loop or a directory that
     // cannot be searched: name that instead of "no such file".
     if (ec) return error_result(path, "", "cannot read: " + ec.message());
     return error_result(path, "", "no such file");
   }
-  if (std::filesystem::is_directory(path, ec)) return error_result(path, "", "is a directory, not a scenario file");
+  if (std::filesystem::is_directory(path, ec)) return error_result(path, "", "is a directory, not " + what);
   // A named pipe would block the read until a writer comes; a device may
   // never end. Only regular files (or links to them) are read.
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return error_result(path, "", "is not a regular file (a pipe, socket or device); give a scenario file");
+    return error_result(path, "", "is not a regular file (a pipe, socket or device); give " + what);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return error_result(path, "", "cannot open the file for reading");
-  std::string text;
+  text.clear();
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
@@ -1198,7 +1237,7 @@ LoadResult load_scenario_file(const std::string& path) {
     }
   }
   if (in.bad()) return error_result(path, "", "read error");
-  return load_scenario_text(text, path);
+  return std::nullopt;
 }
 
 }  // namespace fencesim

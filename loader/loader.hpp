@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "models/scenario.hpp"
 
 namespace fencesim {
@@ -51,6 +53,21 @@ LoadResult load_scenario_file(const std::string& path);
 
 /// Loads scenario text; `file_label` is used only in error messages.
 LoadResult load_scenario_text(std::string_view json, const std::string& file_label);
+
+/// Loads a scenario already parsed (by parse_json_text, say, then edited, as
+/// `fencesim matrix` merges its overrides); `file_label` names it in errors.
+LoadResult load_scenario_json(const nlohmann::json& root, const std::string& file_label);
+
+/// The steps of load_scenario_file, for other JSON files of fencesim (matrix
+/// files): reads a regular file of at most LoaderLimits::kMaxFileBytes into
+/// `text` (`what` names the kind of file in messages, e.g. "a scenario
+/// file"); nullopt on success.
+std::optional<LoadError> read_text_file(const std::string& path, std::string& text, const std::string& what);
+/// Parses JSON text as scenario files are parsed (comments allowed, nesting
+/// bounded, a duplicate key an error, malformed JSON with line and column);
+/// `what` names the kind of document for an empty file ("a scenario").
+std::optional<LoadError> parse_json_text(std::string_view text, const std::string& file_label, nlohmann::json& root,
+                                         const std::string& what);
 
 /// Limits of the loader itself (the model's limits are fencesim::Limits).
 struct LoaderLimits {

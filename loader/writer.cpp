@@ -171,6 +171,7 @@ ojson nemesis_json(const NemesisSpec& n, const Scenario& s) {
   if (n.interval_min != def.interval_min || n.interval_max != def.interval_max)
     j["interval"] = range_json(n.interval_min, n.interval_max);
   if (n.max_duration != def.max_duration) j["max_duration"] = dur(n.max_duration);
+  if (n.swarm) j["swarm"] = true;
   return j;
 }
 
@@ -262,12 +263,15 @@ class JsonFaultWriter final : public FaultWriter {
 ojson fault_entry_json(const FaultSpec& f) {
   JsonFaultWriter w;
   write_fault(f, w);
-  return w.take();
+  ojson j = w.take();
+  if (f.at_max) j["at"] = range_json(f.at, *f.at_max);  // keeps its place, first
+  return j;
 }
 
 Scenario written_scenario(const Scenario& in, const WriteOptions& opt) {
   Scenario s = in;
   if (opt.seed) s.seed = *opt.seed;
+  if (opt.materialize_nemesis) s.faults = draw_fault_times(s);  // ranged starts fixed to this seed's draws
   if (opt.materialize_nemesis && s.nemesis) {
     std::vector<FaultSpec> drawn = draw_nemesis(s);
     for (FaultSpec& f : drawn) {

@@ -53,7 +53,9 @@ struct WriteOptions {
   /// faults in the same order; only each drawn fault's origin changes, from
   /// "nemesis#i" to "faults[k]". (A drawn partition also carries its isolated
   /// node as `target`, for the report; the format's partition has no target,
-  /// so the materialized one has none.)
+  /// so the materialized one has none.) Scripted faults whose `at` is a
+  /// range get the start this seed draws (draw_fault_times), so that the
+  /// written file is a fixed script.
   bool materialize_nemesis = false;
   /// Write this seed instead of Scenario::seed (applied before the nemesis is
   /// drawn, so the materialized faults are those of a run with this seed).

@@ -1,5 +1,7 @@
 #include "models/nemesis.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "models/faults.hpp"
@@ -7,10 +9,53 @@
 
 namespace fencesim {
 
+namespace {
+
+/// Which of `n` distinct items are enabled: one draw in [0, 1] each, then,
+/// if none is, one index in [0, n − 1]. n == 1: the one, no draw.
+std::vector<bool> swarm_mask(sim::Rng& rng, std::size_t n) {
+  std::vector<bool> on(n, n == 1);
+  if (n <= 1) return on;
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    on[i] = rng.uniform(0, 1) == 1;
+    any = any || on[i];
+  }
+  if (!any) on[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(n) - 1))] = true;
+  return on;
+}
+
+}  // namespace
+
+std::optional<SwarmSubset> draw_swarm(const Scenario& s) {
+  if (!s.nemesis || !s.nemesis->swarm) return std::nullopt;
+  const NemesisSpec& n = *s.nemesis;
+  sim::Rng rng = sim::Rng::stream(s.seed, "nemesis_swarm");
+  std::vector<FaultKind> distinct;
+  for (FaultKind k : n.kinds) {
+    if (std::find(distinct.begin(), distinct.end(), k) == distinct.end()) distinct.push_back(k);
+  }
+  const std::vector<bool> kind_on = swarm_mask(rng, distinct.size());
+  const std::vector<bool> target_on = swarm_mask(rng, n.targets.size());
+  SwarmSubset out;
+  for (FaultKind k : n.kinds) {
+    const auto i = static_cast<std::size_t>(std::find(distinct.begin(), distinct.end(), k) - distinct.begin());
+    if (kind_on[i]) out.kinds.push_back(k);
+  }
+  for (std::size_t i = 0; i < n.targets.size(); ++i) {
+    if (target_on[i]) out.targets.push_back(n.targets[i]);
+  }
+  return out;
+}
+
 std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
   std::vector<FaultSpec> out;
   if (!s.nemesis) return out;
-  const NemesisSpec& n = *s.nemesis;
+  NemesisSpec n = *s.nemesis;
+  if (auto subset = draw_swarm(s)) {
+    n.kinds = std::move(subset->kinds);
+    n.targets = std::move(subset->targets);
+  }
   if (n.kinds.empty() || n.targets.empty() || n.interval_min <= Duration::zero() || n.interval_max < n.interval_min ||
       n.max_duration < std::chrono::milliseconds(1)) {
     return out;
@@ -37,6 +82,18 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     info.draw(f, d, n.max_duration, rng);
     f.origin = "nemesis#" + std::to_string(out.size());
     out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<FaultSpec> draw_fault_times(const Scenario& s) {
+  std::vector<FaultSpec> out = s.faults;
+  std::optional<sim::Rng> rng;
+  for (FaultSpec& f : out) {
+    if (!f.at_max) continue;
+    if (!rng) rng = sim::Rng::stream(s.seed, "fault_times");
+    if (*f.at_max > f.at) f.at = rng->uniform(f.at, *f.at_max);
+    f.at_max.reset();
   }
   return out;
 }

@@ -48,13 +48,51 @@
 // positive.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/scenario.hpp"
 
 namespace fencesim {
 
+/// Swarm testing (TigerBeetle's VOPR; Groce et al., "Swarm testing", ISSTA
+/// 2012): with NemesisSpec::swarm, each run draws its faults only from a
+/// random non-empty subset of the listed kinds and of the targets, so that
+/// different seeds try different fault mixes instead of one fixed mix.
+/// The subset comes from its own stream, sim::Rng::stream(seed,
+/// "nemesis_swarm"), drawn before the nemesis stream is used (whose draws
+/// are then made exactly as above, over the subset):
+///
+///   kinds: for each distinct kind, in the order of first appearance in
+///          `kinds`, uniform(0, 1) == 1 enables it; if none is enabled,
+///          the one at uniform(0, distinct − 1) is. The subset's list keeps
+///          the entries of `kinds` whose kind is enabled, in order (so a
+///          kind listed twice is still drawn twice as often as another).
+///   targets: the same over the expanded targets (which are distinct).
+///
+/// With a single kind (or target) that one is always enabled, and nothing
+/// is drawn for it.
+struct SwarmSubset {
+  std::vector<FaultKind> kinds;      ///< the enabled entries of NemesisSpec::kinds, in order
+  std::vector<std::string> targets;  ///< the enabled targets, in order
+  bool operator==(const SwarmSubset&) const = default;
+};
+
+/// The subset this run's seed enables; nullopt without a nemesis or without
+/// swarm.
+std::optional<SwarmSubset> draw_swarm(const Scenario& s);
+
 /// The nemesis faults of `s`, in start order; empty when s.nemesis is unset.
+/// With swarm, drawn over draw_swarm's subset.
 std::vector<FaultSpec> draw_nemesis(const Scenario& s);
+
+/// The scripted faults of `s` (s.faults, in file order) with every start
+/// given as a range (FaultSpec::at_max) drawn: one draw per such fault, in
+/// file order, rng.uniform(at, at_max) in whole nanoseconds from
+/// sim::Rng::stream(seed, "fault_times"); the result's at_max are all unset.
+/// A stream of its own, so that files without ranges draw nothing and the
+/// nemesis and network draws of every file stay as they were.
+std::vector<FaultSpec> draw_fault_times(const Scenario& s);
 
 }  // namespace fencesim

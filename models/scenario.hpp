@@ -131,6 +131,10 @@ struct ClientSpec {
 
 struct FaultSpec {
   Duration at = 0s;
+  /// With a value, `at` is a range {at, at_max}: each run draws the start
+  /// (draw_fault_times, models/nemesis.hpp) and runs the fault as if `at`
+  /// were the drawn time. Unset: `at` is fixed.
+  std::optional<Duration> at_max;
   FaultKind kind = FaultKind::kPause;
   std::string target;                ///< node name or role alias (pause, crash, clock_*, slow, failover, counter_reset)
   std::optional<Duration> duration;  ///< pause, clock_drift, partition, slow
@@ -154,6 +158,9 @@ struct NemesisSpec {
   Duration interval_min = 10s;
   Duration interval_max = 10s;
   Duration max_duration = 15s;
+  /// Swarm testing: each run draws only from a random non-empty subset of
+  /// the kinds and of the targets (draw_swarm, models/nemesis.hpp).
+  bool swarm = false;
 
   bool operator==(const NemesisSpec&) const = default;
 };

@@ -261,11 +261,16 @@ void note_service(const Scenario& s, std::vector<std::string>& out) {
 }
 
 /// A scripted heal when no scripted partition is active heals nothing. (A
-/// nemesis that draws partitions may have one active: no note then.)
+/// nemesis that draws partitions may have one active, and so may a fault
+/// whose start is drawn from a range: no note then.)
 void note_heals(const Scenario& s, std::vector<std::string>& out) {
   if (s.nemesis &&
       std::find(s.nemesis->kinds.begin(), s.nemesis->kinds.end(), FaultKind::kPartition) != s.nemesis->kinds.end()) {
     return;
+  }
+  // A start drawn from a range: which partition is active depends on the seed.
+  for (const FaultSpec& f : s.faults) {
+    if (f.at_max) return;
   }
   // Faults of one instant take effect in declaration order.
   std::vector<std::size_t> order(s.faults.size());
@@ -783,6 +788,9 @@ Problem required(const std::optional<Duration>& d, const std::string& path, cons
 
 Problem fault(const Scenario& s, const FaultSpec& f, const std::string& path, const Nodes& nodes) {
   FENCESIM_CHECK(non_negative(path + ".at", f.at));
+  if (f.at_max && *f.at_max < f.at) {
+    return problem(path + ".at.max", "max (" + fmt_d(*f.at_max) + ") is below min (" + fmt_d(f.at) + ")");
+  }
   switch (f.kind) {
     case FaultKind::kPause:
       FENCESIM_CHECK(nodes.target(f.target, path + ".target"));

@@ -151,10 +151,12 @@ void reserve_history(History& h, const Scenario& s) {
 
 namespace {
 
-/// The scripted faults and the nemesis draws, in start order.
+/// The scripted faults (their ranged starts drawn) and the nemesis draws, in
+/// start order.
 void collect_faults(const Scenario& s, RunResult& out) {
+  out.swarm = draw_swarm(s);
   out.drawn = draw_nemesis(s);
-  out.faults = s.faults;
+  out.faults = draw_fault_times(s);
   out.faults.insert(out.faults.end(), out.drawn.begin(), out.drawn.end());
   std::stable_sort(out.faults.begin(), out.faults.end(),
                    [](const FaultSpec& a, const FaultSpec& b) { return a.at < b.at; });

@@ -28,6 +28,7 @@
 
 #include "models/checkers/checkers.hpp"
 #include "models/history.hpp"
+#include "models/nemesis.hpp"
 #include "models/scenario.hpp"
 #include "sim/trace.hpp"
 
@@ -50,6 +51,8 @@ struct RunResult {
   /// start order (drawn ones have origin "nemesis#i").
   std::vector<FaultSpec> faults;
   std::vector<FaultSpec> drawn;  ///< the nemesis draws alone
+  /// With `nemesis.swarm`, the kinds and targets this seed enabled.
+  std::optional<SwarmSubset> swarm;
   History history;
   CheckContext context;
   std::vector<Verdict> verdicts;

@@ -153,6 +153,23 @@ std::string hex64(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
 std::string expected_text(const Verdict& v) { return v.expected ? to_string(*v.expected) : "-"; }
 
+/// The swarm subset: {"kinds": [...], "targets": [...]}, kinds as listed (a
+/// kind listed twice appears twice).
+ojson swarm_json(const SwarmSubset& w) {
+  ojson kinds = ojson::array();
+  for (FaultKind k : w.kinds) kinds.push_back(to_string(k));
+  return ojson{{"kinds", kinds}, {"targets", w.targets}};
+}
+
+/// "kinds pause, crash; targets A, B" (each kind once).
+std::string swarm_text(const SwarmSubset& w) {
+  std::vector<std::string> kinds;
+  for (FaultKind k : w.kinds) {
+    if (std::find(kinds.begin(), kinds.end(), to_string(k)) == kinds.end()) kinds.push_back(to_string(k));
+  }
+  return fmt::format("kinds {}; targets {}", fmt::join(kinds, ", "), fmt::join(w.targets, ", "));
+}
+
 }  // namespace
 
 const char* version() { return FENCESIM_VERSION; }
@@ -205,6 +222,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   ojson drawn = ojson::array();
   for (const FaultSpec& f : r.drawn) drawn.push_back(fault_entry_json(f));
   j["nemesis_draws"] = drawn;
+  if (r.swarm) j["nemesis_swarm"] = swarm_json(*r.swarm);
   ojson verdicts = ojson::array();
   for (const Verdict& v : r.verdicts) {
     verdicts.push_back(ojson{{"property", to_string(v.property)},
@@ -363,6 +381,7 @@ std::string md_metrics(const RunResult& r) {
 std::string md_faults(const RunResult& r) {
   std::string o;
   o += "## Faults\n\n";
+  if (r.swarm) o += "Swarm: this seed's nemesis draws from " + swarm_text(*r.swarm) + ".\n\n";
   if (r.history.faults.empty()) {
     o += "None.\n\n";
   } else {

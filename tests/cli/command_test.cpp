@@ -240,17 +240,37 @@ TEST_F(Command, TheTerminalTimelineShowsOneResumeForOverlappingPauses) {
   EXPECT_NE(resumes[1].find("13.000000s"), std::string::npos) << resumes[1];
 }
 
-TEST_F(Command, MatrixReportsProgressPerDesignUnlessQuiet) {
-  Result r = run("matrix --seeds 1 --out " + (dir_ / "m").string());
+const std::string kSeedTable = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json";
+
+TEST_F(Command, MatrixReportsProgressPerRowUnlessQuiet) {
+  Result r = run("matrix " + kSeedTable + " --seeds 1 --out " + (dir_ / "m").string());
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("fencesim matrix: 1/21 designs done (1 seed per cell): Redis single primary · unfenced\n"),
+  EXPECT_NE(r.err.find("fencesim matrix: 1/21 rows done (1 seed per cell): Redis single primary · unfenced\n"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("21/21 designs done"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("21/21 rows done"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "m" / "MATRIX.md"));
-  r = run("matrix --seeds 1 --quiet --out " + (dir_ / "q").string());
+  r = run("matrix " + kSeedTable + " --seeds 1 --quiet --out " + (dir_ / "q").string());
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
+}
+
+TEST_F(Command, MatrixNeedsAFileAndRefusesABadOne) {
+  Result r = run("matrix --seeds 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("file is required"), std::string::npos) << r.err;
+  r = run("matrix " + kSeedTable + " --seeds 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--seeds expects the runs per cell, from 1 to 100000, got \"0\""), std::string::npos) << r.err;
+  const std::string scenario = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/gc-pause.json";
+  r = run("matrix " + scenario + " --seeds 1 --out " + (dir_ / "bad").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("fencesim: " + scenario +
+                       ": this is a scenario file (it has \"scenario\" and no "
+                       "\"matrix\"), not a matrix file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad" / "MATRIX.md"));
 }
 
 TEST_F(Command, AnOptionBeforeTheCommandIsNamed) {

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "models/validate.hpp"
+#include "models/world.hpp"
 #include "tests/loader/test_paths.hpp"
 
 namespace fencesim {
@@ -765,4 +767,70 @@ TEST(LoaderMessages, ASeedOfMinusZeroIsZero) {
   EXPECT_EQ(r.scenario->seed, 0u);
 }
 
+}  // namespace fencesim
+
+// -- a fault whose start is a range (docs/FORMAT.md "Faults") ---------------
+
+namespace fencesim {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+json with_ranged_pause() {
+  json j = base_scenario();
+  j["faults"] = json::parse(R"([{"at": {"min": "3s", "max": "6s"}, "kind": "pause", "target": "A", "duration": "12s"},
+                               {"at": "20s", "kind": "pause", "target": "B", "duration": "1s"}])");
+  return j;
+}
+
+TEST(LoaderFaultTimes, ARangedStartIsDrawnPerSeedWithinTheRange) {
+  Scenario s = load_ok(with_ranged_pause());
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].at, 3s);
+  EXPECT_EQ(s.faults[0].at_max, Duration{6s});
+  EXPECT_FALSE(s.faults[1].at_max) << "a plain duration is fixed";
+  std::set<Duration> starts;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    s.seed = seed;
+    const std::vector<FaultSpec> a = draw_fault_times(s);
+    EXPECT_EQ(a, draw_fault_times(s)) << "same seed, same draw";
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_GE(a[0].at, 3s);
+    EXPECT_LE(a[0].at, 6s);
+    EXPECT_FALSE(a[0].at_max);
+    EXPECT_EQ(a[1].at, 20s);
+    starts.insert(a[0].at);
+  }
+  EXPECT_GT(starts.size(), 15u) << "the start varies with the seed";
+  // A range with min = max is the fixed time.
+  json j = with_ranged_pause();
+  j["faults"][0]["at"] = json::parse(R"({"min": "4s", "max": "4s"})");
+  EXPECT_FALSE(load_ok(j).faults[0].at_max);
+}
+
+TEST(LoaderFaultTimes, TheRunUsesTheDrawnStart) {
+  Scenario s = load_ok(with_ranged_pause());
+  s.seed = 5;
+  const RunResult r = run_scenario(s);
+  const Duration drawn = draw_fault_times(s)[0].at;
+  ASSERT_FALSE(r.history.faults.empty());
+  EXPECT_EQ(r.history.faults[0].start, drawn);
+  EXPECT_EQ(r.faults[0].at, drawn);
+}
+
+TEST(LoaderFaultTimes, ARangeWithMaxBelowMinIsAnError) {
+  json j = with_ranged_pause();
+  j["faults"][0]["at"] = json::parse(R"({"min": "6s", "max": "3s"})");
+  EXPECT_EQ(load_err(j), "test.json: at faults[0].at.max: max (3s) is below min (6s)");
+  j["faults"][0]["at"] = json::parse(R"({"min": "6s"})");
+  EXPECT_EQ(load_err(j),
+            "test.json: at faults[0].at.max: missing required key \"max\": a range needs both min and max");
+  j["faults"][0]["at"] = 5;
+  EXPECT_EQ(load_err(j),
+            "test.json: at faults[0].at: durations need a unit, e.g. \"10s\"; got the bare number 5 (did you mean "
+            "\"5s\" or \"5ms\"?)");
+}
+
+}  // namespace
 }  // namespace fencesim

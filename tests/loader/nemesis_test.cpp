@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "loader/loader.hpp"
 #include "sim/rng.hpp"
@@ -209,6 +213,77 @@ TEST(Nemesis, TheAcceptanceCaseDrawsPausesOfItsWorkers) {
     EXPECT_EQ(f.kind, FaultKind::kPause);
     EXPECT_EQ(f.target.rfind("worker-", 0), 0u);
   }
+}
+
+}  // namespace
+}  // namespace fencesim
+
+// -- swarm (docs/FORMAT.md "Nemesis", models/nemesis.hpp draw_swarm) --------
+
+namespace fencesim {
+namespace {
+
+const std::vector<FaultKind> kSwarmKinds = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
+                                            FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
+
+TEST(NemesisSwarm, EachSeedEnablesANonEmptySubsetThatVaries) {
+  std::set<std::pair<std::vector<FaultKind>, std::vector<std::string>>> subsets;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Scenario s = with_nemesis(kSwarmKinds, seed);
+    s.nemesis->swarm = true;
+    const std::optional<SwarmSubset> w = draw_swarm(s);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(draw_swarm(s), w) << "same seed, same subset";
+    ASSERT_FALSE(w->kinds.empty());
+    ASSERT_FALSE(w->targets.empty());
+    for (FaultKind k : w->kinds) EXPECT_NE(std::find(kSwarmKinds.begin(), kSwarmKinds.end(), k), kSwarmKinds.end());
+    for (const std::string& t : w->targets) {
+      EXPECT_NE(std::find(s.nemesis->targets.begin(), s.nemesis->targets.end(), t), s.nemesis->targets.end());
+    }
+    // The draws are those of a fixed nemesis over the subset alone.
+    Scenario fixed = s;
+    fixed.nemesis->swarm = false;
+    fixed.nemesis->kinds = w->kinds;
+    fixed.nemesis->targets = w->targets;
+    const std::vector<FaultSpec> drawn = draw_nemesis(s);
+    EXPECT_EQ(drawn, draw_nemesis(fixed)) << "seed " << seed;
+    for (const FaultSpec& f : drawn) {
+      EXPECT_NE(std::find(w->kinds.begin(), w->kinds.end(), f.kind), w->kinds.end());
+      const std::string target = f.kind == FaultKind::kPartition ? f.isolate.at(0) : f.target;
+      EXPECT_NE(std::find(w->targets.begin(), w->targets.end(), target), w->targets.end());
+    }
+    subsets.insert({w->kinds, w->targets});
+  }
+  EXPECT_GT(subsets.size(), 30u) << "60 seeds try many different mixes";
+}
+
+TEST(NemesisSwarm, OffOrWithOneChoiceItChangesNothing) {
+  EXPECT_FALSE(draw_swarm(with_nemesis(kSwarmKinds, 3))) << "swarm is off by default";
+  Scenario one = with_nemesis({FaultKind::kPause, FaultKind::kPause}, 3);
+  one.nemesis->targets = {"B"};
+  const std::vector<FaultSpec> before = draw_nemesis(one);
+  one.nemesis->swarm = true;
+  const std::optional<SwarmSubset> w = draw_swarm(one);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->kinds, (std::vector<FaultKind>{FaultKind::kPause, FaultKind::kPause}))
+      << "a kind listed twice stays twice";
+  EXPECT_EQ(w->targets, std::vector<std::string>{"B"});
+  EXPECT_EQ(draw_nemesis(one), before) << "swarm does not shift the nemesis stream";
+}
+
+TEST(NemesisSwarm, TheLoaderReadsSwarmAndRefusesANonBoolean) {
+  const std::string text = R"({"scenario": "s", "duration": "120s", "lock": {"service": "redis", "ttl": "5s"},
+    "resource": {"kind": "fenced"}, "clients": [{"name": "A", "workload": {"kind": "counter"}}],
+    "nemesis": {"kinds": ["pause", "crash"], "swarm": true}})";
+  const LoadResult r = load_scenario_text(text, "s.json");
+  ASSERT_TRUE(r.ok()) << r.error->to_string();
+  EXPECT_TRUE(r.scenario->nemesis->swarm);
+  std::string bad = text;
+  bad.replace(bad.find("true"), 4, "\"yes\"");
+  const LoadResult e = load_scenario_text(bad, "s.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error->to_string().rfind("s.json: at nemesis.swarm: expected true or false", 0), 0u)
+      << e.error->to_string();
 }
 
 }  // namespace

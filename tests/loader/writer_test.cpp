@@ -334,3 +334,69 @@ TEST(Writer, ACheckedWriteNamesWhatCannotBeWritten) {
 
 }  // namespace
 }  // namespace fencesim
+
+// -- swarm and ranged fault starts are written back, and materialize ---------
+
+namespace fencesim {
+namespace {
+
+const char* kSwarmAndRange = R"({"scenario": "sw", "duration": "120s", "settle": "20s",
+  "lock": {"service": "redis", "ttl": "5s", "replicas": 0, "sentinels": 0},
+  "resource": {"kind": "fenced"},
+  "clients": [{"name": "A", "workload": {"kind": "counter", "iterations": 50}},
+              {"name": "B", "workload": {"kind": "counter", "iterations": 50}}],
+  "faults": [{"at": {"min": "3s", "max": "6s"}, "kind": "pause", "target": "A", "duration": "2s"}],
+  "nemesis": {"kinds": ["pause", "crash", "slow"], "targets": ["clients"], "swarm": true}})";
+
+TEST(WriterSwarm, SwarmAndARangedStartAreWrittenBackAndTheReportSaysTheSubset) {
+  Scenario s = load_ok(kSwarmAndRange, "sw.json");
+  s.seed = 4;
+  const std::string text = write_scenario(s);
+  EXPECT_NE(text.find("\"swarm\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("at": {"min": "3s", "max": "6s"})"), std::string::npos) << text;
+  EXPECT_TRUE(write_scenario_checked(s).ok());
+  EXPECT_TRUE(load_ok(text, "written") == s);
+
+  const std::optional<SwarmSubset> w = draw_swarm(s);
+  ASSERT_TRUE(w);
+  const RunResult r = run_scenario(s);
+  ASSERT_TRUE(r.swarm);
+  EXPECT_EQ(*r.swarm, *w);
+  ReportMeta meta;
+  meta.source = "sw.json";
+  const std::string js = render_report_json(s, r, meta);
+  std::string kinds;
+  for (FaultKind k : w->kinds) kinds += std::string(kinds.empty() ? "" : ",") + "\"" + to_string(k) + "\"";
+  EXPECT_NE(js.find("\"nemesis_swarm\""), std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(js);
+  EXPECT_EQ(report["nemesis_swarm"]["kinds"].dump(), "[" + kinds + "]");
+  EXPECT_EQ(report["nemesis_swarm"]["targets"].get<std::vector<std::string>>(), w->targets);
+  EXPECT_NE(render_report_markdown(s, r, meta).find("Swarm: this seed's nemesis draws from kinds "), std::string::npos);
+
+  // Materialized: no nemesis, the drawn faults and the drawn start as a script,
+  // running to the same verdicts.
+  WriteOptions opt;
+  opt.materialize_nemesis = true;
+  const Scenario m = load_ok(write_scenario(s, opt), "materialized");
+  EXPECT_FALSE(m.nemesis);
+  ASSERT_FALSE(m.faults.empty());
+  EXPECT_FALSE(m.faults[0].at_max);
+  EXPECT_EQ(m.faults[0].at, draw_fault_times(s)[0].at);
+  EXPECT_EQ(m.faults.size(), 1 + draw_nemesis(s).size());
+  const RunResult mr = run_scenario(m);
+  ASSERT_EQ(mr.verdicts.size(), r.verdicts.size());
+  for (std::size_t i = 0; i < r.verdicts.size(); ++i) EXPECT_EQ(mr.verdicts[i].status, r.verdicts[i].status);
+  EXPECT_EQ(mr.history.faults.size(), r.history.faults.size());
+}
+
+TEST(WriterSwarm, WithoutSwarmTheReportHasNoSubset) {
+  std::string text = kSwarmAndRange;
+  text.replace(text.find(", \"swarm\": true"), 15, "");
+  const Scenario s = load_ok(text, "plain.json");
+  const RunResult r = run_scenario(s);
+  EXPECT_FALSE(r.swarm);
+  EXPECT_EQ(render_report_json(s, r, ReportMeta{}).find("nemesis_swarm"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fencesim
