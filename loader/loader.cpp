@@ -247,7 +247,8 @@ const Keys kLockCommonKeys = {"service", "ttl", "key"};
 const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token",
                          "redlock"};
 const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
-const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas", "replication_delay"};
+const Keys kQueueKeys = {"service", "visibility_timeout", "messages", "fifo", "max_receives"};
+const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
 const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
                           "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
@@ -366,9 +367,10 @@ class Loader {
   /// `"ttl" belongs in lock` when `key` is a key of another block, else "".
   static std::string elsewhere(const std::string& key, const std::string& where) {
     static const std::vector<std::pair<std::string, const Keys*>> kBlocks = {
-        {"the top level", &kTopKeys}, {"network", &kNetworkKeys},     {"lock", &kLockCommonKeys},
-        {"lock", &kRedisKeys},        {"lock", &kEtcdKeys},           {"resource", &kResourceKeys},
-        {"a client", &kClientKeys},   {"a workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
+        {"the top level", &kTopKeys}, {"network", &kNetworkKeys}, {"lock", &kLockCommonKeys},
+        {"lock", &kRedisKeys},        {"lock", &kEtcdKeys},       {"lock", &kQueueKeys},
+        {"resource", &kResourceKeys}, {"a client", &kClientKeys}, {"a workload", &kWorkloadKeys},
+        {"nemesis", &kNemesisKeys}};
     for (const auto& [block, keys] : kBlocks) {
       if (block != where && contains(*keys, key)) return quote(key) + " belongs in " + block;
     }
@@ -575,10 +577,16 @@ class Loader {
   void load_lock() {
     const json& v = require(root_, "", "lock", "the lock service, e.g. {\"service\": \"redis\", \"ttl\": \"10s\"}");
     expect_object(v, "lock", "the lock service");
-    static const Keys kServices = {"redis", "etcd", "none"};
-    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\" or \"none\"");
+    static const Keys kServices = {"redis", "etcd", "none", "queue"};
+    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\", \"none\" or \"queue\"");
     const std::size_t service = get_enum(svc, "lock.service", kServices);
-    s_.lock.service = service == 0 ? ServiceKind::kRedis : service == 1 ? ServiceKind::kEtcd : ServiceKind::kNone;
+    static const ServiceKind kKinds[] = {ServiceKind::kRedis, ServiceKind::kEtcd, ServiceKind::kNone,
+                                         ServiceKind::kQueue};
+    s_.lock.service = kKinds[service];
+    if (s_.lock.service == ServiceKind::kQueue) {
+      load_queue(v);
+      return;
+    }
 
     // Keys allowed for this service; keys of the other service get a pointed message.
     Keys allowed;
@@ -648,6 +656,37 @@ class Loader {
     }
   }
 
+  /// `"service": "queue"`: its own keys only (a lock's are pointed at).
+  void load_queue(const json& v) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (contains(kQueueKeys, it.key())) continue;
+      const std::string p = key_path("lock", it.key());
+      if (it.key() == "ttl") {
+        fail(p, "\"ttl\" does not apply to \"service\": \"queue\"; the queue's lease is its visibility timeout",
+             "use \"visibility_timeout\"");
+      }
+      if (contains(kLockCommonKeys, it.key()) || contains(kRedisKeys, it.key()) || contains(kEtcdKeys, it.key())) {
+        fail(p, quote(it.key()) + " is a lock setting; it does not apply to \"service\": \"queue\"");
+      }
+      fail(p,
+           "unknown key " + quote(it.key()) + " in lock (service queue); expected one of " + join_list(kQueueKeys, 20),
+           suggest(it.key(), kQueueKeys));
+    }
+    QueueSpec& q = s_.lock.queue;
+    q.visibility_timeout = get_duration(
+        require(v, "lock", "visibility_timeout", "how long a received message stays invisible, e.g. \"30s\""),
+        "lock.visibility_timeout");
+    // The design's lease TTL is the visibility timeout (renew_interval defaults to a third of it).
+    s_.lock.ttl = s_.lock.requested_ttl = q.visibility_timeout;
+    q.messages =
+        static_cast<int>(get_int(require(v, "lock", "messages", "how many messages are enqueued at time 0, e.g. 10"),
+                                 "lock.messages", Ranges::kQueueMessages));
+    if (const json* x = find(v, "fifo")) q.fifo = get_bool(*x, "lock.fifo");
+    if (const json* x = find(v, "max_receives")) {
+      q.max_receives = static_cast<int>(get_int(*x, "lock.max_receives", Ranges::kMaxReceives));
+    }
+  }
+
   void load_etcd(const json& v) {
     EtcdSpec& e = s_.lock.etcd;
     if (const json* x = find(v, "nodes")) e.nodes = static_cast<int>(get_int(*x, "lock.nodes", Ranges::kEtcdNodes));
@@ -671,13 +710,15 @@ class Loader {
   void load_resource() {
     const json& v = require(root_, "", "resource", "the protected resource, e.g. {\"kind\": \"fenced\"}");
     expect_object(v, "resource", "the resource");
-    static const Keys kKinds = {"unfenced", "fenced", "cas"};
+    static const Keys kKinds = {"unfenced", "fenced", "cas", "idempotent"};
     check_keys(v, "resource", kResourceKeys, "resource");
-    const std::size_t kind =
-        get_enum(require(v, "resource", "kind", "\"unfenced\", \"fenced\" or \"cas\""), "resource.kind", kKinds);
+    const std::size_t kind = get_enum(
+        require(v, "resource", "kind", "\"unfenced\", \"fenced\", \"cas\" or \"idempotent\""), "resource.kind", kKinds);
     ResourceSpec& r = s_.resource;
-    r.kind = kind == 0 ? ResourceKind::kUnfenced : kind == 1 ? ResourceKind::kFenced : ResourceKind::kCas;
-    for (std::string_view k : {"check", "fence_reads"}) {
+    static const ResourceKind kResourceKinds[] = {ResourceKind::kUnfenced, ResourceKind::kFenced, ResourceKind::kCas,
+                                                  ResourceKind::kIdempotent};
+    r.kind = kResourceKinds[kind];
+    for (std::string_view k : {"check", "fence_reads", "idempotent"}) {
       if (r.kind != ResourceKind::kFenced && find(v, k)) {
         fail(key_path("resource", k), quote(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
                                           quote(to_string(r.kind)));
@@ -688,6 +729,7 @@ class Loader {
                                                                                  : FenceCheck::kMonotonic;
     }
     if (const json* x = find(v, "fence_reads")) r.fence_reads = get_bool(*x, "resource.fence_reads");
+    if (const json* x = find(v, "idempotent")) r.idempotent = get_bool(*x, "resource.idempotent");
     if (const json* x = find(v, "initial")) {
       r.initial = get_int(*x, "resource.initial", Ranges::kInitial);
     }
@@ -768,11 +810,13 @@ class Loader {
 
   WorkloadSpec load_workload(const json& v, const std::string& path) {
     expect_object(v, path, "a workload");
-    static const Keys kKinds = {"sequence_allocator", "counter", "writer"};
+    static const Keys kKinds = {"sequence_allocator", "counter", "writer", "queue_worker"};
     WorkloadSpec w;
-    const json& kind = require(v, path, "kind", "\"sequence_allocator\", \"counter\" or \"writer\"");
+    const json& kind = require(v, path, "kind", "\"sequence_allocator\", \"counter\", \"writer\" or \"queue_worker\"");
     const std::size_t k = get_enum(kind, key_path(path, "kind"), kKinds);
-    w.kind = k == 0 ? WorkloadKind::kSequenceAllocator : k == 1 ? WorkloadKind::kCounter : WorkloadKind::kWriter;
+    static const WorkloadKind kWorkloadKinds[] = {WorkloadKind::kSequenceAllocator, WorkloadKind::kCounter,
+                                                  WorkloadKind::kWriter, WorkloadKind::kQueueWorker};
+    w.kind = kWorkloadKinds[k];
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() == "block" && w.kind != WorkloadKind::kSequenceAllocator) {
         fail(key_path(path, "block"),

@@ -49,6 +49,15 @@ ojson network_json(const NetworkSpec& n) {
 ojson lock_json(const LockSpec& l) {
   ojson j{{"service", to_string(l.service)}};
   if (l.service == ServiceKind::kNone) return j;
+  if (l.service == ServiceKind::kQueue) {
+    const QueueSpec& q = l.queue;
+    const QueueSpec qd;
+    j["visibility_timeout"] = dur(q.visibility_timeout);
+    j["messages"] = q.messages;
+    if (q.fifo != qd.fifo) j["fifo"] = q.fifo;
+    if (q.max_receives != qd.max_receives) j["max_receives"] = q.max_receives;
+    return j;
+  }
   const LockSpec def;
   j["ttl"] = dur(l.requested_ttl);
   if (l.key != def.key) j["key"] = l.key;
@@ -86,6 +95,7 @@ ojson resource_json(const ResourceSpec& r) {
   if (r.kind == ResourceKind::kFenced) {
     j["check"] = r.check == FenceCheck::kStrict ? "strict" : "monotonic";
     if (r.fence_reads != def.fence_reads) j["fence_reads"] = r.fence_reads;
+    if (r.idempotent != def.idempotent) j["idempotent"] = r.idempotent;
   }
   if (r.initial != def.initial) j["initial"] = r.initial;
   if (r.replicas != def.replicas) j["replicas"] = r.replicas;
@@ -130,8 +140,8 @@ bool same_but_name(ClientSpec a, const ClientSpec& b) {
 
 /// Can `base` be the name of a client with `count` (the loader's rules)?
 bool countable_base(const std::string& base) {
-  static const std::vector<std::string_view> kReserved = {"clients",   "redis",         "sentinels",  "etcd",
-                                                          "resources", "redis-primary", "etcd-leader"};
+  static const std::vector<std::string_view> kReserved = {
+      "clients", "redis", "sentinels", "etcd", "resources", "queues", "queue", "redis-primary", "etcd-leader"};
   return !base.empty() && base.size() <= LoaderLimits::kMaxNameLength &&
          std::find(kReserved.begin(), kReserved.end(), base) == kReserved.end();
 }

@@ -35,6 +35,16 @@ void add_beliefs(Fingerprint& f, const History& h) {
     f.time(b.start);
     f.maybe(b.end);
     f.text(b.end_reason);
+    // The queue design's message (hashed only when set, so a lock run's fingerprint is what it was).
+    if (!b.message_id.empty()) f.text(b.message_id);
+  }
+  // The queue design's messages (none for a lock: nothing hashed).
+  for (const MessageRecord& m : h.messages) {
+    f.text(m.id);
+    f.number(m.receives);
+    f.maybe(m.deleted);
+    f.text(m.deleted_by);
+    f.maybe(m.dead_lettered);
   }
   f.word(h.lease_ends.size());
   for (const auto& [value, e] : h.lease_ends) {  // (a std::map: in key order)

@@ -17,6 +17,8 @@
 //   IterationRecord  the workload: start, acquisition, accepted write
 //   FaultRecord      the fault script and nemesis
 //   RenewalRecord    the lock client: first send to successful reply
+//   MessageRecord    the work queue (lock.service "queue"): each message's
+//                    receives, deletion or move to the dead-letter queue
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,10 @@ struct BeliefRecord {
   Time start{0};
   std::optional<Time> end;  ///< empty: still believed when the run ended
   std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended"
+  /// The queue design: the message the worker believes it holds (the
+  /// belief's `value` is its receipt handle). Two beliefs conflict only when
+  /// they hold the same message; for a lock it is empty (one lock).
+  std::string message_id;
 };
 
 struct LeaseEndRecord {
@@ -60,9 +66,11 @@ struct LeaseEndRecord {
 /// (models/resource/) answers reads and writes; the other kinds are the
 /// operations of a work queue with visibility timeouts, named here so the
 /// record already has their shape: a worker receives a message (and a
-/// receipt handle), extends its visibility, and deletes it. No model makes
-/// them yet; the checkers of models/checkers/ look only at `write`, so the
-/// queue's resource must teach them its kinds.
+/// receipt handle), extends its visibility, and deletes it. The work queue
+/// of models/queue/ records its receives as grants (GrantRecord: value the
+/// receipt, token the receive count) and the ledger's effects as writes
+/// (kWrite with message_id and receipt), so that the lock checkers and the
+/// timeline read them unchanged; the queue kinds are not recorded yet.
 enum class ResourceOpKind {
   kRead,              ///< the register: value (and version, tag) returned
   kWrite,             ///< the register: value (and tag) written
@@ -141,6 +149,15 @@ struct RenewalRecord {
   bool success = false;
 };
 
+/// One message of the work queue, as the queue saw it (true times).
+struct MessageRecord {
+  std::string id;                     ///< "msg-0" …
+  int receives = 0;                   ///< ReceiveMessage hand-outs (its receive count)
+  std::optional<Time> deleted;        ///< DeleteMessage with its current receipt
+  std::string deleted_by;             ///< the client that deleted it
+  std::optional<Time> dead_lettered;  ///< moved to the dead-letter queue
+};
+
 struct AuditFinding {
   Time at{0};
   std::string copy;
@@ -168,14 +185,17 @@ class History {
   std::vector<RenewalRecord> renewals;
   std::vector<AuditFinding> audit;
   std::vector<NoteRecord> notes;
-  std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
+  std::vector<MessageRecord> messages;  ///< the queue design's messages, in id order; empty otherwise
+  std::int64_t lease_losses = 0;        ///< refused renewals / ended sessions
 
   void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token, std::string server) {
     grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size()});
   }
   /// Starts a belief; returns its index for `end_belief`.
-  std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token) {
-    beliefs.push_back(BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, ""});
+  std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token,
+                           std::string message_id = "") {
+    beliefs.push_back(
+        BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, "", std::move(message_id)});
     open_beliefs_.push_back(beliefs.size() - 1);
     return beliefs.size() - 1;
   }
@@ -198,7 +218,7 @@ class History {
   void audit_holders(Time at, const std::string& copy, std::int64_t last_seen) {
     for (std::size_t i : open_beliefs_) {
       const BeliefRecord& b = beliefs[i];
-      if (!b.end && b.token && *b.token < last_seen) {
+      if (!b.end && b.token && b.message_id.empty() && *b.token < last_seen) {
         audit.push_back(AuditFinding{at, copy, b.client, *b.token, last_seen});
       }
     }

@@ -39,7 +39,7 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor()}, {}};
+  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor()}, {}};
   return r;
 }
 

@@ -11,6 +11,7 @@ const char* to_string(ServiceKind k) {
     case ServiceKind::kRedis: return "redis";
     case ServiceKind::kEtcd: return "etcd";
     case ServiceKind::kNone: return "none";
+    case ServiceKind::kQueue: return "queue";
   }
   return "?";
 }
@@ -19,6 +20,7 @@ const char* to_string(ResourceKind k) {
     case ResourceKind::kUnfenced: return "unfenced";
     case ResourceKind::kFenced: return "fenced";
     case ResourceKind::kCas: return "cas";
+    case ResourceKind::kIdempotent: return "idempotent";
   }
   return "?";
 }
@@ -27,6 +29,7 @@ const char* to_string(WorkloadKind k) {
     case WorkloadKind::kSequenceAllocator: return "sequence_allocator";
     case WorkloadKind::kCounter: return "counter";
     case WorkloadKind::kWriter: return "writer";
+    case WorkloadKind::kQueueWorker: return "queue_worker";
   }
   return "?";
 }
@@ -38,15 +41,16 @@ const char* to_string(Property p) {
     case Property::kTokenMonotonic: return "token_monotonic";
     case Property::kProgress: return "progress";
     case Property::kRaftSafety: return "raft_safety";
+    case Property::kNoDuplicateEffect: return "no_duplicate_effect";
   }
   return "?";
 }
 const char* to_string(Expectation e) { return e == Expectation::kHolds ? "holds" : "violated"; }
 
 const std::vector<Property>& all_properties() {
-  static const std::vector<Property> kAll = {Property::kMutualExclusion, Property::kNoStaleWrite,
-                                             Property::kNoLostUpdate,    Property::kTokenMonotonic,
-                                             Property::kProgress,        Property::kRaftSafety};
+  static const std::vector<Property> kAll = {
+      Property::kMutualExclusion, Property::kNoStaleWrite, Property::kNoLostUpdate,     Property::kTokenMonotonic,
+      Property::kProgress,        Property::kRaftSafety,   Property::kNoDuplicateEffect};
   return kAll;
 }
 

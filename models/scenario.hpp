@@ -25,16 +25,24 @@ namespace fencesim {
 using sim::Duration;
 using namespace std::chrono_literals;
 
-enum class ServiceKind { kRedis, kEtcd, kNone };
+enum class ServiceKind { kRedis, kEtcd, kNone, kQueue };
 enum class RedisToken { kIncr, kNone };
 enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
-enum class ResourceKind { kUnfenced, kFenced, kCas };
+enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent };
 enum class FenceCheck { kStrict, kMonotonic };
-enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter };
+enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
-enum class Property { kMutualExclusion, kNoStaleWrite, kNoLostUpdate, kTokenMonotonic, kProgress, kRaftSafety };
+enum class Property {
+  kMutualExclusion,
+  kNoStaleWrite,
+  kNoLostUpdate,
+  kTokenMonotonic,
+  kProgress,
+  kRaftSafety,
+  kNoDuplicateEffect
+};
 enum class Expectation { kHolds, kViolated };
 
 const char* to_string(ServiceKind);
@@ -79,6 +87,18 @@ struct EtcdSpec {
   bool operator==(const EtcdSpec&) const = default;
 };
 
+/// `lock.service: "queue"`: a work queue with visibility timeouts (models/queue/queue.hpp).
+struct QueueSpec {
+  /// How long a received message stays invisible (on the queue's wall
+  /// clock); also the lease TTL of the design (LockSpec::ttl).
+  Duration visibility_timeout = 30s;
+  int messages = 1;      ///< enqueued at time 0: msg-0 … msg-(messages-1)
+  bool fifo = false;     ///< one message group: in order, one in flight at a time
+  int max_receives = 0;  ///< > 0: past this many receives a message goes to the dead-letter queue
+
+  bool operator==(const QueueSpec&) const = default;
+};
+
 struct LockSpec {
   ServiceKind service = ServiceKind::kRedis;
   /// The lease TTL in effect. For etcd, already raised to the minimum etcd
@@ -88,6 +108,7 @@ struct LockSpec {
   std::string key = "lock";
   RedisSpec redis;
   EtcdSpec etcd;
+  QueueSpec queue;
 
   bool operator==(const LockSpec&) const = default;
 };
@@ -96,6 +117,9 @@ struct ResourceSpec {
   ResourceKind kind = ResourceKind::kFenced;
   FenceCheck check = FenceCheck::kStrict;
   bool fence_reads = false;
+  /// A fenced ledger (queue design) that also applies each message's effect
+  /// once: `"kind": "fenced", "idempotent": true`.
+  bool idempotent = false;
   std::int64_t initial = 0;
   int replicas = 0;  ///< further copies resource-replica-0 …
   Duration replication_delay = 50ms;

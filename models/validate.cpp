@@ -3,6 +3,7 @@
 // file and a Scenario built in code get the same words at the same path.
 #include "models/validate.hpp"
 
+#include "models/checkers/registry.hpp"
 #include "models/lock_service.hpp"
 
 #include <algorithm>
@@ -298,7 +299,8 @@ void note_heals(const Scenario& s, std::vector<std::string>& out) {
 void note_fencing(const Scenario& s, std::vector<std::string>& out) {
   if (s.resource.kind != ResourceKind::kFenced) return;
   const ServiceDescriptor& d = service_descriptor(s.lock.service);
-  if (!d.takes_lock() || !d.hands_out_tokens(s)) {
+  // The queue's receive counts fence its ledger per message (no one token sequence).
+  if (!d.takes_lock() || (!d.hands_out_tokens(s) && s.lock.service != ServiceKind::kQueue)) {
     out.push_back("resource.kind is \"fenced\", but " + d.why_no_token(s) +
                   ": no write carries a token, and a fenced copy rejects every write without one");
     return;
@@ -522,18 +524,68 @@ Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
   return std::nullopt;
 }
 
+/// The queue design's lock block (models/queue/queue.hpp).
+Problem validate_queue(const Scenario& s) {
+  const QueueSpec& q = s.lock.queue;
+  FENCESIM_CHECK(positive("lock.visibility_timeout", q.visibility_timeout));
+  if (q.visibility_timeout > 12h) {
+    return problem("lock.visibility_timeout",
+                   "at most 12h (SQS's maximum visibility timeout), got " + fmt_d(q.visibility_timeout));
+  }
+  FENCESIM_CHECK(in_range("lock.messages", q.messages, Ranges::kQueueMessages));
+  FENCESIM_CHECK(in_range("lock.max_receives", q.max_receives, Ranges::kMaxReceives));
+  if (s.lock.ttl != q.visibility_timeout || s.lock.requested_ttl != q.visibility_timeout) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") must equal lock.queue.visibility_timeout (" +
+                                   fmt_d(q.visibility_timeout) + ") in the queue design: set both (the loader does)");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
   if (s.lock.service == ServiceKind::kNone) return std::nullopt;
+  if (s.lock.service == ServiceKind::kQueue) return validate_queue(s);
   FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
   if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
   if (s.lock.service == ServiceKind::kRedis) return validate_redis(s);
   return validate_etcd(s, src);
 }
 
+namespace {
+
+/// The queue design's ledger and the register designs' resource do not mix.
+Problem queue_resource(const Scenario& s) {
+  const ResourceSpec& r = s.resource;
+  const bool queue = s.lock.service == ServiceKind::kQueue;
+  if (queue && r.kind == ResourceKind::kCas) {
+    return problem("resource.kind",
+                   "the queue design's resource is a ledger of effects: \"unfenced\", \"fenced\" or "
+                   "\"idempotent\", not \"cas\"");
+  }
+  if (!queue && r.kind == ResourceKind::kIdempotent) {
+    return problem("resource.kind", "\"idempotent\" is the queue design's ledger; it needs \"service\": \"queue\"");
+  }
+  if (r.idempotent && (!queue || r.kind != ResourceKind::kFenced)) {
+    return problem("resource.idempotent",
+                   queue ? "\"idempotent\": true applies only to \"kind\": \"fenced\" (a fenced ledger that also "
+                           "applies each effect once); for the once-only ledger alone use \"kind\": \"idempotent\""
+                         : "\"idempotent\" applies only to the queue design's fenced ledger (\"service\": \"queue\")");
+  }
+  if (queue && r.fence_reads) {
+    return problem("resource.fence_reads", "the queue design's ledger has no reads to fence");
+  }
+  if (queue && r.replicas != 0) {
+    return problem("resource.replicas", "the queue design's ledger has no replicas: must be 0 (or left out)");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
   const ResourceSpec& r = s.resource;
+  FENCESIM_CHECK(queue_resource(s));
   if (r.kind != ResourceKind::kFenced && (r.check != FenceCheck::kStrict || r.fence_reads)) {
     const char* k = r.check != FenceCheck::kStrict ? "check" : "fence_reads";
     return problem(std::string("resource.") + k,
@@ -643,6 +695,14 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     const std::string path = src.client_path(i);
     FENCESIM_CHECK(client_name(base_name(s.clients[i], from), path + ".name"));
     FENCESIM_CHECK(client_settings(s.clients[i], path));
+    const bool worker = s.clients[i].workload.kind == WorkloadKind::kQueueWorker;
+    if (worker != (s.lock.service == ServiceKind::kQueue)) {
+      return problem(path + ".workload.kind",
+                     worker ? "the queue_worker workload needs \"service\": \"queue\" (it receives messages)"
+                            : "the queue design runs only the queue_worker workload, got " +
+                                  quote_text(to_string(s.clients[i].workload.kind)),
+                     worker ? "" : "did you mean \"queue_worker\"?");
+    }
   }
   return client_names_and_resources(s, src);
 }
@@ -880,17 +940,20 @@ std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const Scenari
 
 namespace {
 
-std::string why_not_applicable(const Scenario& s, Property p) {
+std::string why_not_text(const Scenario& s, Property p) {
   switch (p) {
     case Property::kMutualExclusion:
     case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
     case Property::kTokenMonotonic:
+      if (s.lock.service == ServiceKind::kQueue) return fencesim::why_not_applicable(s, p);
       if (s.lock.service == ServiceKind::kNone) return "the design takes no lock, so it hands out no token";
       if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0) {
         return "Redlock hands out no fencing token (lock.token is \"none\")";
       }
       return "the lock service hands out no token (lock.token is \"none\")";
     case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word(s);
+    case Property::kNoLostUpdate:
+    case Property::kNoDuplicateEffect: return fencesim::why_not_applicable(s, p);
     default: return "it does not apply to this design";
   }
 }
@@ -902,7 +965,7 @@ std::optional<ScenarioProblem> validate_expect(const Scenario& s) {
     if (property_applies(s, p)) continue;
     const std::string name = to_string(p);
     return problem("expect." + name, "cannot expect " + name + ": it does not apply to this design, because " +
-                                         why_not_applicable(s, p) + " (it would be reported not_applicable)");
+                                         why_not_text(s, p) + " (it would be reported not_applicable)");
   }
   return std::nullopt;
 }

@@ -135,6 +135,9 @@ struct Ranges {
   static constexpr IntRange kCount{1, 200};
   static constexpr IntRange kIterations{1, 100'000};
   static constexpr IntRange kBlock{1, 1'000'000'000};
+  // lock.messages, lock.max_receives (the queue design; SQS's maxReceiveCount is 1 to 1000)
+  static constexpr IntRange kQueueMessages{1, 100'000};
+  static constexpr IntRange kMaxReceives{0, 1000, " (0: no dead-letter queue)"};
 };
 
 // Text helpers the loader shares, so its messages and these match.

@@ -90,9 +90,15 @@ ojson settings_json(const Scenario& s) {
   ojson lock{{"service", to_string(s.lock.service)}};
   if (s.lock.service != ServiceKind::kNone) {
     lock["ttl"] = duration_json(s.lock.ttl);
-    lock["key"] = s.lock.key;
+    if (s.lock.service != ServiceKind::kQueue) lock["key"] = s.lock.key;
   }
-  if (s.lock.service == ServiceKind::kRedis) {
+  if (s.lock.service == ServiceKind::kQueue) {
+    const QueueSpec& q = s.lock.queue;
+    lock["visibility_timeout"] = duration_json(q.visibility_timeout);
+    lock["messages"] = q.messages;
+    lock["fifo"] = q.fifo;
+    lock["max_receives"] = q.max_receives;
+  } else if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& r = s.lock.redis;
     lock["replicas"] = r.replicas;
     lock["replication_delay"] = duration_json(r.replication_delay);
@@ -117,6 +123,7 @@ ojson settings_json(const Scenario& s) {
   if (s.resource.kind == ResourceKind::kFenced) {
     resource["check"] = s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic";
     resource["fence_reads"] = s.resource.fence_reads;
+    if (s.lock.service == ServiceKind::kQueue) resource["idempotent"] = s.resource.idempotent;
   }
   resource["initial"] = s.resource.initial;
   resource["replicas"] = s.resource.replicas;
@@ -312,12 +319,20 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
                        clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "INCR" : "none");
     }
   }
-  if (s.lock.service != ServiceKind::kNone) o += fmt::format(", TTL {}", dur(s.lock.ttl));
+  if (s.lock.service == ServiceKind::kQueue) {
+    const QueueSpec& q = s.lock.queue;
+    o += fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
+                     q.fifo ? "FIFO" : "standard", "queue", q.messages, dur(q.visibility_timeout),
+                     q.max_receives > 0 ? fmt::format("dead-letter queue after {} receives", q.max_receives)
+                                        : std::string("no dead-letter queue"));
+  } else if (s.lock.service != ServiceKind::kNone) {
+    o += fmt::format(", TTL {}", dur(s.lock.ttl));
+  }
   o += "\n";
   o += fmt::format("- resource: {}", to_string(s.resource.kind));
   if (s.resource.kind == ResourceKind::kFenced) {
-    o += fmt::format(" ({} check{})", s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic",
-                     s.resource.fence_reads ? ", fenced reads" : "");
+    o += fmt::format(" ({} check{}{})", s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic",
+                     s.resource.fence_reads ? ", fenced reads" : "", s.resource.idempotent ? ", idempotent" : "");
   }
   if (s.resource.replicas > 0) o += fmt::format(", {} further copies", s.resource.replicas);
   o += "\n";
@@ -419,6 +434,11 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
   o += fmt::format("scenario {}  seed {}{}\n", s.name, r.seed, m.seed_overridden ? " (from --seed)" : "");
   o += fmt::format("  duration {}  settle {}  service {}", dur(s.duration), dur(s.settle), to_string(s.lock.service));
   if (s.lock.service != ServiceKind::kNone) o += fmt::format(" ttl {}", dur(s.lock.ttl));
+  if (s.lock.service == ServiceKind::kQueue) {
+    const QueueSpec& q = s.lock.queue;
+    o += fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
+                     q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());
+  }
   if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& rs = s.lock.redis;
     o += rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
@@ -432,9 +452,9 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
   }
   o += fmt::format("  clients {}  faults {} ({} drawn)\n", s.clients.size(), r.faults.size(), r.drawn.size());
   for (const std::string& n : s.notes) o += "  note: " + n + "\n";
-  o += fmt::format("\n  {:<18} {:<10} {:<15} {}\n", "property", "expected", "got", "");
+  o += fmt::format("\n  {:<19} {:<10} {:<15} {}\n", "property", "expected", "got", "");
   for (const Verdict& v : r.verdicts) {
-    o += fmt::format("  {:<18} {:<10} {:<15} {}\n", to_string(v.property), expected_text(v), to_string(v.status),
+    o += fmt::format("  {:<19} {:<10} {:<15} {}\n", to_string(v.property), expected_text(v), to_string(v.status),
                      v.expected ? (v.met ? "ok" : "MISMATCH") : "");
   }
   const Metrics& mt = r.metrics;

@@ -62,7 +62,7 @@
 namespace fencesim {
 
 /// The properties in report order (all_properties()), as a fixed-size array index.
-inline constexpr std::size_t kPropertyCount = 6;
+inline constexpr std::size_t kPropertyCount = 7;
 
 /// An inclusive range of seeds: first … last.
 struct SeedRange {

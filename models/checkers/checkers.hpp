@@ -29,6 +29,10 @@ Verdict check_no_stale_write(const History& h);
 Verdict check_token_monotonic(const History& h);
 Verdict check_no_lost_update(const History& h, std::int64_t initial);
 Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration settle);
+/// The queue design's progress: per message (History::messages), not per iteration.
+Verdict check_queue_progress(const History& h, const CheckContext& ctx, sim::Duration settle);
+/// Each message's effect applied at most once (the queue design's ledger).
+Verdict check_no_duplicate_effect(const History& h);
 
 struct LatencySummary {
   std::int64_t count = 0;

@@ -36,14 +36,15 @@ Verdict check_mutual_exclusion(const History& h, const CheckContext& ctx) {
   const Time end = std::min(belief_end(a, ctx), belief_end(b, ctx));
   v.status = Status::kViolated;
   v.at = first_at;
-  v.summary = fmt::format("{} and {} both believed they held the lock from {} to {} ({})", a.client, b.client,
-                          format_time(first_at), format_time(end), sim::format_duration(end - first_at));
+  v.summary = fmt::format("{} and {} both believed they held {} from {} to {} ({})", a.client, b.client,
+                          a.message_id.empty() ? std::string("the lock") : a.message_id, format_time(first_at),
+                          format_time(end), sim::format_duration(end - first_at));
   std::vector<std::string> story;
   story.push_back(belief_line(a, ctx));
   add_faults_between(h, a.start, first_at, a.client, story);
   if (auto it = h.lease_ends.find(a.value); it != h.lease_ends.end()) {
-    story.push_back(fmt::format("{}: {}'s lease ended at the service: {}", format_time(it->second.at), a.client,
-                                it->second.reason));
+    story.push_back(fmt::format("{}: {}'s {} ended at the service: {}", format_time(it->second.at), a.client,
+                                a.message_id.empty() ? "lease" : "receipt " + a.value, it->second.reason));
   }
   story.push_back(belief_line(b, ctx));
   story.push_back(fmt::format("both beliefs overlapped from {} to {}", format_time(first_at), format_time(end)));

@@ -14,6 +14,8 @@ const ServiceDescriptor& service_of(const Scenario& s) { return service_descript
 
 bool takes_lock(const Scenario& s) { return service_of(s).takes_lock(); }
 bool always(const Scenario&) { return true; }
+bool is_queue(const Scenario& s) { return s.lock.service == ServiceKind::kQueue; }
+bool not_queue(const Scenario& s) { return !is_queue(s); }
 bool hands_out_tokens(const Scenario& s) { return service_of(s).hands_out_tokens(s); }
 bool service_checks_raft(const Scenario& s) {
   const auto own = service_of(s).own_properties();
@@ -22,6 +24,12 @@ bool service_checks_raft(const Scenario& s) {
 
 std::string no_lock(const Scenario&) { return "the design takes no lock (\"service\": \"none\")"; }
 std::string never_inapplicable(const Scenario&) { return "it does not apply to this design"; }
+std::string no_messages(const Scenario& s) {
+  return "the design has no messages (lock.service is \"" + service_of(s).name() + "\", not \"queue\")";
+}
+std::string no_register(const Scenario&) {
+  return "the queue's ledger applies effects, it has no read-modify-write register to lose an update of";
+}
 std::string no_token(const Scenario& s) { return service_of(s).why_no_token(s); }
 std::string not_raft(const Scenario& s) {
   const ServiceDescriptor* owner = property_owner(Property::kRaftSafety);
@@ -41,7 +49,11 @@ Verdict mutual_exclusion(const CheckInput& in) { return check_mutual_exclusion(i
 Verdict no_stale_write(const CheckInput& in) { return check_no_stale_write(in.history); }
 Verdict no_lost_update(const CheckInput& in) { return check_no_lost_update(in.history, in.scenario.resource.initial); }
 Verdict token_monotonic(const CheckInput& in) { return check_token_monotonic(in.history); }
-Verdict progress(const CheckInput& in) { return check_progress(in.history, in.context, in.scenario.settle); }
+Verdict progress(const CheckInput& in) {
+  if (is_queue(in.scenario)) return check_queue_progress(in.history, in.context, in.scenario.settle);
+  return check_progress(in.history, in.context, in.scenario.settle);
+}
+Verdict no_duplicate_effect(const CheckInput& in) { return check_no_duplicate_effect(in.history); }
 Verdict raft_safety(const CheckInput& in) { return service_verdict(in, Property::kRaftSafety); }
 
 }  // namespace
@@ -50,10 +62,11 @@ const std::vector<Checker>& checker_registry() {
   static const std::vector<Checker> kCheckers = {
       {Property::kMutualExclusion, takes_lock, no_lock, mutual_exclusion},
       {Property::kNoStaleWrite, takes_lock, no_lock, no_stale_write},
-      {Property::kNoLostUpdate, always, never_inapplicable, no_lost_update},
+      {Property::kNoLostUpdate, not_queue, no_register, no_lost_update},
       {Property::kTokenMonotonic, hands_out_tokens, no_token, token_monotonic},
       {Property::kProgress, always, never_inapplicable, progress},
       {Property::kRaftSafety, service_checks_raft, not_raft, raft_safety},
+      {Property::kNoDuplicateEffect, is_queue, no_messages, no_duplicate_effect},
   };
   return kCheckers;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fencesim {
 
 const char* to_string(Status s) {
@@ -26,9 +28,14 @@ namespace checkers {
 std::string token_text(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
 
 std::string belief_line(const BeliefRecord& b, const CheckContext& ctx) {
+  const std::string end = b.end ? " (" + b.end_reason + ")" : " (end of run)";
+  if (!b.message_id.empty()) {
+    return fmt::format("{} believed it held {} (receipt {}, receive count {}) from {} until {}{}", b.client,
+                       b.message_id, b.value, b.token.value_or(0), format_time(b.start),
+                       format_time(belief_end(b, ctx)), end);
+  }
   return fmt::format("{} believed it held the lock ({}, value {}) from {} until {}{}", b.client, token_text(b.token),
-                     b.value, format_time(b.start), format_time(belief_end(b, ctx)),
-                     b.end ? " (" + b.end_reason + ")" : " (end of run)");
+                     b.value, format_time(b.start), format_time(belief_end(b, ctx)), end);
 }
 
 const GrantRecord* grant_of(const History& h, const std::string& value) {
@@ -52,6 +59,14 @@ void add_faults_between(const History& h, Time from, Time to, const std::string&
     if (!node.empty() && f.target != node) continue;
     story.push_back(fault_line(f));
   }
+}
+
+std::vector<std::string> story_in_time_order(std::vector<std::pair<Time, std::string>> steps) {
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> story;
+  for (auto& [at, line] : steps) story.push_back(std::move(line));
+  number(story);
+  return story;
 }
 
 void number(std::vector<std::string>& story) {

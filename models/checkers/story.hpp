@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/checkers/verdict.hpp"
@@ -27,9 +28,13 @@ void add_faults_between(const History& h, Time from, Time to, const std::string&
 std::string fault_line(const FaultRecord& f);
 /// Numbers the steps "1. …", "2. …".
 void number(std::vector<std::string>& story);
+/// The lines of `steps` (each with its true time) in time order, ties in
+/// the order given, numbered.
+std::vector<std::string> story_in_time_order(std::vector<std::pair<Time, std::string>> steps);
 
 /// Calls f(i, j, start, end), i < j, for every pair of beliefs of two
-/// different clients that overlap in true time, with the interval
+/// different clients of the same lock (the same message, in the queue
+/// design: BeliefRecord::message_id) that overlap in true time, with the interval
 /// [start, end) they share (start < end). A sweep over the beliefs in order
 /// of their start: O(n log n) plus the overlapping pairs, where comparing
 /// every pair made checking a long run quadratic in its grants.
@@ -50,7 +55,7 @@ void for_each_overlapping_belief_pair(const History& h, const CheckContext& ctx,
       // Later beliefs start no earlier than b: none of them overlaps a.
       if (b.start >= a_end) break;
       const Time end = std::min(a_end, belief_end(b, ctx));
-      if (b.start >= end || a.client == b.client) continue;
+      if (b.start >= end || a.client == b.client || a.message_id != b.message_id) continue;
       f(std::min(order[p], order[q]), std::max(order[p], order[q]), b.start, end);
     }
   }

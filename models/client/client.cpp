@@ -13,7 +13,7 @@ LockClientBase::LockClientBase(sim::Node& node, History& h, const ClientSpec& sp
 
 void LockClientBase::begin_belief(const Lease& l) {
   end_belief("superseded");
-  belief_ = history_.begin_belief(node_.sim().now(), spec_.name, l.value, l.token);
+  belief_ = history_.begin_belief(node_.sim().now(), spec_.name, l.value, l.token, l.message_id);
 }
 
 void LockClientBase::end_belief(const std::string& reason) {
@@ -107,8 +107,8 @@ void ClientNode::iterate(sim::Process& p, int index) {
   if (lock_) lease = lock_->acquire(p);
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
-  workloads::IterationResult result =
-      workload_->iterate(workloads::Iteration{p, index, lease.value, fencing ? lease.token : std::nullopt});
+  workloads::IterationResult result = workload_->iterate(
+      workloads::Iteration{p, index, lease.value, fencing ? lease.token : std::nullopt, lease.message_id});
   IterationRecord& it = history_.iterations[rec];
   if (result.success) {
     it.success = true;
@@ -116,8 +116,8 @@ void ClientNode::iterate(sim::Process& p, int index) {
   }
   it.outcome = std::move(result.outcome);
   // "After every iteration — write accepted or rejected — the client
-  // releases the lock."
-  if (lock_) lock_->release(p);
+  // releases the lock." (The queue deletes only a message it is done with.)
+  if (lock_) lock_->finish(p, result.success);
   current_iteration_.reset();
 }
 

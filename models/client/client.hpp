@@ -34,6 +34,9 @@ namespace fencesim::client {
 struct Lease {
   std::string value;                  ///< unique per attempt (Redis value, etcd key)
   std::optional<std::int64_t> token;  ///< fencing token, if the design has one
+  /// The queue design: the message received (`value` is its receipt
+  /// handle, `token` its receive count); empty for a lock.
+  std::string message_id;
 };
 
 /// The interface a lock service's client implements (Redis single primary
@@ -47,6 +50,14 @@ class LockClient {
   virtual Lease acquire(sim::Process& p) = 0;
   /// Releases; the belief ends when the release is sent.
   virtual void release(sim::Process& p) = 0;
+  /// The end of an iteration whose workload step `succeeded` or not. A lock
+  /// releases either way; the queue deletes the message only after its
+  /// effect was applied (or answered "already applied") and otherwise
+  /// leaves it to time out.
+  virtual void finish(sim::Process& p, bool succeeded) {
+    (void)succeeded;
+    release(p);
+  }
   /// Messages that are not replies (e.g. Sentinel +switch-master).
   virtual void on_message(const sim::Message& m) { (void)m; }
   /// The node crashed: the belief ends; volatile state goes.
@@ -84,6 +95,12 @@ std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const
 /// position k in the expanded client list (it starts on member k mod n).
 std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                              std::vector<sim::NodeId> members, std::size_t index);
+
+/// The queue worker's client of the work queue (models/queue/queue.hpp):
+/// acquire = ReceiveMessage (an empty queue: retry after retry_interval),
+/// renewal = ChangeMessageVisibility, finish = DeleteMessage.
+std::unique_ptr<LockClient> make_queue_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                              sim::NodeId queue);
 
 /// The node of one client: the iterations, its lock client and its workload.
 ///

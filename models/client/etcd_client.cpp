@@ -198,7 +198,7 @@ class EtcdLockClient final : public LockClientBase {
     std::optional<std::int64_t> token;
     if (lock_.etcd.token == EtcdToken::kCreateRevision) token = kv.create_revision;
     if (lock_.etcd.token == EtcdToken::kHeaderRevision) token = header_revision;
-    Lease lease{etcd::hold_value(kv.key, kv.create_revision), token};
+    Lease lease{etcd::hold_value(kv.key, kv.create_revision), token, ""};
     begin_belief(lease);
     return lease;
   }

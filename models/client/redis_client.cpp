@@ -71,7 +71,7 @@ class RedisLockClient final : public LockClientBase {
       const sim::NodeId target = primary_;
       CallResult r = call(p, make_command(Op::kAcquire, lock_, value, with_token));
       if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
-        Lease lease{value, with_token ? r.reply.integer : std::nullopt};
+        Lease lease{value, with_token ? r.reply.integer : std::nullopt, ""};
         begin_belief(lease);
         start_renewal(lease);
         return lease;
@@ -221,7 +221,7 @@ class RedlockClient final : public LockClientBase {
       const sim::Duration elapsed = node_.monotonic() - start;
       const sim::Duration validity = lock_.ttl - elapsed - drift;
       if (ok >= majority && validity > sim::Duration{0}) {
-        Lease lease{value, std::nullopt};
+        Lease lease{value, std::nullopt, ""};
         begin_belief(lease);
         start_renewal(lease);
         return lease;

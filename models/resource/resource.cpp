@@ -25,6 +25,8 @@ void ResourceCopy::on_message(const sim::Message& m) {
     read(m, *r);
   } else if (const auto* w = m.as<WriteRequest>()) {
     write(m, *w);
+  } else if (const auto* e = m.as<EffectRequest>()) {
+    effect(m, *e);
   } else if (const auto* f = m.as<Forward>()) {
     // Replication, not an acceptance: applied unconditionally.
     value_ = f->value;
@@ -74,7 +76,8 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
 std::string ResourceCopy::refusal(const WriteRequest& w) const {
   const ResourceSpec& spec = svc_.spec();
   switch (spec.kind) {
-    case ResourceKind::kUnfenced: break;
+    case ResourceKind::kUnfenced:
+    case ResourceKind::kIdempotent: break;  // the queue's ledger (ledger.cpp); its register is never written
     case ResourceKind::kFenced:
       if (!w.token) return "write without a token";
       if (*w.token < last_seen_) return fmt::format("token {} < last_seen {}", *w.token, last_seen_);

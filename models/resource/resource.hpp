@@ -24,12 +24,27 @@
 // each mark the larger of its own and the forwarded token). Copies are
 // durable: a crash keeps data, marks and the forwarding outbox.
 //
+// The queue design (lock.service "queue") uses the copy as a ledger of
+// effects, one per message (ledger.cpp): an EffectRequest carries the
+// message id, the receipt handle and (fenced) its receive count. Kinds:
+//   unfenced    applies every effect
+//   fenced      applies iff the receive count is above (strict; monotonic:
+//               not below) the highest one applied for that message
+//   idempotent  applies the first effect per message; later ones are
+//               answered "already applied" (already_applied, not accepted)
+//   fenced + "idempotent": true   the fence first, then the once-only rule
+// An effect is recorded as a write (kind kWrite) with message_id, receipt,
+// value = how many times that message's effect has been applied, and the
+// marks of that message (last_written = last_seen = its highest count).
+// The ledger is durable like the register; it has no replicas.
+//
 // Every read and write the copy answers is appended to the History as a
 // ResourceOpRecord (kind kRead / kWrite); a tagged write's record also says
 // which version it replaced (`effect`).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +76,15 @@ struct WriteRequest final : sim::Payload {
   std::string describe() const override;
 };
 
+/// The queue design: apply the effect of one message (ledger.cpp).
+struct EffectRequest final : sim::Payload {
+  std::string message_id;
+  std::string receipt;                ///< the receipt handle it was received with
+  std::optional<std::int64_t> token;  ///< the receive count (with fencing)
+  int iteration = 0;
+  std::string describe() const override;
+};
+
 /// The answer to every resource request. The register fills accepted,
 /// value, version, tag and reason; `message_id` and `receipt` are for the
 /// operations of a queue (ResourceOpKind), empty for the register.
@@ -72,6 +96,9 @@ struct OpReply final : sim::Payload {
   std::string tag;  ///< the tag of `value` after the operation
   std::string message_id;
   std::string receipt;
+  /// The ledger: the message's effect had been applied before (an
+  /// idempotent ledger's answer; `accepted` is false).
+  bool already_applied = false;
   std::string describe() const override { return accepted ? "ACCEPTED" : "REJECTED " + reason; }
 };
 
@@ -102,6 +129,8 @@ class ResourceCopy final : public sim::NodeBehaviour {
  private:
   void read(const sim::Message& m, const ReadRequest& r);
   void write(const sim::Message& m, const WriteRequest& w);
+  /// The ledger of the queue design (ledger.cpp).
+  void effect(const sim::Message& m, const EffectRequest& e);
   /// Why a fenced or CAS copy refuses `w` now; empty: accepted.
   std::string refusal(const WriteRequest& w) const;
   void forward(std::optional<std::int64_t> token);
@@ -122,6 +151,13 @@ class ResourceCopy final : public sim::NodeBehaviour {
     bool sent = false;
   };
   std::vector<std::shared_ptr<Pending>> outbox_;
+  /// The ledger, by message id: how many times its effect was applied and
+  /// the highest receive count applied.
+  struct LedgerEntry {
+    std::int64_t applied = 0;
+    std::int64_t highest = 0;
+  };
+  std::map<std::string, LedgerEntry> ledger_;
 };
 
 class ResourceService {

@@ -18,6 +18,8 @@
 //   counter.cpp             read, work, write value + 1
 //   writer.cpp              read version v (and its tag), work, write v + 1
 //                           tagged with the client's name
+//   queue_worker.cpp        (the lock is a received message) work, apply
+//                           the message's effect at the ledger
 // The three share register_workload.hpp: one read, `work`, one write, each
 // awaited at most `command_timeout` and never retried. Against a `cas`
 // resource the write carries the version read, so with `service: none`
@@ -55,6 +57,7 @@ struct Iteration {
   int index = 0;                      ///< 0-based, counted over the client's whole run (restarts continue it)
   std::string lease_value;            ///< the lease's unique value; empty without a lock
   std::optional<std::int64_t> token;  ///< the token requests carry; empty with fencing off or no token
+  std::string message_id;             ///< queue_worker: the message received (lease_value is its receipt)
 };
 
 /// What an iteration came to. ClientNode records it in the IterationRecord:
@@ -82,5 +85,6 @@ std::unique_ptr<Workload> make_workload(const WorkloadSetup& setup);
 std::unique_ptr<Workload> make_sequence_allocator(const WorkloadSetup& setup);
 std::unique_ptr<Workload> make_counter(const WorkloadSetup& setup);
 std::unique_ptr<Workload> make_writer(const WorkloadSetup& setup);
+std::unique_ptr<Workload> make_queue_worker(const WorkloadSetup& setup);
 
 }  // namespace fencesim::workloads

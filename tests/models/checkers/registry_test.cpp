@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/raft_safety.hpp"
 #include "sim/simulation.hpp"
@@ -55,6 +57,18 @@ TEST(CheckerRegistry, WhichPropertiesApplyToEachDesign) {
             "Redlock hands out no fencing token (lock.token is \"none\")");
   EXPECT_EQ(why_not_applicable(redis, P::kRaftSafety),
             "it is checked only for the etcd service; this scenario's is redis");
+
+  // no_duplicate_effect: the queue design only; no_lost_update and token_monotonic: not the queue.
+  const Scenario queue = design(ServiceKind::kQueue);
+  for (P p : {P::kMutualExclusion, P::kNoStaleWrite, P::kProgress, P::kNoDuplicateEffect}) {
+    EXPECT_TRUE(property_applies(queue, p)) << to_string(p);
+  }
+  for (P p : {P::kNoLostUpdate, P::kTokenMonotonic, P::kRaftSafety}) {
+    EXPECT_FALSE(property_applies(queue, p)) << to_string(p);
+  }
+  for (const Scenario* s : {&redis, &etcd, &none}) EXPECT_FALSE(property_applies(*s, P::kNoDuplicateEffect));
+  EXPECT_EQ(why_not_applicable(redis, P::kNoDuplicateEffect),
+            "the design has no messages (lock.service is \"redis\", not \"queue\")");
 }
 
 TEST(CheckerRegistry, CheckAllTakesTheServiceVerdictAndAppliesTheExpectation) {
@@ -70,7 +84,13 @@ TEST(CheckerRegistry, CheckAllTakesTheServiceVerdictAndAppliesTheExpectation) {
   const History h;
   const auto verdicts = check_all(s, h, CheckContext{}, {raft_safety_verdict(broken)});
   ASSERT_EQ(verdicts.size(), all_properties().size());
-  const Verdict& raft = verdicts.back();
+  auto raft_of = [](const std::vector<Verdict>& vs) -> const Verdict& {
+    for (const Verdict& v : vs) {
+      if (v.property == Property::kRaftSafety) return v;
+    }
+    throw std::out_of_range("no raft_safety verdict");
+  };
+  const Verdict& raft = raft_of(verdicts);
   EXPECT_EQ(raft.property, Property::kRaftSafety);
   EXPECT_EQ(raft.status, Status::kViolated);
   EXPECT_EQ(raft.summary, "election safety: two leaders in term 3");
@@ -85,8 +105,8 @@ TEST(CheckerRegistry, CheckAllTakesTheServiceVerdictAndAppliesTheExpectation) {
   raft::SafetyVerdict fine;
   fine.checked = 4;
   const auto ok = check_all(s, h, CheckContext{}, {raft_safety_verdict(fine)});
-  EXPECT_TRUE(ok.back().met);
-  EXPECT_EQ(ok.back().summary,
+  EXPECT_TRUE(raft_of(ok).met);
+  EXPECT_EQ(raft_of(ok).summary,
             "4 Raft events checked: one leader per term, logs and applied commands agree, no committed entry lost");
 }
 

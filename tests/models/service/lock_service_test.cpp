@@ -40,6 +40,8 @@ TEST(ServiceRegistry, HoldsTheBuiltInServicesInOrder) {
   EXPECT_EQ(service_registry()[0]->name(), "redis");
   EXPECT_EQ(service_registry()[1]->name(), "etcd");
   EXPECT_EQ(service_registry()[2]->name(), "none");
+  EXPECT_EQ(service_registry()[3]->name(), "queue");
+  EXPECT_EQ(&service_descriptor(ServiceKind::kQueue), &queue::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kRedis), &redis::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kEtcd), &etcd::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kNone), &none_descriptor());
@@ -49,7 +51,7 @@ TEST(ServiceRegistry, HoldsTheBuiltInServicesInOrder) {
 }
 
 TEST(ServiceRegistry, GroupAndRoleNamesAreThoseTheLoaderReserves) {
-  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "resources"}));
+  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
   EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader"}));
   EXPECT_EQ(role_owner("redis-primary"), &redis::descriptor());
   EXPECT_EQ(role_owner("etcd-leader"), &etcd::descriptor());
@@ -66,7 +68,7 @@ TEST(ServiceRegistry, RegisteringAKindTwiceIsRefused) {
     std::unique_ptr<LockService> build(ServiceContext&) const override { return nullptr; }
   };
   EXPECT_THROW(register_service(std::make_unique<Again>()), std::invalid_argument);
-  EXPECT_EQ(service_registry().size(), 3u);
+  EXPECT_EQ(service_registry().size(), 4u);
 }
 
 TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
@@ -91,7 +93,7 @@ TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(),
             (Names{"A", "B", "redis-0", "redis-1", "redis-2", "sentinel-0", "sentinel-1", "sentinel-2", "resource"}));
-  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
   EXPECT_EQ(d.group("etcd"), Names{});
   EXPECT_EQ(d.group("nodes"), std::nullopt);
   EXPECT_EQ(d.roles(), (Names{"redis-primary"}));
@@ -162,13 +164,27 @@ TEST(EtcdDescriptor, MembersRoleAndRaftSafety) {
   EXPECT_EQ(etcd::descriptor().why_no_token(s), "the lock service hands out no token (lock.token is \"none\")");
 }
 
+TEST(QueueDescriptor, OneDurableQueueNodeNoRolesNoTokenSequence) {
+  Scenario s = with_service(ServiceKind::kQueue);
+  const NodeDirectory d = directory(s);
+  EXPECT_EQ(d.all(), (Names{"A", "B", "queue", "resource"}));
+  EXPECT_EQ(d.group("queues"), (Names{"queue"}));
+  EXPECT_TRUE(d.roles().empty());
+  EXPECT_EQ(d.service_nodes(), (Names{"queue"}));
+  EXPECT_TRUE(queue::descriptor().takes_lock());
+  EXPECT_FALSE(queue::descriptor().hands_out_tokens(s));
+  EXPECT_NE(queue::descriptor().why_no_token(s).find("per message"), std::string::npos);
+  EXPECT_TRUE(queue::descriptor().service_faults().empty());
+  EXPECT_TRUE(queue::descriptor().own_properties().empty());
+}
+
 TEST(NoneDescriptor, NoNodesNoRolesNoLock) {
   Scenario s = with_service(ServiceKind::kNone);
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(), (Names{"A", "B", "resource"}));
   EXPECT_TRUE(d.roles().empty());
   EXPECT_TRUE(d.service_nodes().empty());
-  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
   EXPECT_FALSE(none_descriptor().takes_lock());
   EXPECT_FALSE(none_descriptor().hands_out_tokens(s));
   EXPECT_EQ(none_descriptor().why_no_token(s), "the design takes no lock, so it hands out no token");

@@ -1,0 +1,166 @@
+// models/queue/queue.cpp — the work queue's node and its descriptor
+// (semantics and sources: queue.hpp).
+#include "models/queue/queue.hpp"
+
+#include <fmt/format.h>
+
+#include "models/client/client.hpp"
+
+namespace fencesim::queue {
+
+QueueService::QueueService(sim::Simulation& s, History& h, const Scenario& sc, sim::NodeId node)
+    : sim_(s), history_(h), spec_(sc.lock.queue), lock_(sc.lock), node_(s.node(node)) {
+  node_.set_behaviour(this);
+  for (int i = 0; i < spec_.messages; ++i) {
+    Message m;
+    m.id = "msg-" + std::to_string(i);
+    messages_.push_back(m);
+    history_.messages.push_back(MessageRecord{m.id, 0, std::nullopt, "", std::nullopt});
+  }
+}
+
+Time QueueService::clock() const { return node_.clock(sim::ClockKind::kWall); }
+
+void QueueService::refresh(std::size_t i) {
+  Message& m = messages_[i];
+  if (m.state != State::kInflight || clock() < m.invisible_until) return;
+  m.state = State::kVisible;
+  history_.lease_end(sim_.now(), m.receipt, "visibility timeout ran out on queue's wall clock");
+  history_.note(sim_.now(), node_.name(), "visible", m.id + " is visible again (receipt " + m.receipt + " expired)");
+}
+
+void QueueService::watch(std::size_t i) {
+  const std::uint64_t gen = ++messages_[i].gen;
+  sim_.observe_clock(node_.id(), sim::ClockKind::kWall, messages_[i].invisible_until, [this, i, gen] {
+    if (messages_[i].gen == gen) refresh(i);
+  });
+}
+
+QueueService::Message* QueueService::find(const std::string& id) {
+  for (std::size_t i = 0; i < messages_.size(); ++i) {
+    if (messages_[i].id == id) {
+      refresh(i);
+      return &messages_[i];
+    }
+  }
+  return nullptr;
+}
+
+void QueueService::on_message(const sim::Message& m) {
+  if (m.as<ReceiveRequest>() != nullptr) {
+    receive(m);
+  } else if (const auto* c = m.as<ChangeVisibilityRequest>()) {
+    change_visibility(m, *c);
+  } else if (const auto* d = m.as<DeleteRequest>()) {
+    remove(m, *d);
+  }
+}
+
+void QueueService::receive(const sim::Message& req) {
+  auto reply = sim::make_payload<ReceiveReply>();
+  for (std::size_t i = 0; i < messages_.size(); ++i) refresh(i);
+  const std::string client = sim_.node(req.from).name();
+  for (std::size_t i = 0; i < messages_.size(); ++i) {
+    Message& m = messages_[i];
+    // FIFO, one message group: nothing after a message still in flight.
+    if (spec_.fifo && m.state == State::kInflight) break;
+    if (m.state != State::kVisible) continue;
+    if (spec_.max_receives > 0 && m.receives >= spec_.max_receives) {
+      m.state = State::kDead;
+      history_.messages[i].dead_lettered = sim_.now();
+      history_.note(sim_.now(), node_.name(), "dead_letter",
+                    fmt::format("{} moved to the dead-letter queue after {} receives (max_receives {})", m.id,
+                                m.receives, spec_.max_receives));
+      continue;
+    }
+    ++m.receives;
+    m.state = State::kInflight;
+    m.receipt = fmt::format("{}#{}", m.id, m.receives);
+    m.invisible_until = clock() + spec_.visibility_timeout;
+    watch(i);
+    history_.messages[i].receives = m.receives;
+    history_.grant(sim_.now(), client, m.receipt, m.receives, node_.name());
+    reply->found = true;
+    reply->message_id = m.id;
+    reply->receipt = m.receipt;
+    reply->receive_count = m.receives;
+    break;
+  }
+  node_.reply(req, reply);
+}
+
+void QueueService::change_visibility(const sim::Message& req, const ChangeVisibilityRequest& r) {
+  auto reply = sim::make_payload<QueueReply>();
+  Message* m = find(r.message_id);
+  if (m == nullptr || m->receipt != r.receipt || m->state == State::kDeleted || m->state == State::kDead) {
+    reply->error = "ReceiptHandleIsInvalid: " + r.receipt + " is not the message's current receipt handle";
+  } else if (m->state != State::kInflight) {
+    reply->error = "MessageNotInflight: the visibility timeout of " + r.receipt + " has run out";
+  } else {
+    m->invisible_until = clock() + r.timeout;
+    watch(static_cast<std::size_t>(m - messages_.data()));
+    reply->ok = true;
+  }
+  node_.reply(req, reply);
+}
+
+void QueueService::remove(const sim::Message& req, const DeleteRequest& r) {
+  auto reply = sim::make_payload<QueueReply>();
+  Message* m = find(r.message_id);
+  const bool current = m != nullptr && m->receipt == r.receipt && m->state != State::kDead;
+  const bool deletable = current && (m->state == State::kInflight || (!spec_.fifo && m->state == State::kVisible));
+  if (deletable) {
+    const std::size_t i = static_cast<std::size_t>(m - messages_.data());
+    m->state = State::kDeleted;
+    ++m->gen;
+    history_.messages[i].deleted = sim_.now();
+    history_.messages[i].deleted_by = sim_.node(req.from).name();
+    history_.lease_end(sim_.now(), m->receipt, "deleted");
+    reply->ok = true;
+  } else if (spec_.fifo) {
+    reply->error = "InvalidParameterValue: the receipt handle " + r.receipt + " has expired";
+  } else {
+    // Standard queue: an older receipt handle "succeeds, but the message
+    // will not be deleted" (also a second delete of a deleted message).
+    reply->ok = true;
+  }
+  node_.reply(req, reply);
+}
+
+std::unique_ptr<client::LockClient> QueueService::make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                              std::size_t) {
+  return client::make_queue_client(node, h, c, lock_, node_.id());
+}
+
+// ------------------------------------------------------------- descriptor --
+
+namespace {
+
+class QueueDescriptor final : public ServiceDescriptor {
+ public:
+  ServiceKind kind() const override { return ServiceKind::kQueue; }
+  std::string name() const override { return "queue"; }
+  std::string display_name() const override { return "work queue"; }
+
+  std::vector<std::string> group_names() const override { return {"queues"}; }
+  /// "queues": the one durable queue node `queue`.
+  std::vector<NodeGroup> groups(const Scenario&) const override { return {NodeGroup{"queues", {"queue"}}}; }
+
+  std::string why_no_token(const Scenario&) const override {
+    return "the queue's receive counts are per message, not one sequence of tokens (a fenced ledger compares them "
+           "per message)";
+  }
+
+  std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
+    return std::make_unique<QueueService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0).at(0));
+  }
+};
+
+}  // namespace
+
+const ServiceDescriptor& descriptor() {
+  static const QueueDescriptor kQueue;
+  return kQueue;
+}
+
+}  // namespace fencesim::queue
