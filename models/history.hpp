@@ -86,6 +86,9 @@ inline const char* to_string(ResourceOpKind k) {
 
 struct ResourceOpRecord {
   Time at{0};
+  /// When the client sent the request (true time). An annotation derived
+  /// from the engine's events, so the fingerprint does not hash it.
+  Time sent{0};
   std::string client;
   std::string copy;    ///< resource node that answered
   bool write = false;  ///< true exactly when kind is kWrite

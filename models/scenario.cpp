@@ -27,6 +27,7 @@ const char* to_string(WorkloadKind k) {
     case WorkloadKind::kSequenceAllocator: return "sequence_allocator";
     case WorkloadKind::kCounter: return "counter";
     case WorkloadKind::kWriter: return "writer";
+    case WorkloadKind::kLeader: return "leader";
   }
   return "?";
 }

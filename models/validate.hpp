@@ -135,6 +135,10 @@ struct Ranges {
   static constexpr IntRange kCount{1, 200};
   static constexpr IntRange kIterations{1, 100'000};
   static constexpr IntRange kBlock{1, 1'000'000'000};
+  // workload.retries (a cas resource)
+  static constexpr IntRange kRetries{0, 1'000};
+  // a count bound in expect.metrics
+  static constexpr IntRange kMetricCount{0, 1'000'000'000'000'000};
 };
 
 // Text helpers the loader shares, so its messages and these match.

@@ -10,6 +10,7 @@ std::unique_ptr<Workload> make_workload(const WorkloadSetup& setup) {
     case WorkloadKind::kSequenceAllocator: return make_sequence_allocator(setup);
     case WorkloadKind::kCounter: return make_counter(setup);
     case WorkloadKind::kWriter: return make_writer(setup);
+    case WorkloadKind::kLeader: return make_leader(setup);
   }
   // Only a WorkloadKind outside the enumeration gets here (a cast integer).
   throw std::invalid_argument("unknown workload kind " + std::to_string(static_cast<int>(setup.spec.kind)));
