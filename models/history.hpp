@@ -9,8 +9,9 @@
 //                    a Redis grant is the true time the primary applied the
 //                    SET NX; Redlock: the primary that completed the majority)
 //   BeliefRecord     the lock client: from handling the grant until it sends
-//                    the release, learns that a renewal was refused, or
-//                    crashes (a pause or a timeout does not end it)
+//                    the release, learns that a renewal was refused (or its
+//                    own lease_loss_after ran out), or crashes (a pause or a
+//                    timeout does not end it)
 //   LeaseEndRecord   the service observer: the first true time at which the
 //                    authoritative lock state no longer holds the lease
 //   ResourceOpRecord the resource copy, at the moment it accepts or rejects
@@ -47,7 +48,8 @@ struct BeliefRecord {
   std::optional<std::int64_t> token;
   Time start{0};
   std::optional<Time> end;  ///< empty: still believed when the run ended
-  std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended"
+  std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended: …", "no acquire or renewal
+                            ///< succeeded for 8s (lease_loss_after)"
 };
 
 struct LeaseEndRecord {

@@ -11,8 +11,9 @@
 //
 // Belief (what the properties rely on): a client believes it holds the lock
 // from the moment its process handles the grant until it sends the release,
-// learns that a renewal was refused (for etcd: that its session ended), or
-// crashes. A pause or a timeout does not end a belief.
+// learns that a renewal was refused (for etcd: that its session ended), gives
+// the lease up by its own lease_loss_after, or crashes. A pause or a timeout
+// does not end a belief.
 //
 // Timeouts: every command waits at most `command_timeout` on the client's
 // monotonic clock; a reply after that is dropped. Acquire attempts, renewals
