@@ -7,6 +7,7 @@
 // leaves this file.
 #include "loader/loader.hpp"
 
+#include "models/checkers/metric_expect.hpp"
 #include "models/checkers/registry.hpp"
 #include "models/faults.hpp"
 #include "models/lock_service.hpp"
@@ -249,9 +250,12 @@ const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_aft
 const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
 const Keys kQueueKeys = {"service", "visibility_timeout", "messages", "fifo", "max_receives"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
-const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
-                          "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
-const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
+const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_interval", "renew_clock",
+                          "retry_interval", "command_timeout", "resource", "workload",
+                          // client policies (docs/FORMAT.md "Client policies")
+                          "check_lease_before_write", "on_lease_loss", "lease_loss_after"};
+const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries"};
+const Keys kMetricBoundKeys = {"min", "max"};
 const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration", "swarm"};
 // Group and role names come from the lock services (models/lock_service.hpp).
 bool is_group_name(const std::string& name) {
@@ -803,20 +807,53 @@ class Loader {
     if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, kp("retry_interval"));
     if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, kp("command_timeout"));
     if (const json* x = find(c, "resource")) spec.resource = get_string(*x, kp("resource"), 256);
+    load_client_policies(c, path, spec);
     spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
                                   kp("workload"));
     return spec;
   }
 
+  /// check_lease_before_write, on_lease_loss, lease_loss_after (their rules: validate_clients).
+  static void load_client_policies(const json& c, const std::string& path, ClientSpec& spec) {
+    auto kp = [&](std::string_view k) { return key_path(path, k); };
+    if (const json* x = find(c, "check_lease_before_write")) {
+      if (x->is_boolean() && !x->get<bool>()) {
+        spec.check_lease_before_write.reset();
+      } else if (x->is_string()) {
+        spec.check_lease_before_write = get_duration(*x, kp("check_lease_before_write"));
+      } else {
+        fail(kp("check_lease_before_write"),
+             "expected false or a duration margin such as \"500ms\", got " + describe(*x),
+             x->is_boolean() ? "write the margin the check keeps below the TTL, e.g. \"0s\"" : "");
+      }
+    }
+    if (const json* x = find(c, "on_lease_loss")) {
+      spec.on_lease_loss = get_enum(*x, kp("on_lease_loss"), Keys{"continue", "abort"}) == 0
+                               ? LeaseLossPolicy::kContinue
+                               : LeaseLossPolicy::kAbort;
+    }
+    if (const json* x = find(c, "lease_loss_after")) {
+      if (x->is_string() && x->get_ref<const std::string&>() == "none") {
+        spec.lease_loss_after.reset();
+      } else if (x->is_string()) {
+        spec.lease_loss_after = get_duration(*x, kp("lease_loss_after"), kPositive);
+      } else {
+        fail(kp("lease_loss_after"), "expected \"none\" or a duration such as \"10s\", got " + describe(*x));
+      }
+    }
+  }
+
   WorkloadSpec load_workload(const json& v, const std::string& path) {
     expect_object(v, path, "a workload");
-    static const Keys kKinds = {"sequence_allocator", "counter", "writer", "queue_worker"};
+    static const Keys kKinds = {"sequence_allocator", "counter", "writer", "queue_worker", "leader"};
     WorkloadSpec w;
-    const json& kind = require(v, path, "kind", "\"sequence_allocator\", \"counter\", \"writer\" or \"queue_worker\"");
+    const json& kind =
+        require(v, path, "kind", "\"sequence_allocator\", \"counter\", \"writer\", \"queue_worker\" or \"leader\"");
     const std::size_t k = get_enum(kind, key_path(path, "kind"), kKinds);
-    static const WorkloadKind kWorkloadKinds[] = {WorkloadKind::kSequenceAllocator, WorkloadKind::kCounter,
-                                                  WorkloadKind::kWriter, WorkloadKind::kQueueWorker};
-    w.kind = kWorkloadKinds[k];
+    static const WorkloadKind kKindValues[] = {WorkloadKind::kSequenceAllocator, WorkloadKind::kCounter,
+                                               WorkloadKind::kWriter, WorkloadKind::kQueueWorker,
+                                               WorkloadKind::kLeader};
+    w.kind = kKindValues[k];
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() == "block" && w.kind != WorkloadKind::kSequenceAllocator) {
         fail(key_path(path, "block"),
@@ -830,6 +867,10 @@ class Loader {
       w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), Ranges::kIterations));
     }
     if (const json* x = find(v, "think")) w.think = get_duration(*x, key_path(path, "think"));
+    // Only with a cas resource: validate_clients.
+    if (const json* x = find(v, "retries")) {
+      w.retries = static_cast<int>(get_int(*x, key_path(path, "retries"), Ranges::kRetries));
+    }
     return w;
   }
 
@@ -1136,13 +1177,60 @@ class Loader {
     for (Property p : all_properties()) props.push_back(to_string(p));
     for (auto it = v->begin(); it != v->end(); ++it) {
       const std::string p = key_path("expect", it.key());
+      if (it.key() == "metrics") {
+        load_expect_metrics(it.value(), p);
+        continue;
+      }
       auto prop = property_from_string(it.key());
-      if (!prop)
-        fail(p, "unknown property " + quote(it.key()) + "; properties are " + join_list(props),
-             suggest(it.key(), props));
+      if (!prop) {
+        Keys words = props;
+        words.push_back("metrics");
+        fail(p,
+             "unknown property " + quote(it.key()) + "; properties are " + join_list(props) +
+                 " (and \"metrics\" for bounds on metrics)",
+             suggest(it.key(), words));
+      }
       const std::size_t e = get_enum(it.value(), p, Keys{"holds", "violated"});
       // A property that does not apply to the design: validate_expect.
       s_.expect[*prop] = e == 0 ? Expectation::kHolds : Expectation::kViolated;
+    }
+  }
+
+  /// expect.metrics: {"writes_rejected": {"min": 1}, "longest_overlap": {"max": "0s"}}.
+  void load_expect_metrics(const json& v, const std::string& path) {
+    expect_object(v, path, "a map of metric name to {\"min\": …, \"max\": …}");
+    Keys names;
+    for (const MetricInfo& i : metric_infos()) names.push_back(i.name);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const std::string p = key_path(path, it.key());
+      const MetricInfo* info = find_metric(it.key());
+      if (info == nullptr) {
+        fail(p, "unknown metric " + quote(it.key()) + "; metrics are " + join_list(names, 20),
+             suggest(it.key(), names));
+      }
+      expect_object(it.value(), p,
+                    std::string("a bound such as {\"min\": ") + (info->duration ? "\"1s\"" : "1") +
+                        "} or {\"max\": " + (info->duration ? "\"3s\"" : "0") + "}");
+      check_keys(it.value(), p, kMetricBoundKeys, "a metric bound");
+      MetricBound b;
+      for (const char* side : {"min", "max"}) {
+        const json* x = find(it.value(), side);
+        if (x == nullptr) continue;
+        const std::string sp = key_path(p, side);
+        std::int64_t value = 0;
+        if (info->duration) {
+          value = get_duration(*x, sp).count();
+        } else {
+          if (x->is_string()) {
+            fail(sp, std::string(info->name) + " is a count: expected an integer from 0, got " + describe(*x));
+          }
+          value = get_int(*x, sp, Ranges::kMetricCount);
+        }
+        (std::string_view(side) == "min" ? b.min : b.max) = value;
+      }
+      if (!b.min && !b.max) fail(p, "a metric bound needs \"min\", \"max\" or both, e.g. {\"min\": 1}");
+      // min above max: validate_expect.
+      s_.expect_metrics[it.key()] = b;
     }
   }
 

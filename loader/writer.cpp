@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loader/loader.hpp"
+#include "models/checkers/metric_expect.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "sim/time.hpp"
@@ -110,6 +111,7 @@ ojson workload_json(const WorkloadSpec& w) {
   j["work"] = dur(w.work);
   if (w.iterations != def.iterations) j["iterations"] = w.iterations;
   if (w.think != def.think) j["think"] = dur(w.think);
+  if (w.retries != def.retries) j["retries"] = w.retries;
   return j;
 }
 
@@ -129,6 +131,9 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
   if (c.resource != def.resource) j["resource"] = c.resource;
   j["workload"] = workload_json(c.workload);
+  if (c.check_lease_before_write) j["check_lease_before_write"] = dur(*c.check_lease_before_write);
+  if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = "abort";
+  if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);
   return j;
 }
 
@@ -313,9 +318,22 @@ ojson scenario_json(const Scenario& in, const WriteOptions& opt) {
     j["faults"] = faults;
   }
   if (s.nemesis) j["nemesis"] = nemesis_json(*s.nemesis, s);
-  if (!s.expect.empty()) {
+  if (!s.expect.empty() || !s.expect_metrics.empty()) {
     ojson e = ojson::object();
     for (const auto& [p, x] : s.expect) e[to_string(p)] = to_string(x);
+    if (!s.expect_metrics.empty()) {
+      ojson m = ojson::object();
+      for (const auto& [name, b] : s.expect_metrics) {
+        const MetricInfo* info = find_metric(name);
+        const bool duration = info != nullptr && info->duration;
+        const auto number = [&](std::int64_t x) { return duration ? ojson(dur(Duration{x})) : ojson(x); };
+        ojson bj = ojson::object();
+        if (b.min) bj["min"] = number(*b.min);
+        if (b.max) bj["max"] = number(*b.max);
+        m[name] = bj;
+      }
+      e["metrics"] = m;
+    }
     j["expect"] = e;
   }
   return j;
@@ -351,6 +369,7 @@ std::string first_difference(const Scenario& a, const Scenario& b) {
   if (auto d = list(a.faults, b.faults, "faults"); !d.empty()) return d;
   if (a.nemesis != b.nemesis) return "nemesis";
   if (a.expect != b.expect) return "expect";
+  if (a.expect_metrics != b.expect_metrics) return "expect.metrics";
   if (a.notes != b.notes) return "notes";
   return "";
 }

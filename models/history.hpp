@@ -9,8 +9,9 @@
 //                    a Redis grant is the true time the primary applied the
 //                    SET NX; Redlock: the primary that completed the majority)
 //   BeliefRecord     the lock client: from handling the grant until it sends
-//                    the release, learns that a renewal was refused, or
-//                    crashes (a pause or a timeout does not end it)
+//                    the release, learns that a renewal was refused (or its
+//                    own lease_loss_after ran out), or crashes (a pause or a
+//                    timeout does not end it)
 //   LeaseEndRecord   the service observer: the first true time at which the
 //                    authoritative lock state no longer holds the lease
 //   ResourceOpRecord the resource copy, at the moment it accepts or rejects
@@ -49,7 +50,8 @@ struct BeliefRecord {
   std::optional<std::int64_t> token;
   Time start{0};
   std::optional<Time> end;  ///< empty: still believed when the run ended
-  std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended"
+  std::string end_reason;   ///< "release", "renewal refused", "crash", "session ended: …", "no acquire or renewal
+                            ///< succeeded for 8s (lease_loss_after)"
   /// The queue design: the message the worker believes it holds (the
   /// belief's `value` is its receipt handle). Two beliefs conflict only when
   /// they hold the same message; for a lock it is empty (one lock).
@@ -94,6 +96,9 @@ inline const char* to_string(ResourceOpKind k) {
 
 struct ResourceOpRecord {
   Time at{0};
+  /// When the client sent the request (true time). An annotation derived
+  /// from the engine's events, so the fingerprint does not hash it.
+  Time sent{0};
   std::string client;
   std::string copy;    ///< resource node that answered
   bool write = false;  ///< true exactly when kind is kWrite

@@ -30,6 +30,7 @@ const char* to_string(WorkloadKind k) {
     case WorkloadKind::kCounter: return "counter";
     case WorkloadKind::kWriter: return "writer";
     case WorkloadKind::kQueueWorker: return "queue_worker";
+    case WorkloadKind::kLeader: return "leader";
   }
   return "?";
 }

@@ -30,7 +30,9 @@ enum class RedisToken { kIncr, kNone };
 enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
 enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent };
 enum class FenceCheck { kStrict, kMonotonic };
-enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker };
+enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, kLeader };
+/// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
+enum class LeaseLossPolicy { kContinue, kAbort };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
@@ -133,6 +135,10 @@ struct WorkloadSpec {
   Duration work = 100ms;     ///< between read and write
   int iterations = 1;
   Duration think = 1s;  ///< between iterations
+  /// A `cas` resource only: how many times a write rejected for a version
+  /// conflict is re-read and re-applied, `retry_interval` apart, before the
+  /// iteration fails (0: never).
+  int retries = 10;
 
   bool operator==(const WorkloadSpec&) const = default;
 };
@@ -149,6 +155,16 @@ struct ClientSpec {
   Duration command_timeout = 1s;
   std::string resource = "resource";  ///< copy this client talks to
   WorkloadSpec workload;
+  // Client policies (docs/FORMAT.md "Client policies"); the defaults are
+  // the client that never consults its lease.
+  /// The margin of the lease check before each write; nullopt: no check
+  /// (`false`). A write goes out only while the client's monotonic time since
+  /// the last confirmed grant or renewal was sent is below TTL − margin.
+  std::optional<Duration> check_lease_before_write;
+  LeaseLossPolicy on_lease_loss = LeaseLossPolicy::kContinue;
+  /// The client ends its belief itself when no acquire or renewal has
+  /// succeeded for this long on its monotonic clock; nullopt: `"none"`.
+  std::optional<Duration> lease_loss_after;
 
   bool operator==(const ClientSpec&) const = default;
 };
@@ -189,6 +205,15 @@ struct NemesisSpec {
   bool operator==(const NemesisSpec&) const = default;
 };
 
+/// One bound of `expect.metrics`: a count, or a duration in nanoseconds for
+/// a duration metric (models/metric_expect.hpp says which is which).
+struct MetricBound {
+  std::optional<std::int64_t> min;  ///< the value must be ≥ min
+  std::optional<std::int64_t> max;  ///< the value must be ≤ max
+
+  bool operator==(const MetricBound&) const = default;
+};
+
 struct Scenario {
   int version = 1;
   std::string name;
@@ -203,6 +228,8 @@ struct Scenario {
   std::vector<FaultSpec> faults;
   std::optional<NemesisSpec> nemesis;
   std::map<Property, Expectation> expect;
+  /// expect.metrics, by metric name (models/metric_expect.hpp).
+  std::map<std::string, MetricBound> expect_metrics;
   /// Remarks the loader made that the report repeats (e.g. a raised TTL).
   std::vector<std::string> notes;
 

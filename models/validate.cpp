@@ -3,6 +3,7 @@
 // file and a Scenario built in code get the same words at the same path.
 #include "models/validate.hpp"
 
+#include "models/checkers/metric_expect.hpp"
 #include "models/checkers/registry.hpp"
 #include "models/lock_service.hpp"
 
@@ -239,6 +240,16 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
     if (lock && c.command_timeout >= s.lock.ttl) {
       add("command_timeout " + fmt_d(c.command_timeout) + " is not shorter than the lease TTL " + ttl +
               ": a client can still be waiting for a reply after the lease it asked for has expired",
+          c.name);
+    }
+    if (lock && c.check_lease_before_write && *c.check_lease_before_write >= s.lock.ttl) {
+      add("check_lease_before_write margin " + fmt_d(*c.check_lease_before_write) + " is not below the lease TTL " +
+              ttl + ": the check fails before every write, so no write goes out",
+          c.name);
+    }
+    if (lock && c.lease_loss_after && c.renew && *c.lease_loss_after <= c.renew_interval) {
+      add("lease_loss_after " + fmt_d(*c.lease_loss_after) + " is not longer than renew_interval " +
+              fmt_d(c.renew_interval) + ": the client gives the lease up before its first renewal can succeed",
           c.name);
     }
     if (c.workload.work > s.settle) {
@@ -646,6 +657,32 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
   return std::nullopt;
 }
 
+/// workload.retries and the client policies (docs/FORMAT.md "Client policies").
+Problem client_policies(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  const std::string w = key(path, "workload");
+  FENCESIM_CHECK(in_range(key(w, "retries"), c.workload.retries, Ranges::kRetries));
+  if (c.workload.retries != WorkloadSpec{}.retries && s.resource.kind != ResourceKind::kCas) {
+    return problem(key(w, "retries"),
+                   std::string("\"retries\" applies only to a cas resource (a version conflict is ") +
+                       "what is retried); resource.kind is " + quote_text(to_string(s.resource.kind)));
+  }
+  const bool lock = s.lock.service != ServiceKind::kNone;
+  const auto needs_lock = [&](const char* k) {
+    return problem(key(path, k), std::string("\"") + k +
+                                     "\" is a policy for the lease of a lock, and lock.service is \"none\": remove it");
+  };
+  if (c.check_lease_before_write) {
+    if (!lock) return needs_lock("check_lease_before_write");
+    FENCESIM_CHECK(non_negative(key(path, "check_lease_before_write"), *c.check_lease_before_write));
+  }
+  if (c.on_lease_loss != LeaseLossPolicy::kContinue && !lock) return needs_lock("on_lease_loss");
+  if (c.lease_loss_after) {
+    if (!lock) return needs_lock("lease_loss_after");
+    FENCESIM_CHECK(positive(key(path, "lease_loss_after"), *c.lease_loss_after));
+  }
+  return std::nullopt;
+}
+
 /// Names unique and distinct from the service's nodes; resource copies exist.
 Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src) {
   const NodeDirectory dir = directory(s);
@@ -703,6 +740,7 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
                                   quote_text(to_string(s.clients[i].workload.kind)),
                      worker ? "" : "did you mean \"queue_worker\"?");
     }
+    FENCESIM_CHECK(client_policies(s, s.clients[i], path));
   }
   return client_names_and_resources(s, src);
 }
@@ -961,6 +999,25 @@ std::string why_not_text(const Scenario& s, Property p) {
 }  // namespace
 
 std::optional<ScenarioProblem> validate_expect(const Scenario& s) {
+  for (const auto& [name, b] : s.expect_metrics) {
+    const std::string path = "expect.metrics." + name;
+    const MetricInfo* info = find_metric(name);
+    if (info == nullptr) {
+      std::vector<std::string> names;
+      for (const MetricInfo& i : metric_infos()) names.emplace_back(i.name);
+      return problem(path, "unknown metric " + quote_text(name) + "; metrics are " + join_names(names, 20),
+                     suggest_nearest(name, names));
+    }
+    if (!b.min && !b.max) return problem(path, "a metric bound needs \"min\", \"max\" or both, e.g. {\"min\": 1}");
+    const auto text = [&](std::int64_t x) { return info->duration ? fmt_d(Duration{x}) : std::to_string(x); };
+    for (const auto& side : {b.min, b.max}) {
+      if (side && *side < 0) return problem(path, "a bound on " + name + " cannot be negative, got " + text(*side));
+    }
+    if (b.min && b.max && *b.min > *b.max) {
+      return problem(path + ".max",
+                     "max " + text(*b.max) + " is below min " + text(*b.min) + ": no value can meet both");
+    }
+  }
   for (const auto& [p, e] : s.expect) {
     if (property_applies(s, p)) continue;
     const std::string name = to_string(p);

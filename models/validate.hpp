@@ -138,6 +138,10 @@ struct Ranges {
   // lock.messages, lock.max_receives (the queue design; SQS's maxReceiveCount is 1 to 1000)
   static constexpr IntRange kQueueMessages{1, 100'000};
   static constexpr IntRange kMaxReceives{0, 1000, " (0: no dead-letter queue)"};
+  // workload.retries (a cas resource)
+  static constexpr IntRange kRetries{0, 1'000};
+  // a count bound in expect.metrics
+  static constexpr IntRange kMetricCount{0, 1'000'000'000'000'000};
 };
 
 // Text helpers the loader shares, so its messages and these match.

@@ -226,8 +226,10 @@ void schedule_and_start(World& w, const std::vector<FaultSpec>& faults, Time run
 void judge(const Scenario& s, const RunOptions& opt, const std::vector<Verdict>& service_verdicts, RunResult& out) {
   out.verdicts = check_all(s, out.history, out.context, service_verdicts);
   out.metrics = compute_metrics(s, out.history, out.context);
+  out.metric_verdicts = check_metric_expectations(s, out.metrics);
   out.all_met = !out.budget_exceeded;
   for (const Verdict& v : out.verdicts) out.all_met = out.all_met && v.met;
+  for (const MetricVerdict& v : out.metric_verdicts) out.all_met = out.all_met && v.met;
   out.trace.set_enabled(opt.trace);
   if (opt.trace) build_trace(out.history, out.trace);
 }

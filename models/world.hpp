@@ -4,7 +4,7 @@
 //   fencesim::RunResult r = fencesim::run_scenario(scenario, opt);
 //   r.verdicts   // one per property, with the first counterexample
 //   r.metrics    // health metrics (docs/REPORTS.md "Metrics")
-//   r.all_met    // every expectation of the `expect` block met
+//   r.all_met    // every expectation of the `expect` block met (metric bounds too)
 //
 // A run is a pure function of (scenario, seed, fencesim version): the same
 // inputs give the same History, verdicts and fingerprint.
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/checkers/checkers.hpp"
+#include "models/checkers/metric_expect.hpp"
 #include "models/history.hpp"
 #include "models/nemesis.hpp"
 #include "models/scenario.hpp"
@@ -57,6 +58,8 @@ struct RunResult {
   CheckContext context;
   std::vector<Verdict> verdicts;
   Metrics metrics;
+  /// One per expect.metrics entry, in name order (all_met counts them).
+  std::vector<MetricVerdict> metric_verdicts;
   sim::Trace trace;
   /// Hash of the History, the engine's events and the Raft events
   /// (models/fingerprint.hpp): equal for equal runs, with the trace on or off.

@@ -135,16 +135,22 @@ ojson settings_json(const Scenario& s) {
             {"iterations", c.workload.iterations},
             {"think", duration_json(c.workload.think)}};
     if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
-    clients.push_back(ojson{{"name", c.name},
-                            {"start", duration_json(c.start)},
-                            {"fencing", c.fencing},
-                            {"renew", c.renew},
-                            {"renew_interval", duration_json(c.renew_interval)},
-                            {"renew_clock", clock_text(c.renew_clock)},
-                            {"retry_interval", duration_json(c.retry_interval)},
-                            {"command_timeout", duration_json(c.command_timeout)},
-                            {"resource", c.resource},
-                            {"workload", w}});
+    if (s.resource.kind == ResourceKind::kCas) w["retries"] = c.workload.retries;
+    ojson cj{{"name", c.name},
+             {"start", duration_json(c.start)},
+             {"fencing", c.fencing},
+             {"renew", c.renew},
+             {"renew_interval", duration_json(c.renew_interval)},
+             {"renew_clock", clock_text(c.renew_clock)},
+             {"retry_interval", duration_json(c.retry_interval)},
+             {"command_timeout", duration_json(c.command_timeout)},
+             {"resource", c.resource},
+             {"workload", w}};
+    // The client policies, only when one is set (docs/REPORTS.md).
+    if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
+    if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = "abort";
+    if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
+    clients.push_back(cj);
   }
   return ojson{{"duration", duration_json(s.duration)},
                {"settle", duration_json(s.settle)},
@@ -270,7 +276,29 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                   {"holder_token", a.holder_token},
                                                   {"last_seen", a.last_seen}};
   }
+  if (mt.writes_after_belief_ended > 0) {
+    const WriteAfterBelief& a = *mt.first_write_after_belief;
+    metrics["writes_after_belief_ended"] = mt.writes_after_belief_ended;
+    metrics["first_write_after_belief_ended"] = ojson{{"client", a.client},
+                                                      {"token", a.token ? ojson(*a.token) : ojson(nullptr)},
+                                                      {"belief_end", duration_json(a.belief_end)},
+                                                      {"end_reason", a.end_reason},
+                                                      {"sent", duration_json(a.sent)},
+                                                      {"copy", a.copy},
+                                                      {"accepted", a.accepted}};
+  }
   j["metrics"] = metrics;
+  if (!r.metric_verdicts.empty()) {
+    ojson mv = ojson::array();
+    for (const MetricVerdict& v : r.metric_verdicts) {
+      ojson b = ojson::object();
+      const auto number = [&](std::int64_t x) { return v.duration ? duration_json(sim::Duration{x}) : ojson(x); };
+      if (v.bound.min) b["min"] = number(*v.bound.min);
+      if (v.bound.max) b["max"] = number(*v.bound.max);
+      mv.push_back(ojson{{"metric", v.metric}, {"bound", b}, {"value", number(v.value)}, {"met", v.met}});
+    }
+    j["metric_expectations"] = mv;
+  }
   j["run"] = ojson{{"events", r.events}, {"fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
   j["outcome"] = ojson{{"all_expectations_met", r.all_met},
                        {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
@@ -353,6 +381,13 @@ std::string md_verdicts(const RunResult& r) {
                      v.expected ? (v.met ? "yes" : "**NO**") : "-", md_escape(v.summary));
   }
   o += "\n";
+  if (!r.metric_verdicts.empty()) {
+    o += "| metric | bound | got | met |\n|---|---|---|---|\n";
+    for (const MetricVerdict& v : r.metric_verdicts) {
+      o += fmt::format("| {} | {} | {} | {} |\n", v.metric, bound_text(v), value_text(v), v.met ? "yes" : "**NO**");
+    }
+    o += "\n";
+  }
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated) continue;
     o += fmt::format("### How `{}` broke\n\n", to_string(v.property));
@@ -360,6 +395,23 @@ std::string md_verdicts(const RunResult& r) {
     o += "\n";
   }
   return o;
+}
+
+/// "A wrote after its own session had ended: …" (etcd; otherwise "after it
+/// had learned that its lease was lost") — the first write a client
+/// sent after it had learned that its lease was lost (Metrics::first_write_after_belief).
+std::string write_after_belief_text(const Metrics& mt) {
+  const WriteAfterBelief& a = *mt.first_write_after_belief;
+  return fmt::format(
+      "{} wrote after {}: its belief{} ended at {} ({}), yet at {} its workload sent a "
+      "write to {}, which was {}. mutual_exclusion only looks at beliefs, so it cannot see this; "
+      "\"on_lease_loss\": \"abort\" stops the iteration instead. Writes sent after their own belief had "
+      "ended: {}.",
+      a.client,
+      a.end_reason.rfind("session ended", 0) == 0 ? "its own session had ended"
+                                                  : "it had learned that its lease was lost",
+      a.token ? fmt::format(" (token {})", *a.token) : "", format_time(a.belief_end), a.end_reason, format_time(a.sent),
+      a.copy, a.accepted ? "accepted" : "rejected", mt.writes_after_belief_ended);
 }
 
 /// The metrics table and the first holder audit finding.
@@ -389,6 +441,7 @@ std::string md_metrics(const RunResult& r) {
         "while the copy had already seen token {}.\n\n",
         format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
   }
+  if (mt.first_write_after_belief) o += write_after_belief_text(mt) + "\n\n";
   return o;
 }
 
@@ -468,6 +521,11 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
       "audit findings {}\n",
       mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, renewal, dur(mt.longest_overlap),
       mt.audit_findings);
+  for (const MetricVerdict& v : r.metric_verdicts) {
+    o += fmt::format("  metric {:<28} {:<16} got {:<10} {}\n", v.metric, bound_text(v), value_text(v),
+                     v.met ? "ok" : "MISMATCH");
+  }
+  if (mt.first_write_after_belief) o += "\n  " + write_after_belief_text(mt) + "\n";
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated) continue;
     o += fmt::format("\n  {} violated: {}\n", to_string(v.property), v.summary);

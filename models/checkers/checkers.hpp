@@ -41,6 +41,21 @@ struct LatencySummary {
 /// Nearest-rank percentile (p in 1..100) of integer nanoseconds.
 sim::Duration nearest_rank(std::vector<sim::Duration> sorted, int p);
 
+/// A write a client sent after its own belief for that lease had ended for
+/// a reason other than its release (docs/REPORTS.md "Metrics"): it had
+/// learned the lease was lost — a refused renewal, an ended session, its own
+/// lease_loss_after — and its workload wrote anyway.
+struct WriteAfterBelief {
+  std::string client;
+  std::string copy;
+  std::optional<std::int64_t> token;
+  Time belief_end{0};
+  std::string end_reason;
+  Time sent{0};
+  Time at{0};  ///< when the copy answered it
+  bool accepted = false;
+};
+
 struct Metrics {
   std::int64_t writes_accepted = 0, writes_rejected = 0, reads_accepted = 0, reads_rejected = 0;
   std::int64_t grants = 0;        ///< at the service
@@ -52,6 +67,8 @@ struct Metrics {
   std::int64_t audit_findings = 0;
   std::optional<AuditFinding> first_audit;
   std::int64_t iterations = 0, iterations_ok = 0;
+  std::int64_t writes_after_belief_ended = 0;
+  std::optional<WriteAfterBelief> first_write_after_belief;
 };
 
 Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx);

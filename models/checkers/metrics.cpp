@@ -1,5 +1,7 @@
 // models/checkers/metrics.cpp — the health metrics (docs/REPORTS.md "Metrics") over a History.
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
@@ -43,6 +45,21 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
   });
   m.audit_findings = static_cast<std::int64_t>(h.audit.size());
   if (!h.audit.empty()) m.first_audit = h.audit.front();
+  // Writes sent after the writer's own belief ended otherwise than by its release.
+  std::map<std::pair<std::string, std::string>, const BeliefRecord*> belief_of;  // (client, lease value)
+  for (const BeliefRecord& b : h.beliefs) belief_of[{b.client, b.value}] = &b;
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (op.kind != ResourceOpKind::kWrite || op.lease_value.empty()) continue;
+    const auto it = belief_of.find({op.client, op.lease_value});
+    if (it == belief_of.end()) continue;
+    const BeliefRecord& b = *it->second;
+    if (!b.end || b.end_reason == "release" || op.sent <= *b.end) continue;
+    ++m.writes_after_belief_ended;
+    if (!m.first_write_after_belief) {
+      m.first_write_after_belief =
+          WriteAfterBelief{op.client, op.copy, op.token, *b.end, b.end_reason, op.sent, op.at, op.accepted};
+    }
+  }
   for (const IterationRecord& it : h.iterations) {
     ++m.iterations;
     if (it.success) ++m.iterations_ok;

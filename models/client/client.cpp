@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "sim/time.hpp"
+
 namespace fencesim::client {
 
 // ========================================================= LockClientBase ==
@@ -13,7 +15,44 @@ LockClientBase::LockClientBase(sim::Node& node, History& h, const ClientSpec& sp
 
 void LockClientBase::begin_belief(const Lease& l) {
   end_belief("superseded");
+  lost_ = false;
+  lost_reason_.clear();
   belief_ = history_.begin_belief(node_.sim().now(), spec_.name, l.value, l.token, l.message_id);
+}
+
+void LockClientBase::lose_lease(const std::string& reason) {
+  ++history_.lease_losses;
+  if (belief_) {
+    lost_ = true;
+    lost_reason_ = reason;
+  }
+  end_belief(reason);
+}
+
+void LockClientBase::confirmed(sim::Time sent) {
+  confirmed_sent_ = sent;
+  if (!spec_.lease_loss_after) return;
+  // "No acquire or renewal has succeeded for that long on its monotonic
+  // clock", counted from the send of the request that succeeded last.
+  node_.cancel(loss_timer_);
+  const std::uint64_t gen = ++loss_gen_;
+  const Duration after = *spec_.lease_loss_after;
+  loss_timer_ = node_.at_clock(sim::ClockKind::kMonotonic, sent + after, [this, gen, after] {
+    if (gen != loss_gen_) return;
+    loss_timer_ = sim::TimerId{};
+    lease_loss_deadline(
+        fmt::format("no acquire or renewal succeeded for {} (lease_loss_after)", sim::format_duration(after)));
+  });
+}
+
+void LockClientBase::lease_loss_deadline(const std::string& reason) {
+  if (!belief_) return;
+  ++renew_gen_;  // the renewal stops: the client has given the lease up
+  lose_lease(reason);
+}
+
+LeaseState LockClientBase::lease_state() const {
+  return LeaseState{belief_.has_value(), lost_, lost_reason_, confirmed_sent_};
 }
 
 void LockClientBase::end_belief(const std::string& reason) {
@@ -25,6 +64,14 @@ void LockClientBase::end_belief(const std::string& reason) {
 void LockClientBase::on_crash() {
   ++renew_gen_;
   end_belief("crash");
+  lost_ = false;
+  lost_reason_.clear();
+  confirmed_sent_.reset();
+  if (spec_.lease_loss_after) {
+    ++loss_gen_;
+    node_.cancel(loss_timer_);
+    loss_timer_ = sim::TimerId{};
+  }
 }
 
 std::string LockClientBase::fresh_value() { return fmt::format("{:016x}", rng_.next()); }
@@ -33,7 +80,8 @@ std::string LockClientBase::fresh_value() { return fmt::format("{:016x}", rng_.n
 
 namespace {
 workloads::WorkloadSetup setup_of(const Scenario& sc, const ClientSpec& spec, sim::NodeId resource_copy) {
-  return workloads::WorkloadSetup{spec.name, spec.workload, sc.resource, resource_copy, spec.command_timeout};
+  return workloads::WorkloadSetup{spec.name,     spec.workload,        sc.resource,
+                                  resource_copy, spec.command_timeout, spec.retry_interval};
 }
 }  // namespace
 
@@ -54,6 +102,7 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       lock_(std::move(lock)),
       workload_(std::move(workload)) {
   if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
+  if (lock_) policies_ = std::make_unique<ClientPolicies>(node_, spec_, sc.lock.ttl, *lock_);
   node_.set_behaviour(this);
 }
 
@@ -94,8 +143,14 @@ void ClientNode::run(sim::Process& p) {
   const WorkloadSpec& w = spec_.workload;
   while (next_iteration_ < w.iterations) {
     iterate(p, next_iteration_++);
-    if (next_iteration_ < w.iterations) p.sleep(w.think);
+    // A leader that still holds the lock writes again `work` later.
+    if (next_iteration_ < w.iterations) p.sleep(keeping_lock() ? w.work : w.think);
   }
+}
+
+bool ClientNode::keeping_lock() const {
+  if (!workload_->keeps_lock()) return false;
+  return !lock_ || lock_->lease_state().believes;
 }
 
 void ClientNode::iterate(sim::Process& p, int index) {
@@ -103,12 +158,12 @@ void ClientNode::iterate(sim::Process& p, int index) {
       IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false, "started"});
   const std::size_t rec = history_.iterations.size() - 1;
   current_iteration_ = rec;
-  client::Lease lease;
-  if (lock_) lease = lock_->acquire(p);
+  // A leader that still believes it holds the lock goes on under it.
+  if (lock_ && !keeping_lock()) lease_ = lock_->acquire(p);
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
-  workloads::IterationResult result = workload_->iterate(
-      workloads::Iteration{p, index, lease.value, fencing ? lease.token : std::nullopt, lease.message_id});
+  workloads::IterationResult result = workload_->iterate(workloads::Iteration{
+      p, index, lease_.value, fencing ? lease_.token : std::nullopt, lease_.message_id, policies_.get()});
   IterationRecord& it = history_.iterations[rec];
   if (result.success) {
     it.success = true;
@@ -117,7 +172,9 @@ void ClientNode::iterate(sim::Process& p, int index) {
   it.outcome = std::move(result.outcome);
   // "After every iteration — write accepted or rejected — the client
   // releases the lock." (The queue deletes only a message it is done with.)
-  if (lock_) lock_->finish(p, result.success);
+  // A leader keeps it while it believes it holds it, until its last write.
+  const bool last = next_iteration_ >= spec_.workload.iterations;
+  if (lock_ && (last || !keeping_lock())) lock_->finish(p, result.success);
   current_iteration_.reset();
 }
 

@@ -3,14 +3,17 @@
 // Shape: one `ClientNode` behaviour per client node. It runs the iterations
 // as a process and owns a `LockClient` (nullptr for `service: none`, the
 // lock-free CAS loop) and a `workloads::Workload` (models/workloads/), which
-// decides what an iteration does against the resource. The workload never
-// consults the renewal state before writing (docs/FORMAT.md "Clients"), exactly
-// like most client libraries.
+// decides what an iteration does against the resource. By default the
+// workload never consults the renewal state before writing (docs/FORMAT.md
+// "Clients"), exactly like most client libraries; the client policies
+// (check_lease_before_write, on_lease_loss, lease_loss_after: docs/FORMAT.md
+// "Client policies", models/client/policies.hpp) make it.
 //
 // Belief (what the properties rely on): a client believes it holds the lock
 // from the moment its process handles the grant until it sends the release,
-// learns that a renewal was refused (for etcd: that its session ended), or
-// crashes. A pause or a timeout does not end a belief.
+// learns that a renewal was refused (for etcd: that its session ended), gives
+// the lease up by its own lease_loss_after, or crashes. A pause or a timeout
+// does not end a belief.
 //
 // Timeouts: every command waits at most `command_timeout` on the client's
 // monotonic clock; a reply after that is dropped. Acquire attempts, renewals
@@ -23,12 +26,26 @@
 #include <set>
 #include <string>
 
+#include "models/client/policies.hpp"
 #include "models/history.hpp"
 #include "models/scenario.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/simulation.hpp"
 
 namespace fencesim::client {
+
+/// The client's own record of its lease, for the client policies.
+struct LeaseState {
+  bool believes = false;  ///< a belief is open
+  /// The belief ended because the client learned the lease was lost (not
+  /// by its release or a crash); `lost_reason` says how.
+  bool lost = false;
+  std::string lost_reason;
+  /// The client's monotonic time when it sent the last request that
+  /// succeeded in confirming the lease: the grant (etcd: the session's lease
+  /// grant) or a renewal (etcd: a keepalive). Empty before any.
+  std::optional<sim::Time> confirmed_sent;
+};
 
 /// What a successful acquire hands the workload.
 struct Lease {
@@ -62,6 +79,8 @@ class LockClient {
   virtual void on_message(const sim::Message& m) { (void)m; }
   /// The node crashed: the belief ends; volatile state goes.
   virtual void on_crash() = 0;
+  /// The client's own record of its lease (a client without one: nothing).
+  virtual LeaseState lease_state() const { return {}; }
 };
 
 /// Shared bookkeeping for implementations: belief records in the History.
@@ -69,10 +88,21 @@ class LockClientBase : public LockClient {
  public:
   LockClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock);
   void on_crash() override;
+  LeaseState lease_state() const override;
 
  protected:
   void begin_belief(const Lease& l);
   void end_belief(const std::string& reason);
+  /// The client learned that the lease is lost (a refused renewal, an ended
+  /// session, lease_loss_after): counts a lease loss and ends the belief.
+  void lose_lease(const std::string& reason);
+  /// A request sent at `sent` (the client's monotonic time) confirmed the
+  /// lease: a grant or a successful renewal. Arms lease_loss_after.
+  void confirmed(sim::Time sent);
+  /// lease_loss_after ran out (no confirmation for that long): the client
+  /// gives the lease up. Redis and Redlock: the renewal stops and the belief
+  /// ends; etcd overrides it to end the session.
+  virtual void lease_loss_deadline(const std::string& reason);
   /// A fresh random value for an acquire attempt (hex, 16 digits).
   std::string fresh_value();
   sim::Time clock_now() const { return node_.clock(spec_.renew_clock); }
@@ -84,6 +114,13 @@ class LockClientBase : public LockClient {
   sim::Rng rng_;
   std::optional<std::size_t> belief_;
   std::uint64_t renew_gen_ = 0;  ///< bumps on release/crash to stop the renewal process
+
+ private:
+  bool lost_ = false;
+  std::string lost_reason_;
+  std::optional<sim::Time> confirmed_sent_;
+  sim::TimerId loss_timer_;
+  std::uint64_t loss_gen_ = 0;
 };
 
 /// Builds the lock client for a scenario's service (nullptr for `none`).
@@ -130,6 +167,8 @@ class ClientNode final : public sim::NodeBehaviour {
  private:
   /// The body of the client's process: the remaining iterations.
   void run(sim::Process& p);
+  /// A leader that still believes it holds the lock keeps it (keeps_lock).
+  bool keeping_lock() const;
   /// One iteration, from its record to the release.
   void iterate(sim::Process& p, int index);
 
@@ -144,6 +183,8 @@ class ClientNode final : public sim::NodeBehaviour {
   int next_iteration_ = 0;
   bool start_reached_ = false;                    ///< the true time `spec.start` has come
   std::optional<std::size_t> current_iteration_;  ///< index into history.iterations
+  Lease lease_;                                   ///< the lease of the current belief
+  std::unique_ptr<ClientPolicies> policies_;      ///< nullptr without a lock client
 };
 
 }  // namespace fencesim::client

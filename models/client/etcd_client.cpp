@@ -79,6 +79,12 @@ class EtcdLockClient final : public LockClientBase {
     }
   }
 
+  /// lease_loss_after ran out: the client gives the session up, as when its
+  /// own deadline passes (the next acquire opens a new one).
+  void lease_loss_deadline(const std::string& reason) override {
+    if (alive_) end_session(reason);
+  }
+
   void on_crash() override {
     LockClientBase::on_crash();
     alive_ = false;
@@ -133,8 +139,10 @@ class EtcdLockClient final : public LockClientBase {
     auto req = sim::make_payload<Request>();
     req->kind = ReqKind::kLeaseGrant;
     req->ttl = lock_.ttl;
+    const sim::Time sent = node_.monotonic();
     auto r = call(p, req);
     if (!r || !r->error.empty()) return false;
+    confirmed(sent);
     lease_id_ = r->lease;
     session_ttl_ = r->ttl;
     alive_ = true;
@@ -160,8 +168,7 @@ class EtcdLockClient final : public LockClientBase {
     ++session_gen_;
     node_.cancel(deadline_);
     deadline_ = sim::TimerId{};
-    ++history_.lease_losses;
-    end_belief("session ended: " + why);
+    lose_lease("session ended: " + why);
     signals_.push(WatchSignal{0, 0});
   }
 
@@ -174,6 +181,7 @@ class EtcdLockClient final : public LockClientBase {
         auto req = sim::make_payload<Request>();
         req->kind = ReqKind::kKeepAlive;
         req->lease = lease_id_;
+        const sim::Time sent = node_.monotonic();
         auto r = call(p, req);
         if (gen != session_gen_) return;
         if (r && r->error.empty()) {
@@ -184,6 +192,7 @@ class EtcdLockClient final : public LockClientBase {
           }
           history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
           session_ttl_ = r->ttl;
+          confirmed(sent);
           reset_deadline(gen);
           last = clock_now();
           break;

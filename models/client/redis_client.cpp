@@ -69,9 +69,11 @@ class RedisLockClient final : public LockClientBase {
     for (;;) {
       const std::string value = fresh_value();
       const sim::NodeId target = primary_;
+      const sim::Time sent = node_.monotonic();
       CallResult r = call(p, make_command(Op::kAcquire, lock_, value, with_token));
       if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
         Lease lease{value, with_token ? r.reply.integer : std::nullopt, ""};
+        confirmed(sent);
         begin_belief(lease);
         start_renewal(lease);
         return lease;
@@ -171,18 +173,19 @@ class RedisLockClient final : public LockClientBase {
       if (gen != renew_gen_) return;
       const sim::Time first_sent = node_.sim().now();
       for (;;) {
+        const sim::Time sent = node_.monotonic();
         CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false));
         if (gen != renew_gen_) return;
         if (r.status == CallStatus::kReply && r.reply.integer) {
           if (*r.reply.integer == 1) {
             history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+            confirmed(sent);
             last = clock_now();
             break;
           }
           // Refused: the key is gone or holds another value.
           history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
-          ++history_.lease_losses;
-          end_belief("renewal refused");
+          lose_lease("renewal refused");
           return;
         }
         if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);  // READONLY and the like
@@ -222,6 +225,7 @@ class RedlockClient final : public LockClientBase {
       const sim::Duration validity = lock_.ttl - elapsed - drift;
       if (ok >= majority && validity > sim::Duration{0}) {
         Lease lease{value, std::nullopt, ""};
+        confirmed(start);
         begin_belief(lease);
         start_renewal(lease);
         return lease;
@@ -279,7 +283,8 @@ class RedlockClient final : public LockClientBase {
         if (gen != renew_gen_) return;
         const sim::Time first_sent = node_.sim().now();
         for (;;) {
-          const auto replies = broadcast(p, Op::kRenew, lease.value, node_.monotonic() + per_primary);
+          const sim::Time sent = node_.monotonic();
+          const auto replies = broadcast(p, Op::kRenew, lease.value, sent + per_primary);
           if (gen != renew_gen_) return;
           int ok = 0, refused = 0;
           for (const auto& r : replies) {
@@ -288,6 +293,7 @@ class RedlockClient final : public LockClientBase {
           }
           if (ok >= majority) {
             history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+            confirmed(sent);
             last = clock_now();
             break;
           }
@@ -297,8 +303,7 @@ class RedlockClient final : public LockClientBase {
           (void)refused;
           (void)n;
           history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
-          ++history_.lease_losses;
-          end_belief("renewal refused");
+          lose_lease("renewal refused");
           return;
         }
       }

@@ -138,6 +138,7 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
 void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceOpRecord rec) {
   History& h = svc_.history();
   rec.at = svc_.sim().now();
+  rec.sent = m.sent_at;
   rec.client = svc_.sim().node(m.from).name();
   rec.copy = node_.name();
   rec.version = version_;

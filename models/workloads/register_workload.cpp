@@ -1,5 +1,7 @@
 #include "models/workloads/register_workload.hpp"
 
+#include <fmt/format.h>
+
 namespace fencesim::workloads {
 
 std::shared_ptr<const resource::OpReply> RegisterWorkload::ask(sim::Process& p, sim::PayloadPtr req) const {
@@ -25,7 +27,8 @@ std::optional<RegisterWorkload::Seen> RegisterWorkload::read(const Iteration& it
   return Seen{reply->value, reply->version, reply->tag};
 }
 
-IterationResult RegisterWorkload::write(const Iteration& it, const Seen& seen) const {
+IterationResult RegisterWorkload::write(const Iteration& it, const Seen& seen, bool& conflict) const {
+  conflict = false;
   auto req = sim::make_payload<resource::WriteRequest>();
   req->token = it.token;
   req->read_value = seen.value;
@@ -37,16 +40,42 @@ IterationResult RegisterWorkload::write(const Iteration& it, const Seen& seen) c
   const std::int64_t written = req->value;
   const auto reply = ask(it.process, req);
   if (reply == nullptr) return {false, "write timed out"};
-  if (!reply->accepted) return {false, "write rejected: " + reply->reason};
+  if (!reply->accepted) {
+    conflict = setup_.resource.kind == ResourceKind::kCas;
+    return {false, "write rejected: " + reply->reason};
+  }
   return {true, success_text(seen, written)};
 }
 
-IterationResult RegisterWorkload::iterate(const Iteration& it) {
+IterationResult RegisterWorkload::attempt(const Iteration& it, bool& conflict) const {
+  conflict = false;
+  const auto stop = [&](bool before_write) {
+    if (auto own = own_stop(it)) return own;
+    return before_write ? it.stop_before_write() : it.stop_before_step();
+  };
+  if (auto why = stop(false)) return {false, std::move(*why)};
   std::string failure;
   const std::optional<Seen> seen = read(it, failure);
   if (!seen) return {false, std::move(failure)};
-  it.process.sleep(setup_.spec.work);
-  return write(it, *seen);
+  if (const std::optional<Duration> work = work_between()) {
+    if (auto why = stop(false)) return {false, std::move(*why)};
+    it.process.sleep(*work);
+  }
+  if (auto why = stop(true)) return {false, std::move(*why)};
+  return write(it, *seen, conflict);
+}
+
+IterationResult RegisterWorkload::iterate(const Iteration& it) {
+  bool conflict = false;
+  IterationResult result = attempt(it, conflict);
+  int retries = 0;
+  while (conflict && retries < setup_.spec.retries) {
+    it.process.sleep(setup_.retry_interval);
+    ++retries;
+    result = attempt(it, conflict);
+  }
+  if (retries > 0) result.outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
+  return result;
 }
 
 }  // namespace fencesim::workloads

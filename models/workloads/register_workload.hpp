@@ -6,11 +6,22 @@
 // then `work`, then a WriteRequest of `next_value(read)` with the token, the
 // value read (an annotation for no_lost_update), the tag the kind gives and,
 // for a `cas` resource, the version read (the lock-free CAS loop). Each
-// request waits at most `command_timeout` and is not retried: a timeout or
-// a rejection ends the iteration unsuccessfully with one of
+// request waits at most `command_timeout`. A write a `cas` resource rejects
+// (a version conflict) is retried as optimistic concurrency is meant to be
+// ("read the version, compute, write WHERE version = $1, retry on
+// conflict"): up to `retries` times the workload waits `retry_interval`,
+// reads again, works again and writes again. Otherwise a timeout or a
+// rejection ends the iteration unsuccessfully with one of
 //   "read timed out", "read rejected: <reason>",
-//   "write timed out", "write rejected: <reason>";
-// an accepted write ends it successfully with the kind's success text.
+//   "write timed out", "write rejected: <reason>"
+// (after a retry, with " (after N retries)" appended); an accepted write
+// ends it successfully with the kind's success text (likewise suffixed).
+//
+// Client policies: before the read, before `work` and before the write the
+// iteration asks Iteration::stop_before_step (on_lease_loss "abort"), and
+// just before sending the write Iteration::stop_before_write
+// (check_lease_before_write); an answer ends the iteration unsuccessfully
+// with that outcome.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +53,16 @@ class RegisterWorkload : public Workload {
   /// The outcome of an accepted write of `written` computed from `seen`.
   virtual std::string success_text(const Seen& seen, std::int64_t written) const = 0;
 
+  /// The wait between the read and the write: `work`; nullopt: no wait at
+  /// all (the leader, whose `work` is the interval between writes).
+  virtual std::optional<Duration> work_between() const { return setup_.spec.work; }
+  /// The kind's own reason to stop before a step (the leader: its belief
+  /// ended); nullopt: go on.
+  virtual std::optional<std::string> own_stop(const Iteration& it) const {
+    (void)it;
+    return std::nullopt;
+  }
+
   const WorkloadSetup& setup() const { return setup_; }
 
  private:
@@ -49,8 +70,11 @@ class RegisterWorkload : public Workload {
   std::shared_ptr<const resource::OpReply> ask(sim::Process& p, sim::PayloadPtr req) const;
   /// The read step: what was seen, or the failed outcome in `failure`.
   std::optional<Seen> read(const Iteration& it, std::string& failure) const;
-  /// The write step after `seen`.
-  IterationResult write(const Iteration& it, const Seen& seen) const;
+  /// The write step after `seen`; `conflict` is set when a `cas` resource
+  /// rejected it (the version changed since the read).
+  IterationResult write(const Iteration& it, const Seen& seen, bool& conflict) const;
+  /// One read, work, write attempt.
+  IterationResult attempt(const Iteration& it, bool& conflict) const;
 
   WorkloadSetup setup_;
 };

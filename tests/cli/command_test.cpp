@@ -128,6 +128,27 @@ TEST_F(Command, AnUnmetExpectationExitsOneAndPrintsTheReproducingCommand) {
   EXPECT_NE(r.out.find("--seed 1"), std::string::npos);
 }
 
+TEST_F(Command, AnUnmetMetricBoundAloneExitsOneAndEveryReportShowsIt) {
+  // The worked example, fenced, rejects A's stale write: writes_rejected is 1.
+  std::string text = kWorked;
+  const std::string props = "\"no_lost_update\": \"holds\"}";
+  text.replace(text.find(props), props.size(),
+               "\"no_lost_update\": \"holds\", \"metrics\": {\"writes_rejected\": {\"min\": 2}}}");
+  const fs::path f = write_file("metric.json", text);
+  const Result r = run("run " + f.string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("metric writes_rejected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  const std::string md = slurp(dir_ / "a" / "worked" / "report.md");
+  EXPECT_NE(md.find("| writes_rejected | min 2 | 1 | **NO** |"), std::string::npos) << md;
+  const std::string json = slurp(dir_ / "a" / "worked" / "report.json");
+  EXPECT_NE(json.find("\"metric_expectations\""), std::string::npos);
+  // The same bound with min 1 is met, and the run exits 0.
+  text.replace(text.find("{\"min\": 2}"), 10, "{\"min\": 1}");
+  const fs::path g = write_file("metric-ok.json", text);
+  EXPECT_EQ(run("run " + g.string() + " --out " + (dir_ / "b").string()).code, 0);
+}
+
 TEST_F(Command, SeedOverrideWritesASeparateFolder) {
   const fs::path f = write_file("worked.json", kWorked);
   const Result r = run("run " + f.string() + " --seed 7 --out " + (dir_ / "a").string());

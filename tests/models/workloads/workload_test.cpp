@@ -177,10 +177,13 @@ TEST(RegisterWorkload, ADownCopyTimesTheReadOutAndACrashDuringWorkTimesTheWriteO
 }
 
 TEST(RegisterWorkload, AgainstACasResourceTheWriteCarriesTheVersionReadAndLosesARace) {
-  // The lock-free CAS loop: A reads version 0 and works 1 s; B reads 0 and
-  // writes at once (version 1); A's write of version 0 is refused.
+  // The lock-free CAS loop without retries: A reads version 0 and works
+  // 1 s; B reads 0 and writes at once (version 1); A's write of version 0
+  // is refused and, with retries 0, the iteration fails.
   Harness h(resource_of(ResourceKind::kCas), 2);
-  auto a = h.make(0, spec_of(WorkloadKind::kCounter, 1s));
+  WorkloadSpec no_retries = spec_of(WorkloadKind::kCounter, 1s);
+  no_retries.retries = 0;
+  auto a = h.make(0, no_retries);
   auto b = h.make(1, spec_of(WorkloadKind::kCounter, 10ms));
   std::vector<IterationResult> out_a, out_b;
   h.start(0, *a, out_a, std::nullopt);
@@ -193,6 +196,23 @@ TEST(RegisterWorkload, AgainstACasResourceTheWriteCarriesTheVersionReadAndLosesA
   EXPECT_EQ(out_a[0].outcome, "write rejected: version 0 != 1");
   EXPECT_EQ(h.svc_->copy(0).value(), 1);
   EXPECT_EQ(h.svc_->copy(0).version(), 1);
+}
+
+TEST(RegisterWorkload, AgainstACasResourceALostRaceIsReReadAndRetried) {
+  // The same race with the default 10 retries: A waits retry_interval,
+  // reads version 1 (value 1), works again and writes 2 over version 1.
+  Harness h(resource_of(ResourceKind::kCas), 2);
+  auto a = h.make(0, spec_of(WorkloadKind::kCounter, 1s));
+  auto b = h.make(1, spec_of(WorkloadKind::kCounter, 10ms));
+  std::vector<IterationResult> out_a, out_b;
+  h.start(0, *a, out_a, std::nullopt);
+  h.start(1, *b, out_b, std::nullopt, Time{100ms});
+  h.sim_.run_until(Time{5s});
+  ASSERT_EQ(out_a.size(), 1u);
+  EXPECT_TRUE(out_a[0].success);
+  EXPECT_EQ(out_a[0].outcome, "ok: wrote 2 (after 1 retry)");
+  EXPECT_EQ(h.svc_->copy(0).value(), 2);
+  EXPECT_EQ(h.svc_->copy(0).version(), 2);
 }
 
 TEST(RegisterWorkload, WithoutCasTheSameRaceLosesAnUpdate) {
