@@ -8,6 +8,7 @@
 #include "loader/loader.hpp"
 
 #include "models/checkers/registry.hpp"
+#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/lock_service.hpp"
 #include "models/validate.hpp"
@@ -246,7 +247,15 @@ const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key"};
 const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token",
                          "redlock"};
-const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
+const Keys kEtcdKeys = {"nodes",
+                        "election_timeout",
+                        "heartbeat",
+                        "token",
+                        "version",
+                        "pre_vote",
+                        "keepalive_checks_leadership",
+                        "mutex_checks_own_key",
+                        "lock_fails_on_session_end"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas", "replication_delay"};
 const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
                           "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
@@ -658,9 +667,21 @@ class Loader {
       const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
       e.token = t == 0 ? EtcdToken::kCreateRevision : t == 1 ? EtcdToken::kHeaderRevision : EtcdToken::kNone;
     }
+    // The version's profile first, then the fine-grained keys as overrides
+    // (models/etcd/versions.hpp).
+    if (const json* x = find(v, "version")) {
+      e.version = std::string(etcd::known_versions()[get_enum(*x, "lock.version", etcd::known_versions())]);
+    }
+    etcd::apply_version(e);
     if (const json* x = find(v, "pre_vote")) e.pre_vote = get_bool(*x, "lock.pre_vote");
     if (const json* x = find(v, "keepalive_checks_leadership")) {
       e.keepalive_checks_leadership = get_bool(*x, "lock.keepalive_checks_leadership");
+    }
+    if (const json* x = find(v, "mutex_checks_own_key")) {
+      e.mutex_checks_own_key = get_bool(*x, "lock.mutex_checks_own_key");
+    }
+    if (const json* x = find(v, "lock_fails_on_session_end")) {
+      e.lock_fails_on_session_end = get_bool(*x, "lock.lock_fails_on_session_end");
     }
     // Odd membership, the heartbeat multiple, whole-second TTLs and etcd's
     // minimum TTL are models/validate.cpp's (validate_lock, resolve_defaults).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loader/loader.hpp"
+#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "sim/time.hpp"
@@ -73,9 +74,14 @@ ojson lock_json(const LockSpec& l) {
     if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
     if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
     if (e.token != ed.token) j["token"] = etcd_token_name(e.token);
-    if (e.pre_vote != ed.pre_vote) j["pre_vote"] = e.pre_vote;
-    if (e.keepalive_checks_leadership != ed.keepalive_checks_leadership)
-      j["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+    // The version, then only the keys that override its profile.
+    if (!e.version.empty()) j["version"] = e.version;
+    for (const std::string& k : etcd::version_overrides(e)) {
+      if (k == "pre_vote") j[k] = e.pre_vote;
+      if (k == "keepalive_checks_leadership") j[k] = e.keepalive_checks_leadership;
+      if (k == "mutex_checks_own_key") j[k] = e.mutex_checks_own_key;
+      if (k == "lock_fails_on_session_end") j[k] = e.lock_fails_on_session_end;
+    }
   }
   return j;
 }

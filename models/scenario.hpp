@@ -73,8 +73,20 @@ struct EtcdSpec {
   Duration election_timeout = 1s;
   Duration heartbeat = 100ms;
   EtcdToken token = EtcdToken::kCreateRevision;
+  /// `lock.version` (models/etcd/versions.hpp): "" (none: the model's own
+  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The four
+  /// keys below are resolved: the version's profile, then the file's
+  /// overrides.
+  std::string version;
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
+  /// The Mutex re-reads its own key after waiting (etcd 3.5 mutex.go; gone
+  /// → ErrSessionExpired); false: it returns as soon as the keys before it
+  /// are deleted (3.4, etcd-io/etcd#11456).
+  bool mutex_checks_own_key = true;
+  /// A Lock waiting while its session ends fails at once (an upstream TODO,
+  /// in no release); false: it keeps waiting, as every release does.
+  bool lock_fails_on_session_end = true;
 
   bool operator==(const EtcdSpec&) const = default;
 };

@@ -3,6 +3,8 @@
 // file and a Scenario built in code get the same words at the same path.
 #include "models/validate.hpp"
 
+#include "models/etcd/versions.hpp"
+
 #include "models/lock_service.hpp"
 
 #include <algorithm>
@@ -486,6 +488,11 @@ Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
     return problem("lock.nodes",
                    "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(e.nodes),
                    "did you mean " + std::to_string(e.nodes + 1) + "?");
+  }
+  if (!etcd::version_profile(e.version)) {
+    std::string known;
+    for (std::string_view v : etcd::known_versions()) known += (known.empty() ? "\"" : ", \"") + std::string(v) + "\"";
+    return problem("lock.version", "unknown etcd version \"" + e.version + "\"; expected one of " + known);
   }
   FENCESIM_CHECK(positive("lock.heartbeat", e.heartbeat));
   FENCESIM_CHECK(positive("lock.election_timeout", e.election_timeout));
