@@ -260,7 +260,7 @@ const Keys kResourceKeys = {"kind", "check", "fence_reads", "initial", "replicas
 const Keys kClientKeys = {"name",        "count",          "start",           "fencing",  "renew",   "renew_interval",
                           "renew_clock", "retry_interval", "command_timeout", "resource", "workload"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think"};
-const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration"};
+const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration"};
 // Group and role names come from the lock services (models/lock_service.hpp).
 bool is_group_name(const std::string& name) {
   const auto all = all_group_names();
@@ -802,11 +802,20 @@ class Loader {
     }
     check_keys(v, path, kWorkloadKeys, "a workload");
     if (const json* x = find(v, "block")) w.block = get_int(*x, key_path(path, "block"), Ranges::kBlock);
-    if (const json* x = find(v, "work")) w.work = get_duration(*x, key_path(path, "work"));
+    if (const json* x = find(v, "work")) {
+      // A duration, or a range {"min", "max"} drawn per iteration.
+      const auto [lo, hi] = get_range(*x, key_path(path, "work"), kNonNegative);
+      w.work = lo;
+      if (x->is_object() && hi != lo) w.work_max = hi;  // an empty range is a fixed value
+    }
     if (const json* x = find(v, "iterations")) {
       w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), Ranges::kIterations));
     }
-    if (const json* x = find(v, "think")) w.think = get_duration(*x, key_path(path, "think"));
+    if (const json* x = find(v, "think")) {
+      const auto [lo, hi] = get_range(*x, key_path(path, "think"), kNonNegative);
+      w.think = lo;
+      if (x->is_object() && hi != lo) w.think_max = hi;
+    }
     return w;
   }
 
@@ -1083,8 +1092,21 @@ class Loader {
       }
       n.kinds.push_back(nemesis_fault_kinds()[get_enum(kinds[i], p, names)]);
     }
-    if (const json* x = find(*v, "targets")) {
-      n.targets = get_node_list(*x, "nemesis.targets");
+    if (const json* x = find(*v, "groups")) {
+      if (find(*v, "targets") != nullptr) {
+        fail("nemesis.groups",
+             "give either \"targets\" (one node a draw) or \"groups\" (a whole group a draw), not both");
+      }
+      if (!x->is_array() || x->empty()) {
+        fail("nemesis.groups",
+             "expected a non-empty list of node lists, e.g. [[\"etcd-leader\"], [\"etcd\"]], got " + describe(*x));
+      }
+      if (x->size() > 100) fail("nemesis.groups", "too many entries: at most 100");
+      for (std::size_t i = 0; i < x->size(); ++i) {
+        n.groups.push_back(get_node_list((*x)[i], index_path("nemesis.groups", i)));
+      }
+    } else if (const json* t = find(*v, "targets")) {
+      n.targets = get_node_list(*t, "nemesis.targets");
     } else {
       n.targets = dir_.clients();
     }

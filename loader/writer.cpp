@@ -103,9 +103,13 @@ ojson workload_json(const WorkloadSpec& w) {
   const WorkloadSpec def;
   ojson j{{"kind", to_string(w.kind)}};
   if (w.kind == WorkloadKind::kSequenceAllocator) j["block"] = w.block;
-  j["work"] = dur(w.work);
+  j["work"] = w.work_max ? range_json(w.work, *w.work_max) : ojson(dur(w.work));
   if (w.iterations != def.iterations) j["iterations"] = w.iterations;
-  if (w.think != def.think) j["think"] = dur(w.think);
+  if (w.think_max) {
+    j["think"] = range_json(w.think, *w.think_max);
+  } else if (w.think != def.think) {
+    j["think"] = dur(w.think);
+  }
   return j;
 }
 
@@ -173,7 +177,11 @@ ojson nemesis_json(const NemesisSpec& n, const Scenario& s) {
   for (FaultKind k : n.kinds) kinds.push_back(to_string(k));
   ojson j{{"kinds", kinds}};
   // Left out, the targets are the clients.
-  if (n.targets != directory(s).clients()) j["targets"] = n.targets;
+  if (!n.groups.empty()) {
+    j["groups"] = n.groups;
+  } else if (n.targets != directory(s).clients()) {
+    j["targets"] = n.targets;
+  }
   if (n.interval_min != def.interval_min || n.interval_max != def.interval_max)
     j["interval"] = range_json(n.interval_min, n.interval_max);
   if (n.max_duration != def.max_duration) j["max_duration"] = dur(n.max_duration);

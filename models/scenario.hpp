@@ -118,9 +118,14 @@ struct ResourceSpec {
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kSequenceAllocator;
   std::int64_t block = 100;  ///< sequence_allocator only
-  Duration work = 100ms;     ///< between read and write
+  Duration work = 100ms;     ///< between read and write (a range: its min)
   int iterations = 1;
-  Duration think = 1s;  ///< between iterations
+  Duration think = 1s;  ///< between iterations (a range: its min)
+  /// A range {"min": work, "max": work_max}: each iteration's work is drawn
+  /// uniformly (in nanoseconds) from the client's own stream
+  /// "client/<name>/workload"; nullopt: always `work`. Likewise think.
+  std::optional<Duration> work_max;
+  std::optional<Duration> think_max;
 
   bool operator==(const WorkloadSpec&) const = default;
 };
@@ -163,6 +168,9 @@ struct FaultSpec {
 struct NemesisSpec {
   std::vector<FaultKind> kinds;
   std::vector<std::string> targets;  ///< expanded to single nodes
+  /// Instead of targets: each draw picks one group and hits all its nodes at
+  /// once (each group expanded, duplicates dropped; roles stay roles).
+  std::vector<std::vector<std::string>> groups;
   Duration interval_min = 10s;
   Duration interval_max = 10s;
   Duration max_duration = 15s;

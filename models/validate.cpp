@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/text.hpp"
 
@@ -163,7 +164,10 @@ void expand_node_lists(Scenario& s) {
     expand(f.isolate);
   }
   if (s.nemesis) {
-    if (s.nemesis->targets.empty()) {
+    for (auto& g : s.nemesis->groups) expand(g);
+    if (!s.nemesis->groups.empty()) {
+      // groups instead of targets
+    } else if (s.nemesis->targets.empty()) {
       s.nemesis->targets = dir.clients();
     } else {
       expand(s.nemesis->targets);
@@ -593,6 +597,12 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
   FENCESIM_CHECK(non_negative(key(w, "work"), c.workload.work));
   FENCESIM_CHECK(in_range(key(w, "iterations"), c.workload.iterations, Ranges::kIterations));
   FENCESIM_CHECK(non_negative(key(w, "think"), c.workload.think));
+  for (const auto& [name, lo, hi] : {std::tuple{"work", c.workload.work, c.workload.work_max},
+                                     std::tuple{"think", c.workload.think, c.workload.think_max}}) {
+    if (hi && *hi < lo) {
+      return problem(key(key(w, name), "max"), "max (" + fmt_d(*hi) + ") is below min (" + fmt_d(lo) + ")");
+    }
+  }
   return std::nullopt;
 }
 
@@ -855,7 +865,14 @@ std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const Scenari
     }
   }
   const Nodes nodes(s);
-  FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  if (n.groups.empty()) FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  std::size_t widest = 1;
+  for (std::size_t i = 0; i < n.groups.size(); ++i) {
+    const std::string p = "nemesis.groups[" + std::to_string(i) + "]";
+    if (n.groups[i].empty()) return problem(p, "a group needs at least one node");
+    FENCESIM_CHECK(nodes.list(n.groups[i], p));
+    widest = std::max(widest, n.groups[i].size());
+  }
   const bool range = n.interval_min != n.interval_max;
   FENCESIM_CHECK(positive(range ? "nemesis.interval.min" : "nemesis.interval", n.interval_min));
   if (range) FENCESIM_CHECK(positive("nemesis.interval.max", n.interval_max));
@@ -867,7 +884,7 @@ std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const Scenari
   // Bound the number of draws before anything is drawn.
   const Duration last = s.duration - s.settle - n.max_duration;
   std::int64_t most = 0;
-  if (last >= n.interval_min) most = last / n.interval_min;
+  if (last >= n.interval_min) most = last / n.interval_min * static_cast<std::int64_t>(widest);
   if (most + static_cast<std::int64_t>(s.faults.size()) > Limits::kMaxFaults) {
     return problem(src.nemesis_interval_given ? "nemesis.interval" : "nemesis",
                    "the nemesis could draw up to " + std::to_string(most) +

@@ -52,9 +52,15 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       service_(sc.lock.service),
       resource_copy_(resource_copy),
       lock_(std::move(lock)),
-      workload_(std::move(workload)) {
+      workload_(std::move(workload)),
+      workload_rng_(node.sim().rng("client/" + spec.name + "/workload")) {
   if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
   node_.set_behaviour(this);
+}
+
+Duration ClientNode::draw(Duration lo, const std::optional<Duration>& hi) {
+  // A fixed value draws nothing, so a file without ranges keeps its stream.
+  return hi && *hi > lo ? workload_rng_.uniform(lo, *hi) : lo;
 }
 
 void ClientNode::start() {
@@ -94,7 +100,7 @@ void ClientNode::run(sim::Process& p) {
   const WorkloadSpec& w = spec_.workload;
   while (next_iteration_ < w.iterations) {
     iterate(p, next_iteration_++);
-    if (next_iteration_ < w.iterations) p.sleep(w.think);
+    if (next_iteration_ < w.iterations) p.sleep(draw(w.think, w.think_max));
   }
 }
 
@@ -107,8 +113,8 @@ void ClientNode::iterate(sim::Process& p, int index) {
   if (lock_) lease = lock_->acquire(p);
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
-  workloads::IterationResult result =
-      workload_->iterate(workloads::Iteration{p, index, lease.value, fencing ? lease.token : std::nullopt});
+  workloads::IterationResult result = workload_->iterate(workloads::Iteration{
+      p, index, lease.value, fencing ? lease.token : std::nullopt, draw(spec_.workload.work, spec_.workload.work_max)});
   IterationRecord& it = history_.iterations[rec];
   if (result.success) {
     it.success = true;

@@ -45,7 +45,7 @@ IterationResult RegisterWorkload::iterate(const Iteration& it) {
   std::string failure;
   const std::optional<Seen> seen = read(it, failure);
   if (!seen) return {false, std::move(failure)};
-  it.process.sleep(setup_.spec.work);
+  it.process.sleep(it.work.value_or(setup_.spec.work));
   return write(it, *seen);
 }
 

@@ -55,6 +55,9 @@ struct Iteration {
   int index = 0;                      ///< 0-based, counted over the client's whole run (restarts continue it)
   std::string lease_value;            ///< the lease's unique value; empty without a lock
   std::optional<std::int64_t> token;  ///< the token requests carry; empty with fencing off or no token
+  /// This iteration's work, drawn by the client from WorkloadSpec's range;
+  /// nullopt: WorkloadSpec::work.
+  std::optional<Duration> work;
 };
 
 /// What an iteration came to. ClientNode records it in the IterationRecord:
