@@ -29,7 +29,8 @@
 //
 //  "3.4" — the latest 3.4.x (v3.4.45 in the repository read).
 //   * mutex.go and session.go are byte-identical to v3.4.3
-//     (`git diff v3.4.3 v3.4.45 -- clientv3/concurrency/` is empty): the
+//     (`git diff v3.4.3 v3.4.45 -- clientv3/concurrency/` is empty; Debian
+//     12's golang-etcd-server-dev, 3.4.23, ships the same mutex.go): the
 //     own-key re-check (etcd-io/etcd#11408) was never backported.
 //     mutex_checks_own_key = false, lock_fails_on_session_end = false.
 //   * Backported in v3.4.31 (commit bf04c6740 and its series, Feb 2024):
