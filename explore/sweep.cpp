@@ -42,8 +42,8 @@ SweepRun record(const RunResult& r) {
   run.events = r.events;
   run.fingerprint = r.fingerprint;
   const Metrics& m = r.metrics;
-  run.metrics = SweepMetrics{m.writes_accepted, m.writes_rejected, m.grants,     m.lease_losses,
-                             m.longest_overlap, m.audit_findings,  m.iterations, m.iterations_ok};
+  run.metrics = SweepMetrics{m.writes_accepted, m.writes_rejected, m.grants,        m.lease_losses, m.longest_overlap,
+                             m.audit_findings,  m.iterations,      m.iterations_ok, m.updates_lost};
   return run;
 }
 
@@ -215,6 +215,13 @@ double six(double v) { return std::round(v * 1e6) / 1e6; }
 
 std::string percent(double v) { return fmt::format("{:.1f} %", 100 * v); }
 
+std::string updates_lost_text(const UpdatesLostAggregate& a) {
+  return fmt::format(
+      "Updates lost: {} of {} accepted writes ({}); per run, mean {} [95 % interval {}, {}] over {} runs with writes.",
+      a.updates_lost, a.writes_accepted, fmt::format("{:.2f} %", 100 * a.pooled), fmt::format("{:.2f} %", 100 * a.mean),
+      fmt::format("{:.2f} %", 100 * a.low), fmt::format("{:.2f} %", 100 * a.high), a.runs);
+}
+
 std::string seed_list(const std::vector<std::uint64_t>& seeds, std::uint64_t total) {
   if (seeds.empty()) return "-";
   std::string s;
@@ -285,6 +292,30 @@ std::optional<SeedRange> parse_seed_range(const std::string& text, std::string& 
     return std::nullopt;
   }
   return SeedRange{*a, *b};
+}
+
+UpdatesLostAggregate aggregate_updates_lost(const std::vector<SweepRun>& runs) {
+  UpdatesLostAggregate a;
+  // Sums in run (seed) order: the same bytes whatever the jobs.
+  double sum = 0, sum_sq = 0;
+  for (const SweepRun& r : runs) {
+    a.updates_lost += r.metrics.updates_lost;
+    a.writes_accepted += r.metrics.writes_accepted;
+    if (r.metrics.writes_accepted == 0) continue;
+    const double f = static_cast<double>(r.metrics.updates_lost) / static_cast<double>(r.metrics.writes_accepted);
+    ++a.runs;
+    sum += f;
+    sum_sq += f * f;
+  }
+  if (a.writes_accepted > 0) a.pooled = static_cast<double>(a.updates_lost) / static_cast<double>(a.writes_accepted);
+  if (a.runs == 0) return a;
+  const double n = static_cast<double>(a.runs);
+  a.mean = sum / n;
+  const double var = a.runs > 1 ? std::max(0.0, (sum_sq - n * a.mean * a.mean) / (n - 1)) : 0.0;
+  const double half = 1.96 * std::sqrt(var / n);
+  a.low = std::max(0.0, a.mean - half);
+  a.high = std::min(1.0, a.mean + half);
+  return a;
 }
 
 Interval wilson_interval(std::uint64_t k, std::uint64_t n, double z) {
@@ -458,6 +489,15 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
     o << "    " + j.dump() + (i + 1 < r.properties.size() ? ",\n" : "\n");
   }
   o << "  ],\n";
+  const UpdatesLostAggregate lost = aggregate_updates_lost(r.runs);
+  o << fmt::format("  \"updates_lost\": {},\n",
+                   ordered_json{{"updates_lost", lost.updates_lost},
+                                {"writes_accepted", lost.writes_accepted},
+                                {"pooled_fraction", six(lost.pooled)},
+                                {"runs_with_writes", lost.runs},
+                                {"mean_fraction", six(lost.mean)},
+                                {"mean95", {{"low", six(lost.low)}, {"high", six(lost.high)}}}}
+                       .dump());
   std::vector<std::uint64_t> kept;
   for (const SweepRun& x : r.runs) {
     if (x.kept) kept.push_back(x.seed);
@@ -488,7 +528,8 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
                      {"longest_two_holder_overlap_ns", m.longest_overlap.count()},
                      {"holder_audit_findings", m.audit_findings},
                      {"iterations", m.iterations},
-                     {"iterations_succeeded", m.iterations_ok}}}};
+                     {"iterations_succeeded", m.iterations_ok},
+                     {"updates_lost", m.updates_lost}}}};
     o << "    " << j.dump() << (i + 1 < r.runs.size() ? ",\n" : "\n");
   }
   o << "  ]\n}\n";
@@ -553,6 +594,7 @@ std::string render_sweep_markdown(const SweepResult& r) {
     o += fmt::format("| `{}` | {} | {} / {} | {} | {} | {} |\n", to_string(a.property), expected_text(a), a.violations,
                      a.runs, rate_text(a), a.unmet, seed_list(a.first_violations, a.violations));
   }
+  o += "\n" + updates_lost_text(aggregate_updates_lost(r.runs)) + "\n";
   const std::string repro = reproduce_lines(r, r.source.empty() ? "FILE" : r.source, "- ", "`");
   if (!repro.empty()) o += "\n## Reproduce\n\n" + repro;
   o += fmt::format("\nDeterminism self-check: seed{} {} ran twice, with equal fingerprints",
@@ -599,6 +641,7 @@ std::string render_sweep_summary(const SweepResult& r, const std::string& file) 
   const std::uint64_t unmet = runs_not_met(r);
   o += unmet == 0 ? "  every run met the expect block\n"
                   : fmt::format("  {} of {} runs did not meet the expect block\n", unmet, r.runs.size());
+  o += "  " + updates_lost_text(aggregate_updates_lost(r.runs)) + "\n";
   o += reproduce_lines(r, file, "  ", "");
   return o;
 }

@@ -9,6 +9,7 @@
 
 #include "models/checkers/metric_expect.hpp"
 #include "models/checkers/registry.hpp"
+#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/lock_service.hpp"
 #include "models/validate.hpp"
@@ -247,7 +248,15 @@ const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key"};
 const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token",
                          "redlock"};
-const Keys kEtcdKeys = {"nodes", "election_timeout", "heartbeat", "token", "pre_vote", "keepalive_checks_leadership"};
+const Keys kEtcdKeys = {"nodes",
+                        "election_timeout",
+                        "heartbeat",
+                        "token",
+                        "version",
+                        "pre_vote",
+                        "keepalive_checks_leadership",
+                        "mutex_checks_own_key",
+                        "lock_fails_on_session_end"};
 const Keys kQueueKeys = {"service", "visibility_timeout", "messages", "fifo", "max_receives"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
 const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_interval", "renew_clock",
@@ -256,7 +265,7 @@ const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_i
                           "check_lease_before_write", "on_lease_loss", "lease_loss_after"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries"};
 const Keys kMetricBoundKeys = {"min", "max"};
-const Keys kNemesisKeys = {"kinds", "targets", "interval", "max_duration", "swarm"};
+const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration", "swarm"};
 // Group and role names come from the lock services (models/lock_service.hpp).
 bool is_group_name(const std::string& name) {
   const auto all = all_group_names();
@@ -701,9 +710,21 @@ class Loader {
       const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
       e.token = t == 0 ? EtcdToken::kCreateRevision : t == 1 ? EtcdToken::kHeaderRevision : EtcdToken::kNone;
     }
+    // The version's profile first, then the fine-grained keys as overrides
+    // (models/etcd/versions.hpp).
+    if (const json* x = find(v, "version")) {
+      e.version = std::string(etcd::known_versions()[get_enum(*x, "lock.version", etcd::known_versions())]);
+    }
+    etcd::apply_version(e);
     if (const json* x = find(v, "pre_vote")) e.pre_vote = get_bool(*x, "lock.pre_vote");
     if (const json* x = find(v, "keepalive_checks_leadership")) {
       e.keepalive_checks_leadership = get_bool(*x, "lock.keepalive_checks_leadership");
+    }
+    if (const json* x = find(v, "mutex_checks_own_key")) {
+      e.mutex_checks_own_key = get_bool(*x, "lock.mutex_checks_own_key");
+    }
+    if (const json* x = find(v, "lock_fails_on_session_end")) {
+      e.lock_fails_on_session_end = get_bool(*x, "lock.lock_fails_on_session_end");
     }
     // Odd membership, the heartbeat multiple, whole-second TTLs and etcd's
     // minimum TTL are models/validate.cpp's (validate_lock, resolve_defaults).
@@ -862,11 +883,20 @@ class Loader {
     }
     check_keys(v, path, kWorkloadKeys, "a workload");
     if (const json* x = find(v, "block")) w.block = get_int(*x, key_path(path, "block"), Ranges::kBlock);
-    if (const json* x = find(v, "work")) w.work = get_duration(*x, key_path(path, "work"));
+    if (const json* x = find(v, "work")) {
+      // A duration, or a range {"min", "max"} drawn per iteration.
+      const auto [lo, hi] = get_range(*x, key_path(path, "work"), kNonNegative);
+      w.work = lo;
+      if (x->is_object() && hi != lo) w.work_max = hi;  // an empty range is a fixed value
+    }
     if (const json* x = find(v, "iterations")) {
       w.iterations = static_cast<int>(get_int(*x, key_path(path, "iterations"), Ranges::kIterations));
     }
-    if (const json* x = find(v, "think")) w.think = get_duration(*x, key_path(path, "think"));
+    if (const json* x = find(v, "think")) {
+      const auto [lo, hi] = get_range(*x, key_path(path, "think"), kNonNegative);
+      w.think = lo;
+      if (x->is_object() && hi != lo) w.think_max = hi;
+    }
     // Only with a cas resource: validate_clients.
     if (const json* x = find(v, "retries")) {
       w.retries = static_cast<int>(get_int(*x, key_path(path, "retries"), Ranges::kRetries));
@@ -1150,8 +1180,21 @@ class Loader {
       }
       n.kinds.push_back(nemesis_fault_kinds()[get_enum(kinds[i], p, names)]);
     }
-    if (const json* x = find(*v, "targets")) {
-      n.targets = get_node_list(*x, "nemesis.targets");
+    if (const json* x = find(*v, "groups")) {
+      if (find(*v, "targets") != nullptr) {
+        fail("nemesis.groups",
+             "give either \"targets\" (one node a draw) or \"groups\" (a whole group a draw), not both");
+      }
+      if (!x->is_array() || x->empty()) {
+        fail("nemesis.groups",
+             "expected a non-empty list of node lists, e.g. [[\"etcd-leader\"], [\"etcd\"]], got " + describe(*x));
+      }
+      if (x->size() > 100) fail("nemesis.groups", "too many entries: at most 100");
+      for (std::size_t i = 0; i < x->size(); ++i) {
+        n.groups.push_back(get_node_list((*x)[i], index_path("nemesis.groups", i)));
+      }
+    } else if (const json* t = find(*v, "targets")) {
+      n.targets = get_node_list(*t, "nemesis.targets");
     } else {
       n.targets = dir_.clients();
     }

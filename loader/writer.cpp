@@ -8,6 +8,7 @@
 
 #include "loader/loader.hpp"
 #include "models/checkers/metric_expect.hpp"
+#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "sim/time.hpp"
@@ -83,9 +84,14 @@ ojson lock_json(const LockSpec& l) {
     if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
     if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
     if (e.token != ed.token) j["token"] = etcd_token_name(e.token);
-    if (e.pre_vote != ed.pre_vote) j["pre_vote"] = e.pre_vote;
-    if (e.keepalive_checks_leadership != ed.keepalive_checks_leadership)
-      j["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+    // The version, then only the keys that override its profile.
+    if (!e.version.empty()) j["version"] = e.version;
+    for (const std::string& k : etcd::version_overrides(e)) {
+      if (k == "pre_vote") j[k] = e.pre_vote;
+      if (k == "keepalive_checks_leadership") j[k] = e.keepalive_checks_leadership;
+      if (k == "mutex_checks_own_key") j[k] = e.mutex_checks_own_key;
+      if (k == "lock_fails_on_session_end") j[k] = e.lock_fails_on_session_end;
+    }
   }
   return j;
 }
@@ -108,9 +114,13 @@ ojson workload_json(const WorkloadSpec& w) {
   const WorkloadSpec def;
   ojson j{{"kind", to_string(w.kind)}};
   if (w.kind == WorkloadKind::kSequenceAllocator) j["block"] = w.block;
-  j["work"] = dur(w.work);
+  j["work"] = w.work_max ? range_json(w.work, *w.work_max) : ojson(dur(w.work));
   if (w.iterations != def.iterations) j["iterations"] = w.iterations;
-  if (w.think != def.think) j["think"] = dur(w.think);
+  if (w.think_max) {
+    j["think"] = range_json(w.think, *w.think_max);
+  } else if (w.think != def.think) {
+    j["think"] = dur(w.think);
+  }
   if (w.retries != def.retries) j["retries"] = w.retries;
   return j;
 }
@@ -182,7 +192,11 @@ ojson nemesis_json(const NemesisSpec& n, const Scenario& s) {
   for (FaultKind k : n.kinds) kinds.push_back(to_string(k));
   ojson j{{"kinds", kinds}};
   // Left out, the targets are the clients.
-  if (n.targets != directory(s).clients()) j["targets"] = n.targets;
+  if (!n.groups.empty()) {
+    j["groups"] = n.groups;
+  } else if (n.targets != directory(s).clients()) {
+    j["targets"] = n.targets;
+  }
   if (n.interval_min != def.interval_min || n.interval_max != def.interval_max)
     j["interval"] = range_json(n.interval_min, n.interval_max);
   if (n.max_duration != def.max_duration) j["max_duration"] = dur(n.max_duration);

@@ -83,8 +83,20 @@ struct EtcdSpec {
   Duration election_timeout = 1s;
   Duration heartbeat = 100ms;
   EtcdToken token = EtcdToken::kCreateRevision;
+  /// `lock.version` (models/etcd/versions.hpp): "" (none: the model's own
+  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The four
+  /// keys below are resolved: the version's profile, then the file's
+  /// overrides.
+  std::string version;
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
+  /// The Mutex re-reads its own key after waiting (etcd 3.5 mutex.go; gone
+  /// → ErrSessionExpired); false: it returns as soon as the keys before it
+  /// are deleted (3.4, etcd-io/etcd#11456).
+  bool mutex_checks_own_key = true;
+  /// A Lock waiting while its session ends fails at once (an upstream TODO,
+  /// in no release); false: it keeps waiting, as every release does.
+  bool lock_fails_on_session_end = true;
 
   bool operator==(const EtcdSpec&) const = default;
 };
@@ -132,13 +144,18 @@ struct ResourceSpec {
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kSequenceAllocator;
   std::int64_t block = 100;  ///< sequence_allocator only
-  Duration work = 100ms;     ///< between read and write
+  Duration work = 100ms;     ///< between read and write (a range: its min)
   int iterations = 1;
-  Duration think = 1s;  ///< between iterations
+  Duration think = 1s;  ///< between iterations (a range: its min)
   /// A `cas` resource only: how many times a write rejected for a version
   /// conflict is re-read and re-applied, `retry_interval` apart, before the
   /// iteration fails (0: never).
   int retries = 10;
+  /// A range {"min": work, "max": work_max}: each iteration's work is drawn
+  /// uniformly (in nanoseconds) from the client's own stream
+  /// "client/<name>/workload"; nullopt: always `work`. Likewise think.
+  std::optional<Duration> work_max;
+  std::optional<Duration> think_max;
 
   bool operator==(const WorkloadSpec&) const = default;
 };
@@ -195,6 +212,9 @@ struct FaultSpec {
 struct NemesisSpec {
   std::vector<FaultKind> kinds;
   std::vector<std::string> targets;  ///< expanded to single nodes
+  /// Instead of targets: each draw picks one group and hits all its nodes at
+  /// once (each group expanded, duplicates dropped; roles stay roles).
+  std::vector<std::vector<std::string>> groups;
   Duration interval_min = 10s;
   Duration interval_max = 10s;
   Duration max_duration = 15s;

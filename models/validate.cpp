@@ -5,11 +5,14 @@
 
 #include "models/checkers/metric_expect.hpp"
 #include "models/checkers/registry.hpp"
+#include "models/etcd/versions.hpp"
+
 #include "models/lock_service.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/text.hpp"
 
@@ -163,7 +166,10 @@ void expand_node_lists(Scenario& s) {
     expand(f.isolate);
   }
   if (s.nemesis) {
-    if (s.nemesis->targets.empty()) {
+    for (auto& g : s.nemesis->groups) expand(g);
+    if (!s.nemesis->groups.empty()) {
+      // groups instead of targets
+    } else if (s.nemesis->targets.empty()) {
       s.nemesis->targets = dir.clients();
     } else {
       expand(s.nemesis->targets);
@@ -505,6 +511,11 @@ Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
                    "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(e.nodes),
                    "did you mean " + std::to_string(e.nodes + 1) + "?");
   }
+  if (!etcd::version_profile(e.version)) {
+    std::string known;
+    for (std::string_view v : etcd::known_versions()) known += (known.empty() ? "\"" : ", \"") + std::string(v) + "\"";
+    return problem("lock.version", "unknown etcd version \"" + e.version + "\"; expected one of " + known);
+  }
   FENCESIM_CHECK(positive("lock.heartbeat", e.heartbeat));
   FENCESIM_CHECK(positive("lock.election_timeout", e.election_timeout));
   if (e.election_timeout % e.heartbeat != Duration::zero()) {
@@ -654,6 +665,12 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
   FENCESIM_CHECK(non_negative(key(w, "work"), c.workload.work));
   FENCESIM_CHECK(in_range(key(w, "iterations"), c.workload.iterations, Ranges::kIterations));
   FENCESIM_CHECK(non_negative(key(w, "think"), c.workload.think));
+  for (const auto& [name, lo, hi] : {std::tuple{"work", c.workload.work, c.workload.work_max},
+                                     std::tuple{"think", c.workload.think, c.workload.think_max}}) {
+    if (hi && *hi < lo) {
+      return problem(key(key(w, name), "max"), "max (" + fmt_d(*hi) + ") is below min (" + fmt_d(lo) + ")");
+    }
+  }
   return std::nullopt;
 }
 
@@ -954,7 +971,14 @@ std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const Scenari
     }
   }
   const Nodes nodes(s);
-  FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  if (n.groups.empty()) FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  std::size_t widest = 1;
+  for (std::size_t i = 0; i < n.groups.size(); ++i) {
+    const std::string p = "nemesis.groups[" + std::to_string(i) + "]";
+    if (n.groups[i].empty()) return problem(p, "a group needs at least one node");
+    FENCESIM_CHECK(nodes.list(n.groups[i], p));
+    widest = std::max(widest, n.groups[i].size());
+  }
   const bool range = n.interval_min != n.interval_max;
   FENCESIM_CHECK(positive(range ? "nemesis.interval.min" : "nemesis.interval", n.interval_min));
   if (range) FENCESIM_CHECK(positive("nemesis.interval.max", n.interval_max));
@@ -966,7 +990,7 @@ std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const Scenari
   // Bound the number of draws before anything is drawn.
   const Duration last = s.duration - s.settle - n.max_duration;
   std::int64_t most = 0;
-  if (last >= n.interval_min) most = last / n.interval_min;
+  if (last >= n.interval_min) most = last / n.interval_min * static_cast<std::int64_t>(widest);
   if (most + static_cast<std::int64_t>(s.faults.size()) > Limits::kMaxFaults) {
     return problem(src.nemesis_interval_given ? "nemesis.interval" : "nemesis",
                    "the nemesis could draw up to " + std::to_string(most) +

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fencesim/run.hpp"
 #include "loader/writer.hpp"
+#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "sim/text.hpp"
 
@@ -21,6 +23,9 @@ namespace fencesim {
 using ojson = nlohmann::ordered_json;
 
 namespace {
+
+/// updates_lost as a percentage of writes_accepted, one decimal ("12.5 %").
+std::string updates_lost_percent(const Metrics& m) { return fmt::format("{:.1f} %", 100 * updates_lost_fraction(m)); }
 
 /// Inline text made inert for Markdown: a `<` or `&` that could open an HTML
 /// tag, comment or entity gets a backslash (CommonMark escapes), so a
@@ -116,8 +121,16 @@ ojson settings_json(const Scenario& s) {
     lock["token"] = e.token == EtcdToken::kCreateRevision   ? "create_revision"
                     : e.token == EtcdToken::kHeaderRevision ? "header_revision"
                                                             : "none";
+    // The version (null: the model's own combination) and every key that
+    // overrides its profile (models/etcd/versions.hpp).
+    lock["version"] = e.version.empty() ? ojson() : ojson(e.version);
+    ojson overrides = ojson::array();
+    for (const std::string& k : etcd::version_overrides(e)) overrides.push_back(k);
+    lock["overrides"] = std::move(overrides);
     lock["pre_vote"] = e.pre_vote;
     lock["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+    lock["mutex_checks_own_key"] = e.mutex_checks_own_key;
+    lock["lock_fails_on_session_end"] = e.lock_fails_on_session_end;
   }
   ojson resource{{"kind", to_string(s.resource.kind)}};
   if (s.resource.kind == ResourceKind::kFenced) {
@@ -252,6 +265,8 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   ojson metrics{
       {"writes_accepted", mt.writes_accepted},
       {"writes_rejected", mt.writes_rejected},
+      {"updates_lost", mt.updates_lost},
+      {"updates_lost_fraction", std::round(updates_lost_fraction(mt) * 1e6) / 1e6},
       {"reads_accepted", mt.reads_accepted},
       {"reads_rejected", mt.reads_rejected},
       {"grants", mt.grants},
@@ -347,6 +362,11 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
                        clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "INCR" : "none");
     }
   }
+  if (s.lock.service == ServiceKind::kEtcd && !s.lock.etcd.version.empty()) {
+    std::string overrides;
+    for (const std::string& k : etcd::version_overrides(s.lock.etcd)) overrides += (overrides.empty() ? "" : ", ") + k;
+    o += fmt::format(" (version {}, overrides: {})", s.lock.etcd.version, overrides.empty() ? "none" : overrides);
+  }
   if (s.lock.service == ServiceKind::kQueue) {
     const QueueSpec& q = s.lock.queue;
     o += fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
@@ -420,6 +440,7 @@ std::string md_metrics(const RunResult& r) {
   const Metrics& mt = r.metrics;
   o += "## Metrics\n\n| metric | value |\n|---|---|\n";
   o += fmt::format("| writes accepted / rejected | {} / {} |\n", mt.writes_accepted, mt.writes_rejected);
+  o += fmt::format("| updates lost (of writes accepted) | {} ({}) |\n", mt.updates_lost, updates_lost_percent(mt));
   o += fmt::format("| reads accepted / rejected | {} / {} |\n", mt.reads_accepted, mt.reads_rejected);
   o += fmt::format("| grants at the service | {} |\n", mt.grants);
   o += fmt::format("| acquisitions (grants received) | {} |\n", mt.acquisitions);
@@ -517,10 +538,11 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
                                   : fmt::format("renewal p99 {} (max {}, ttl {})", dur(mt.renewal_latency.p99),
                                                 dur(mt.renewal_latency.max), dur(mt.ttl));
   o += fmt::format(
-      "\n  writes accepted/rejected {}/{}  acquisitions {}  lease losses {}  {}  longest overlap {}  "
+      "\n  writes accepted/rejected {}/{}  updates lost {} ({})  acquisitions {}  lease losses {}  {}  longest overlap "
+      "{}  "
       "audit findings {}\n",
-      mt.writes_accepted, mt.writes_rejected, mt.acquisitions, mt.lease_losses, renewal, dur(mt.longest_overlap),
-      mt.audit_findings);
+      mt.writes_accepted, mt.writes_rejected, mt.updates_lost, updates_lost_percent(mt), mt.acquisitions,
+      mt.lease_losses, renewal, dur(mt.longest_overlap), mt.audit_findings);
   for (const MetricVerdict& v : r.metric_verdicts) {
     o += fmt::format("  metric {:<28} {:<16} got {:<10} {}\n", v.metric, bound_text(v), value_text(v),
                      v.met ? "ok" : "MISMATCH");

@@ -172,6 +172,7 @@ struct SweepMetrics {
   std::int64_t writes_accepted = 0, writes_rejected = 0, grants = 0, lease_losses = 0;
   sim::Duration longest_overlap{0};  ///< longest_two_holder_overlap
   std::int64_t audit_findings = 0, iterations = 0, iterations_ok = 0;
+  std::int64_t updates_lost = 0;  ///< Metrics::updates_lost
   bool operator==(const SweepMetrics&) const = default;
 };
 
@@ -235,6 +236,18 @@ struct SweepResult {
 };
 
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt);
+
+/// Acknowledged updates lost over a sweep (docs/REPORTS.md "sweep.json"):
+/// the pooled fraction (all updates lost / all writes accepted) and the
+/// per-run fractions' mean over the runs that accepted a write, with a 95 %
+/// interval for that mean (mean ± 1.96 × sample standard deviation / √runs;
+/// runs are independent, a run's writes are not).
+struct UpdatesLostAggregate {
+  std::int64_t updates_lost = 0, writes_accepted = 0;
+  std::uint64_t runs = 0;  ///< runs with at least one accepted write
+  double pooled = 0, mean = 0, low = 0, high = 0;
+};
+UpdatesLostAggregate aggregate_updates_lost(const std::vector<SweepRun>& runs);
 
 /// The seeds the self-check re-runs: first, first + every, … (at least one).
 std::vector<std::uint64_t> check_seeds(const SeedRange& seeds, std::uint64_t every);

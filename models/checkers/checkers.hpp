@@ -58,6 +58,10 @@ struct WriteAfterBelief {
 
 struct Metrics {
   std::int64_t writes_accepted = 0, writes_rejected = 0, reads_accepted = 0, reads_rejected = 0;
+  /// Accepted writes whose effect the next accepted write at the same copy
+  /// overwrote without having read it (its read_value is not their value):
+  /// Jepsen's "acknowledged updates lost" (docs/REPORTS.md "Metrics").
+  std::int64_t updates_lost = 0;
   std::int64_t grants = 0;        ///< at the service
   std::int64_t acquisitions = 0;  ///< grants a client received (beliefs)
   std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
@@ -72,5 +76,7 @@ struct Metrics {
 };
 
 Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx);
+/// updates_lost / writes_accepted, 0 when no write was accepted.
+double updates_lost_fraction(const Metrics& m);
 
 }  // namespace fencesim

@@ -1,6 +1,7 @@
 // models/checkers/metrics.cpp — the health metrics (docs/REPORTS.md "Metrics") over a History.
 #include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "models/checkers/checkers.hpp"
@@ -19,12 +20,26 @@ sim::Duration nearest_rank(std::vector<sim::Duration> sorted, int p) {
   return sorted[rank - 1];
 }
 
+double updates_lost_fraction(const Metrics& m) {
+  return m.writes_accepted == 0 ? 0.0 : static_cast<double>(m.updates_lost) / static_cast<double>(m.writes_accepted);
+}
+
 Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx) {
   Metrics m;
   m.ttl = s.lock.ttl;
+  // Per copy, the value of the last accepted write: the next accepted write
+  // there that was computed from another value overwrote it unseen.
+  std::map<std::string, std::int64_t, std::less<>> last_value;
   for (const ResourceOpRecord& op : h.resource_ops) {
     if (op.write) {
       (op.accepted ? m.writes_accepted : m.writes_rejected)++;
+      if (op.accepted) {
+        auto [it, first] = last_value.try_emplace(op.copy, op.value);
+        if (!first) {
+          if (op.read_value != it->second) ++m.updates_lost;
+          it->second = op.value;
+        }
+      }
     } else {
       (op.accepted ? m.reads_accepted : m.reads_rejected)++;
     }

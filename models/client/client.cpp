@@ -100,10 +100,16 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       service_(sc.lock.service),
       resource_copy_(resource_copy),
       lock_(std::move(lock)),
-      workload_(std::move(workload)) {
+      workload_(std::move(workload)),
+      workload_rng_(node.sim().rng("client/" + spec.name + "/workload")) {
   if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
   if (lock_) policies_ = std::make_unique<ClientPolicies>(node_, spec_, sc.lock.ttl, *lock_);
   node_.set_behaviour(this);
+}
+
+Duration ClientNode::draw(Duration lo, const std::optional<Duration>& hi) {
+  // A fixed value draws nothing, so a file without ranges keeps its stream.
+  return hi && *hi > lo ? workload_rng_.uniform(lo, *hi) : lo;
 }
 
 void ClientNode::start() {
@@ -144,7 +150,7 @@ void ClientNode::run(sim::Process& p) {
   while (next_iteration_ < w.iterations) {
     iterate(p, next_iteration_++);
     // A leader that still holds the lock writes again `work` later.
-    if (next_iteration_ < w.iterations) p.sleep(keeping_lock() ? w.work : w.think);
+    if (next_iteration_ < w.iterations) p.sleep(keeping_lock() ? draw(w.work, w.work_max) : draw(w.think, w.think_max));
   }
 }
 
@@ -162,8 +168,9 @@ void ClientNode::iterate(sim::Process& p, int index) {
   if (lock_ && !keeping_lock()) lease_ = lock_->acquire(p);
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
-  workloads::IterationResult result = workload_->iterate(workloads::Iteration{
-      p, index, lease_.value, fencing ? lease_.token : std::nullopt, lease_.message_id, policies_.get()});
+  workloads::IterationResult result = workload_->iterate(
+      workloads::Iteration{p, index, lease_.value, fencing ? lease_.token : std::nullopt, lease_.message_id,
+                           policies_.get(), draw(spec_.workload.work, spec_.workload.work_max)});
   IterationRecord& it = history_.iterations[rec];
   if (result.success) {
     it.success = true;

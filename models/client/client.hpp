@@ -180,6 +180,11 @@ class ClientNode final : public sim::NodeBehaviour {
   sim::NodeId resource_copy_;
   std::unique_ptr<LockClient> lock_;
   std::unique_ptr<workloads::Workload> workload_;
+  /// Draws a work or think duration: `lo`, or uniform in [lo, *hi] from
+  /// workload_rng_ (WorkloadSpec work_max / think_max).
+  Duration draw(Duration lo, const std::optional<Duration>& hi);
+
+  sim::Rng workload_rng_;  ///< "client/<name>/workload": only ranges draw from it
   int next_iteration_ = 0;
   bool start_reached_ = false;                    ///< the true time `spec.start` has come
   std::optional<std::size_t> current_iteration_;  ///< index into history.iterations

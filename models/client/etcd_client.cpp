@@ -6,7 +6,14 @@
 //           (a txn that also reads the first-created key under the prefix);
 //           if our key is not the first, waitDeletes: repeatedly find the
 //           last-created key below our create revision and watch it until it
-//           is deleted; then re-check our own key (gone: ErrSessionExpired).
+//           is deleted; then, as etcd 3.5 does, re-check our own key
+//           (gone: ErrSessionExpired) — or, as etcd 3.4 does
+//           (`mutex_checks_own_key` false, clientv3/concurrency/mutex.go
+//           @ v3.4.3 lines 69-77), return at once: owner even if the key
+//           and the lease expired while waiting (etcd-io/etcd#11456).
+//           A Lock waiting while its session ends fails at once only with
+//           `lock_fails_on_session_end` (the model's own combination; every
+//           release keeps waiting). Versions: models/etcd/versions.hpp.
 //   Unlock: delete the key.
 //   Token:  the key's create revision (or, by option, the header revision of
 //           the answer that made the client owner).
@@ -232,19 +239,32 @@ class EtcdLockClient final : public LockClientBase {
     }
     const std::int64_t my_rev = r->kv->create_revision;
     if (r->owner && r->owner->create_revision == my_rev) return granted(*r->kv, r->header_revision);
+    // Every release keeps waiting when the session ends meanwhile (the
+    // Mutex watches with the Lock's context, not the session's); the
+    // model's own combination gives up at once (models/etcd/versions.hpp).
+    const bool gives_up = lock_.etcd.lock_fails_on_session_end;
+    auto session_over = [&] { return gives_up && gen != session_gen_; };
     // waitDeletes(ctx, client, prefix, myRev - 1)
+    std::int64_t last_header = 0;
     for (;;) {
-      if (gen != session_gen_) return std::nullopt;
+      if (session_over()) return std::nullopt;
       auto q = sim::make_payload<Request>();
       q->kind = ReqKind::kLastCreated;
       q->prefix = prefix;
       q->revision = my_rev - 1;
+      if (!lock_.etcd.mutex_checks_own_key) {
+        // No re-check follows: the answer that finds no key before ours
+        // makes us the owner (3.4 mutex.go Lock: m.hdr = hdr; return nil).
+        q->key = key_;
+        q->lock_check = true;
+      }
       auto last = call(p, q);
-      if (gen != session_gen_) return std::nullopt;
+      if (session_over()) return std::nullopt;
       if (!last) {
         p.sleep(spec_.retry_interval);
         continue;
       }
+      last_header = last->header_revision;
       if (!last->kv) break;
       watch_ = WatchState{++next_watch_, last->kv->key, last->header_revision};
       send_watch();
@@ -259,7 +279,7 @@ class EtcdLockClient final : public LockClientBase {
       bool deleted = false;
       while (!deleted) {
         auto sig = signals_.receive(p, spec_.command_timeout);
-        if (gen != session_gen_) {
+        if (session_over()) {
           watch_.reset();
           return std::nullopt;
         }
@@ -267,6 +287,16 @@ class EtcdLockClient final : public LockClientBase {
         if (watch_ && sig->watch_id == watch_->id) deleted = true;
       }
       watch_.reset();
+    }
+    if (!lock_.etcd.mutex_checks_own_key) {
+      // etcd 3.4: told it owns the lock, whether or not its key (and lease)
+      // still exists (etcd-io/etcd#11456, #9921).
+      etcd::KeyValue own;
+      own.key = key_;
+      own.create_revision = own.mod_revision = my_rev;
+      own.version = 1;
+      own.lease = lease_id_;
+      return granted(own, last_header);
     }
     // Re-check our own key: gone means the session expired meanwhile.
     for (;;) {

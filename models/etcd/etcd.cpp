@@ -436,7 +436,18 @@ void EtcdMember::answer_read(const sim::Message& m, const Request& r) {
       if (!has_prefix(k, r.prefix) || kv.create_revision > r.revision) continue;
       if (best == nullptr || kv.create_revision > best->create_revision) best = &kv;
     }
-    if (best != nullptr) resp->kv = *best;
+    if (best != nullptr) {
+      resp->kv = *best;
+    } else if (r.lock_check) {
+      // The waiter's last waitDeletes read, with no re-check to follow
+      // (etcd 3.4's Mutex): this answer makes it the owner of its key,
+      // created at revision + 1, whether or not the key still exists.
+      KeyValue own;
+      own.key = r.key;
+      own.create_revision = own.mod_revision = r.revision + 1;
+      own.version = 1;
+      svc_.on_grant(*this, m.from, own, revision_);
+    }
   }
   node_.reply(m, resp);
 }

@@ -34,10 +34,14 @@
 //    applies its term's empty entry, Promote sets every lease's expiry to
 //    now + election timeout (the configured one) + TTL; non-leaders never
 //    expire leases (lessor Demote).
-//  * `keepalive_checks_leadership`: false as etcd 3.4 (a leader that lost its
+//  * `keepalive_checks_leadership`: false as etcd 3.4.3 (etcdserver/
+//    v3_server.go @ v3.4.3 LeaseRenew lines 268-293: a leader that lost its
 //    quorum keeps answering keepalives until CheckQuorum steps it down); true
-//    as later etcd (LeaseRenew first waits for a linearizable read index,
-//    i.e. confirms leadership with a quorum).
+//    as etcd from 3.4.31 and 3.5.13 (LeaseRenew first calls
+//    ensureLeadership, a linearizable read index, i.e. confirms leadership
+//    with a quorum; the release's isActive shortcut is not modelled).
+//    `lock.version` sets it with the rest of a release
+//    (models/etcd/versions.hpp).
 //
 // The service observer records in the History when a holder's lease ends at
 // the service: the true time the leader learns that the entry revoking the
@@ -99,7 +103,10 @@ struct Request final : sim::Payload {
   Duration ttl{0};
   std::int64_t revision = 0;  ///< kLastCreated: max create revision; kWatch: start revision
   std::uint64_t watch_id = 0;
-  bool lock_check = false;  ///< kGet: the Mutex's re-check of its own key
+  /// kGet: the Mutex's re-check of its own key. kLastCreated: the waiter's
+  /// last read before it owns `key` (created at `revision` + 1) with no
+  /// re-check to follow (etcd 3.4's Mutex, `mutex_checks_own_key` false).
+  bool lock_check = false;
   std::string describe() const override;
 };
 

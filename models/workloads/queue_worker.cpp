@@ -21,7 +21,7 @@ class QueueWorker final : public Workload {
   explicit QueueWorker(WorkloadSetup setup) : setup_(std::move(setup)) {}
 
   IterationResult iterate(const Iteration& it) override {
-    it.process.sleep(setup_.spec.work);
+    it.process.sleep(it.work.value_or(setup_.spec.work));
     auto req = sim::make_payload<resource::EffectRequest>();
     req->message_id = it.message_id;
     req->receipt = it.lease_value;

@@ -59,7 +59,7 @@ IterationResult RegisterWorkload::attempt(const Iteration& it, bool& conflict) c
   if (!seen) return {false, std::move(failure)};
   if (const std::optional<Duration> work = work_between()) {
     if (auto why = stop(false)) return {false, std::move(*why)};
-    it.process.sleep(*work);
+    it.process.sleep(it.work.value_or(*work));
   }
   if (auto why = stop(true)) return {false, std::move(*why)};
   return write(it, *seen, conflict);

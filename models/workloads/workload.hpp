@@ -88,6 +88,9 @@ struct Iteration {
 
   std::optional<std::string> stop_before_step() const { return lease ? lease->stop_before_step() : std::nullopt; }
   std::optional<std::string> stop_before_write() const { return lease ? lease->stop_before_write() : std::nullopt; }
+  /// This iteration's work, drawn by the client from WorkloadSpec's range;
+  /// nullopt: WorkloadSpec::work.
+  std::optional<Duration> work;
 };
 
 /// What an iteration came to. ClientNode records it in the IterationRecord:

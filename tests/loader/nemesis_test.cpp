@@ -49,6 +49,42 @@ bool same(const FaultSpec& a, const FaultSpec& b) {
 const std::vector<FaultKind> kAllNemesisKinds = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
                                                  FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
 
+TEST(Nemesis, AGroupDrawHitsEveryNodeOfTheGroupAtOnceWithTheSameFault) {
+  Scenario s = with_nemesis({FaultKind::kPause, FaultKind::kPartition});
+  s.nemesis->targets.clear();
+  s.nemesis->groups = {{"A"}, {"A", "B", "C"}};
+  const auto faults = draw_nemesis(s);
+  ASSERT_GT(faults.size(), 20u);
+  bool saw_whole_group = false, saw_single = false, saw_group_cut = false;
+  for (std::size_t i = 0; i < faults.size();) {
+    const FaultSpec& f = faults[i];
+    EXPECT_EQ(f.origin, "nemesis#" + std::to_string(i));
+    if (f.kind == FaultKind::kPartition) {
+      // One cut: the single node, or the whole group together.
+      if (f.isolate.size() == 3) saw_group_cut = true;
+      ++i;
+      continue;
+    }
+    std::size_t n = 1;
+    while (i + n < faults.size() && faults[i + n].at == f.at) ++n;
+    if (n == 3) {
+      saw_whole_group = true;
+      EXPECT_EQ(faults[i + 1].target, "B");
+      EXPECT_EQ(faults[i + 2].target, "C");
+      EXPECT_EQ(faults[i + 1].duration, f.duration);
+      EXPECT_EQ(faults[i + 2].duration, f.duration);
+    } else {
+      EXPECT_EQ(n, 1u);
+      EXPECT_EQ(f.target, "A");
+      saw_single = true;
+    }
+    i += n;
+  }
+  EXPECT_TRUE(saw_whole_group);
+  EXPECT_TRUE(saw_single);
+  EXPECT_TRUE(saw_group_cut);
+}
+
 TEST(Nemesis, NoNemesisBlockDrawsNothing) {
   Scenario s = with_nemesis({FaultKind::kPause});
   s.nemesis.reset();

@@ -223,6 +223,30 @@ TEST(Writer, LossAndLatencyRangesAndTheNoLockDesignRoundTrip) {
 
 // Every key of the format with a value other than its default, once for
 // each service: each is written and read back.
+TEST(Writer, AnEtcdVersionIsWrittenWithOnlyTheKeysThatOverrideIt) {
+  const char* kText = R"({"scenario": "v", "duration": "30s",
+      "lock": {"service": "etcd", "ttl": "3s", "version": "3.4.3", "pre_vote": true, "mutex_checks_own_key": false},
+      "resource": {"kind": "fenced"},
+      "clients": [{"name": "A", "workload": {"kind": "counter"}}]})";
+  const Scenario s = load_ok(kText, "v.json");
+  EXPECT_EQ(s.lock.etcd.version, "3.4.3");
+  EXPECT_TRUE(s.lock.etcd.pre_vote);                      // overridden
+  EXPECT_FALSE(s.lock.etcd.keepalive_checks_leadership);  // the profile's
+  EXPECT_FALSE(s.lock.etcd.lock_fails_on_session_end);    // the profile's
+  const std::string written = write_scenario(s);
+  EXPECT_NE(written.find(R"("version": "3.4.3")"), std::string::npos) << written;
+  EXPECT_NE(written.find(R"("pre_vote": true)"), std::string::npos) << written;
+  // Given, but equal to the profile's value: not an override, not written.
+  EXPECT_EQ(written.find("mutex_checks_own_key"), std::string::npos) << written;
+  EXPECT_TRUE(load_ok(written, "w") == s) << written;
+  const RunResult r = run_scenario(s);
+  const std::string json = render_report_json(s, r, ReportMeta{});
+  EXPECT_NE(json.find(R"("version": "3.4.3")"), std::string::npos);
+  EXPECT_NE(json.find("\"overrides\": [\n        \"pre_vote\"\n      ]"), std::string::npos) << json.substr(0, 3000);
+  const std::string md = render_report_markdown(s, r, ReportMeta{});
+  EXPECT_NE(md.find("(version 3.4.3, overrides: pre_vote)"), std::string::npos) << md.substr(0, 1500);
+}
+
 TEST(Writer, EveryNonDefaultValueRoundTrips) {
   const char* kRedis =
       R"({"version": 1, "scenario": "all-redis", "description": "d\n\"q\" \u00e9", "seed": 18446744073709551615,

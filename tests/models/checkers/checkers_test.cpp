@@ -236,5 +236,34 @@ TEST(Metrics, LongestOverlapIsTheLongestTwoHolderInterval) {
   EXPECT_EQ(compute_metrics(s, h, ctx()).longest_overlap, 1s);
 }
 
+TEST(Metrics, AnUpdateIsLostWhenTheNextAcceptedWriteDidNotReadIt) {
+  Scenario s;
+  History h;
+  // A and B both read 0: B's 1 overwrites A's 1 unseen (A's update lost);
+  // C reads B's 1 and writes 2 (nothing lost); D's rejected write counts
+  // for nothing; E read 0 again and overwrites C's 2 (C's update lost).
+  h.resource_ops.push_back(write(1s, "A", 0, 1, true, "va"));
+  h.resource_ops.push_back(write(2s, "B", 0, 1, true, "vb"));
+  h.resource_ops.push_back(write(3s, "C", 1, 2, true, "vc"));
+  h.resource_ops.push_back(write(4s, "D", 0, 1, false, "vd"));
+  h.resource_ops.push_back(write(5s, "E", 0, 1, true, "ve"));
+  const Metrics m = compute_metrics(s, h, ctx());
+  EXPECT_EQ(m.writes_accepted, 4);
+  EXPECT_EQ(m.updates_lost, 2);
+  EXPECT_DOUBLE_EQ(updates_lost_fraction(m), 0.5);
+}
+
+TEST(Metrics, UpdatesAreComparedPerCopyAndNoneIsLostWithoutWrites) {
+  Scenario s;
+  History h;
+  EXPECT_EQ(compute_metrics(s, h, ctx()).updates_lost, 0);
+  EXPECT_DOUBLE_EQ(updates_lost_fraction(compute_metrics(s, h, ctx())), 0.0);
+  ResourceOpRecord other = write(2s, "B", 0, 1, true, "vb");
+  other.copy = "resource-replica-0";
+  h.resource_ops.push_back(write(1s, "A", 0, 1, true, "va"));
+  h.resource_ops.push_back(other);  // the first write at its own copy
+  EXPECT_EQ(compute_metrics(s, h, ctx()).updates_lost, 0);
+}
+
 }  // namespace
 }  // namespace fencesim
