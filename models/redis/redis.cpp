@@ -919,12 +919,15 @@ void RedisService::watch_wall_expiry(NodeId node, Time deadline) {
 
 bool RedisService::authority_holds(const std::string& value, std::string& why_not) const {
   if (redlock()) {
-    int holding = 0;
+    // A primary blocks other clients while it holds the value or is down
+    // (docs/FORMAT.md "Lease end at the service"): no one can gather a
+    // majority past it. It stops blocking when it comes back without it.
+    int blocking = 0;
     for (const auto& s : servers_) {
-      if (s->holds(key_, value)) ++holding;
+      if (s->holds(key_, value) || !s->node().up()) ++blocking;
     }
-    if (holding >= majority()) return true;
-    why_not = "fewer than a majority of primaries hold it";
+    if (blocking >= majority()) return true;
+    why_not = "fewer than a majority of primaries hold it or are down";
     return false;
   }
   const RedisServer* primary = nullptr;

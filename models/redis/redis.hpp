@@ -58,6 +58,9 @@
 //    had not replicated.
 //  * Redlock (redis.io "Distributed Locks with Redis", redsync): N independent
 //    primaries, no replicas, no token (the client side is in models/client).
+//    At the service a Redlock lease is held while a majority of primaries
+//    block others: they hold the value, or are down (antirez, "Is Redlock
+//    safe?": a primary restarted only after the TTL cannot hand the lock out).
 //
 // The lease observer (an outside view, not node code) records in the History
 // when each lease ends at the service, as docs/FORMAT.md "Lease end at the service" defines it.

@@ -1,6 +1,8 @@
 // Persistence of the Redis lease service (lock.persistence, crash power_loss):
 // what a restarted node comes back with under each appendfsync policy, after
-// a process crash and after a power loss, and with which expiry.
+// a process crash and after a power loss, and with which expiry; and when a
+// lease ends at the service while nodes are down (a single primary's AOF, a
+// down Redlock primary blocking others).
 //
 // Timing: the network latency is a fixed 1 ms, so a command sent at true
 // time t is applied at t + 1 ms. Under aof_everysec the fsync runs every
@@ -165,6 +167,35 @@ TEST(RedisPersistence, AReplicaAfterAFullResyncKeepsThePrimarysDataAcrossAPowerL
   h.observe(700ms, [&] { counter = h.integer_at(1, kCounter); });
   h.run(3s);
   EXPECT_EQ(counter, std::optional<std::int64_t>(1));
+}
+
+TEST(RedlockLeaseEnd, ADownPrimaryBlocksOthersUntilItComesBackWithoutTheValue) {
+  // Three primaries hold v1; two crash (a holder and a down primary still
+  // block, 3 of 3); the first comes back empty at 2 s (2 of 3 still block);
+  // the second comes back empty at 3 s: only redis-0 holds it, 1 of 3.
+  RedisSpec spec;
+  spec.redlock = 3;
+  spec.replicas = 0;
+  spec.sentinels = 0;
+  spec.token = RedisToken::kNone;
+  RedisHarness h(spec, 10s);
+  h.at(0s, [&](sim::Process& p) {
+    for (int i = 0; i < 3; ++i) h.send(p, i, h.acquire("v1", false));
+  });
+  h.observe(1s, [&] { h.sim.crash(h.servers[1]); });
+  h.observe(1s, [&] { h.sim.crash(h.servers[2]); });
+  h.observe(2s, [&] { h.sim.restart(h.servers[1]); });
+  std::optional<LeaseEndRecord> at_2500ms;
+  h.observe(2500ms, [&] { at_2500ms = h.lease_end_of("v1"); });
+  h.observe(3s, [&] { h.sim.restart(h.servers[2]); });
+  h.run(4s);
+  ASSERT_NE(h.grant_of("v1"), nullptr);
+  EXPECT_FALSE(at_2500ms.has_value()) << "ended at " << sim::format_duration(at_2500ms->at) << ": "
+                                      << at_2500ms->reason;
+  const auto end = h.lease_end_of("v1");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->at, 3s);
+  EXPECT_EQ(end->reason, "fewer than a majority of primaries hold it or are down");
 }
 
 }  // namespace
