@@ -246,8 +246,8 @@ const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration
 const Keys kNetworkKeys = {"latency", "loss"};
 const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key"};
-const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels", "down_after", "expiry_clock", "token",
-                         "redlock"};
+const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels",   "down_after", "expiry_clock",
+                         "token",    "redlock",           "counter_key", "persistence"};
 const Keys kEtcdKeys = {"nodes",
                         "election_timeout",
                         "heartbeat",
@@ -667,6 +667,13 @@ class Loader {
       r.expiry_clock = get_enum(*x, "lock.expiry_clock", Keys{"wall", "monotonic"}) == 0 ? sim::ClockKind::kWall
                                                                                          : sim::ClockKind::kMonotonic;
     }
+    if (const json* x = find(v, "counter_key")) r.counter_key = get_string(*x, "lock.counter_key", 1024);
+    if (const json* x = find(v, "persistence")) {
+      const std::size_t p = get_enum(*x, "lock.persistence", Keys{"none", "aof_always", "aof_everysec"});
+      r.persistence = p == 0   ? RedisPersistence::kNone
+                      : p == 1 ? RedisPersistence::kAofAlways
+                               : RedisPersistence::kAofEverysec;
+    }
   }
 
   /// `"service": "queue"`: its own keys only (a lock's are pointed at).
@@ -1073,6 +1080,7 @@ class Loader {
         f.target = get_target(req(in, "target", "the node to crash"), in.kp("target"));
         if (const json* x = find(v, "restart_after"))
           f.restart_after = get_duration(*x, in.kp("restart_after"), kPositive);
+        if (const json* x = find(v, "power_loss")) f.power_loss = get_bool(*x, in.kp("power_loss"));
         break;
       case FaultKind::kFailover: parse_failover(in, f); break;
       case FaultKind::kCounterReset: parse_counter_reset(in, f); break;

@@ -77,6 +77,8 @@ ojson lock_json(const LockSpec& l) {
     if (r.replication_delay != rd.replication_delay) j["replication_delay"] = dur(r.replication_delay);
     if (r.down_after != rd.down_after) j["down_after"] = dur(r.down_after);
     if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = sim::clock_name(r.expiry_clock);
+    if (r.counter_key) j["counter_key"] = *r.counter_key;
+    if (r.persistence != rd.persistence) j["persistence"] = to_string(r.persistence);
   } else {
     const EtcdSpec& e = l.etcd;
     const EtcdSpec ed;

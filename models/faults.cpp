@@ -183,7 +183,11 @@ std::optional<std::string> apply_crash(FaultEnv& env, const FaultSpec& f, FaultR
   sim::NodeId n{};
   if (auto why = resolve_target(env, f, rec, n)) return why;
   sim::Simulation& s = env.sim();
-  s.crash(n);
+  if (f.power_loss) {
+    s.power_loss(n);
+  } else {
+    s.crash(n);
+  }
   if (f.restart_after)
     s.at(
         s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
@@ -194,12 +198,14 @@ std::optional<Time> end_crash(const FaultSpec& f, const std::vector<FaultSpec>&)
   return std::nullopt;
 }
 std::string detail_crash(const FaultSpec& f) {
-  return f.restart_after ? "restart after " + sim::format_duration(*f.restart_after) : "no restart";
+  return std::string(f.power_loss ? "power loss, " : "") +
+         (f.restart_after ? "restart after " + sim::format_duration(*f.restart_after) : "no restart");
 }
 void draw_crash(FaultSpec& f, Duration d, Duration, sim::Rng&) { f.restart_after = d; }
 void write_crash(const FaultSpec& f, FaultWriter& out) {
   write_target(f, out);
   if (f.restart_after) out.duration("restart_after", *f.restart_after);
+  if (f.power_loss) out.boolean("power_loss", true);
 }
 
 // -- failover -----------------------------------------------------------------
@@ -262,7 +268,7 @@ std::vector<FaultKindInfo> make_table() {
      apply_partition, end_partition, detail_partition, draw_partition, write_partition},
     {FaultKind::kHeal, "heal", Keys{}, 0,
      apply_heal, ends_at_start, no_detail, nullptr, write_nothing},
-    {FaultKind::kCrash, "crash", Keys{"target", "restart_after"}, 3,
+    {FaultKind::kCrash, "crash", Keys{"target", "restart_after", "power_loss"}, 3,
      apply_crash, end_crash, detail_crash, draw_crash, write_crash},
     {FaultKind::kFailover, "failover", Keys{"target"}, 0,
      apply_by_service, ends_at_start, no_detail, nullptr, write_target},

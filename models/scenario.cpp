@@ -15,6 +15,15 @@ const char* to_string(ServiceKind k) {
   }
   return "?";
 }
+const char* to_string(RedisPersistence p) {
+  switch (p) {
+    case RedisPersistence::kNone: return "none";
+    case RedisPersistence::kAofAlways: return "aof_always";
+    case RedisPersistence::kAofEverysec: return "aof_everysec";
+  }
+  return "?";
+}
+std::string redis_counter_key(const LockSpec& l) { return l.redis.counter_key.value_or(l.key + ":token"); }
 const char* to_string(ResourceKind k) {
   switch (k) {
     case ResourceKind::kUnfenced: return "unfenced";

@@ -27,6 +27,8 @@ using namespace std::chrono_literals;
 
 enum class ServiceKind { kRedis, kEtcd, kNone, kQueue };
 enum class RedisToken { kIncr, kNone };
+/// What a Redis node keeps across a restart (docs/FORMAT.md `lock.persistence`).
+enum class RedisPersistence { kNone, kAofAlways, kAofEverysec };
 enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
 enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent };
 enum class FenceCheck { kStrict, kMonotonic };
@@ -48,6 +50,8 @@ enum class Property {
 enum class Expectation { kHolds, kViolated };
 
 const char* to_string(ServiceKind);
+/// "none", "aof_always", "aof_everysec".
+const char* to_string(RedisPersistence);
 const char* to_string(ResourceKind);
 const char* to_string(WorkloadKind);
 const char* to_string(FaultKind);
@@ -74,6 +78,10 @@ struct RedisSpec {
   sim::ClockKind expiry_clock = sim::ClockKind::kWall;
   RedisToken token = RedisToken::kIncr;
   int redlock = 0;  ///< >0: Redlock over that many independent primaries
+  /// The token counter's key (lock.counter_key); nullopt: the lock key
+  /// followed by ":token" (redis_counter_key).
+  std::optional<std::string> counter_key;
+  RedisPersistence persistence = RedisPersistence::kNone;
 
   bool operator==(const RedisSpec&) const = default;
 };
@@ -126,6 +134,10 @@ struct LockSpec {
 
   bool operator==(const LockSpec&) const = default;
 };
+
+/// The key the token script INCRs: lock.counter_key, or the lock key
+/// followed by ":token" when it is not given.
+std::string redis_counter_key(const LockSpec& l);
 
 struct ResourceSpec {
   ResourceKind kind = ResourceKind::kFenced;
@@ -202,6 +214,7 @@ struct FaultSpec {
   std::vector<std::string> isolate;              ///< partition
   bool one_way = false;
   std::optional<Duration> restart_after;  ///< crash
+  bool power_loss = false;                ///< crash: the machine loses power (what was not fsynced is lost)
   std::int64_t value = 0;                 ///< counter_reset
   Duration delay = 0s;                    ///< slow
   std::string origin;                     ///< "faults[2]" or "nemesis#5", for reports

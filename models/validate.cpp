@@ -493,6 +493,15 @@ Problem validate_redis(const Scenario& s) {
     FENCESIM_CHECK(in_range("lock.replicas", r.replicas, Ranges::kRedisReplicas));
     FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
   }
+  if (r.counter_key) {
+    if (r.counter_key->empty()) return problem("lock.counter_key", "the counter key must not be empty");
+    if (*r.counter_key == s.lock.key) {
+      return problem("lock.counter_key",
+                     "the counter key must differ from the lock key " + quote_text(s.lock.key) +
+                         ": the script INCRs it after SET of the lock key, and INCR of the lock's value fails",
+                     "e.g. " + quote_text(s.lock.key + ":token"));
+    }
+  }
   FENCESIM_CHECK(non_negative("lock.replication_delay", r.replication_delay));
   FENCESIM_CHECK(positive("lock.down_after", r.down_after));
   if (s.lock.ttl != s.lock.requested_ttl) {

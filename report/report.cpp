@@ -112,6 +112,9 @@ ojson settings_json(const Scenario& s) {
     lock["expiry_clock"] = clock_text(r.expiry_clock);
     lock["token"] = r.token == RedisToken::kIncr ? "incr" : "none";
     lock["redlock"] = r.redlock;
+    // Written only when set, so reports of files without them stay as they were.
+    if (r.counter_key) lock["counter_key"] = *r.counter_key;
+    if (r.persistence != RedisPersistence::kNone) lock["persistence"] = to_string(r.persistence);
   } else if (s.lock.service == ServiceKind::kEtcd) {
     const EtcdSpec& e = s.lock.etcd;
     lock["requested_ttl"] = duration_json(s.lock.requested_ttl);
@@ -361,6 +364,7 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
       o += fmt::format(" ({} replicas, {} sentinels, expiry on the {} clock, token {})", rs.replicas, rs.sentinels,
                        clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "INCR" : "none");
     }
+    if (rs.persistence != RedisPersistence::kNone) o += fmt::format(", persistence {}", to_string(rs.persistence));
   }
   if (s.lock.service == ServiceKind::kEtcd && !s.lock.etcd.version.empty()) {
     std::string overrides;

@@ -67,6 +67,14 @@ void Simulation::crash(NodeId n) {
   if (node.behaviour_ != nullptr) node.behaviour_->on_crash();
 }
 
+void Simulation::power_loss(NodeId n) {
+  if (current_ != nullptr) throw ModelBug("power_loss called from inside a process");
+  Node& node = *nodes_[n];
+  if (!node.up_) return;
+  if (node.behaviour_ != nullptr) node.behaviour_->on_power_loss();
+  crash(n);
+}
+
 void Simulation::restart(NodeId n) {
   Node& node = *nodes_[n];
   if (node.up_) return;

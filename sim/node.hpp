@@ -34,6 +34,11 @@ class NodeBehaviour {
   /// The node has just crashed: drop volatile state. Processes are already
   /// cancelled and timers dropped.
   virtual void on_crash() {}
+  /// The machine is about to lose power (Simulation::power_loss calls this,
+  /// then crashes the node): drop what the node had written but not yet
+  /// made durable (fsync). The default keeps everything: a node that makes
+  /// every write durable before acknowledging it loses nothing.
+  virtual void on_power_loss() {}
   /// The node has just restarted: recover and spawn processes again.
   virtual void on_restart() {}
 };

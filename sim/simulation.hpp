@@ -158,6 +158,9 @@ class Simulation {
   /// the later end). No effect on a down node.
   void pause(NodeId n, Duration d);
   void crash(NodeId n);
+  /// A machine crash: NodeBehaviour::on_power_loss, then crash(n). No effect
+  /// on a down node.
+  void power_loss(NodeId n);
   void restart(NodeId n);
   void clock_jump(NodeId n, ClockKind k, Duration by);
   void set_drift(NodeId n, std::int64_t ppm);

@@ -44,7 +44,7 @@ std::shared_ptr<Command> make_command(Op op, const LockSpec& lock, const std::st
   c->value = value;
   c->ttl = lock.ttl;
   c->with_token = with_token;
-  c->counter_key = lock.key + ":token";
+  c->counter_key = redis_counter_key(lock);
   return c;
 }
 

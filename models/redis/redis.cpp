@@ -161,6 +161,82 @@ void RedisServer::apply(const Effect& eff) {
       break;
     }
   }
+  aof_append(eff.key);
+}
+
+// ------------------------------------------------------------ persistence --
+//
+// aof.c (Redis 7.0.15): every write is appended to server.aof_buf and
+// flushAppendOnlyFile writes the buffer to the file in beforeSleep, before
+// the replies are sent ("we are required to write the AOF before replying to
+// the client"). With appendfsync always it fsyncs there too; with everysec a
+// background fsync runs once a second. So what a process crash loses is
+// nothing acknowledged (the kernel still has the page cache); what a power
+// loss loses under everysec is what was written since the last fsync.
+// Deviation: 7.0 tests the second on the wall clock in whole seconds
+// (server.unixtime > server.aof_last_fsync); the model fsyncs every second
+// on the node's monotonic clock (later Redis versions use mstime).
+
+void RedisServer::aof_append(const std::string& key) {
+  const RedisPersistence p = svc_.spec().persistence;
+  if (p == RedisPersistence::kNone) return;
+  AofRecord rec{key, std::nullopt};
+  if (auto it = data_.find(key); it != data_.end()) {
+    Entry e = it->second;
+    // The AOF holds absolute Unix times (SET PXAT / PEXPIREAT since 7.0).
+    if (e.has_expiry && svc_.expiry_clock() == sim::ClockKind::kMonotonic) {
+      e.expire_at = node_.wall() + (e.expire_at - node_.monotonic());
+    }
+    rec.entry = e;
+  }
+  if (p == RedisPersistence::kAofAlways) {
+    if (rec.entry) {
+      aof_durable_[key] = *rec.entry;
+    } else {
+      aof_durable_.erase(key);
+    }
+  } else {
+    aof_unsynced_.push_back(std::move(rec));
+  }
+}
+
+void RedisServer::aof_fsync() {
+  for (AofRecord& r : aof_unsynced_) {
+    if (r.entry) {
+      aof_durable_[r.key] = std::move(*r.entry);
+    } else {
+      aof_durable_.erase(r.key);
+    }
+  }
+  aof_unsynced_.clear();
+}
+
+void RedisServer::aof_rewrite() {
+  if (svc_.spec().persistence == RedisPersistence::kNone) return;
+  // replication.c restartAOFAfterSYNC: after loading the primary's RDB the
+  // replica rewrites its AOF from the new data set; the rewrite fsyncs the
+  // new file before it replaces the old one (modelled as done at once).
+  aof_unsynced_.clear();
+  aof_durable_.clear();
+  for (const auto& [k, e] : data_) aof_append(k);
+  aof_fsync();
+}
+
+bool RedisServer::persisted_holds(const std::string& key, const std::string& value) const {
+  if (node_.up()) return false;
+  auto it = aof_durable_.find(key);
+  return it != aof_durable_.end() && it->second.value == value &&
+         !(it->second.has_expiry && node_.wall() >= it->second.expire_at);
+}
+
+void RedisServer::start_persistence() {
+  if (svc_.spec().persistence != RedisPersistence::kAofEverysec) return;
+  node_.every(1s, [this] { aof_fsync(); });
+}
+
+void RedisServer::on_power_loss() {
+  // The page cache is gone; under aof_always it holds nothing unsynced.
+  aof_unsynced_.clear();
 }
 
 void RedisServer::write(std::vector<Effect> effects) {
@@ -395,6 +471,7 @@ void RedisServer::on_message(const sim::Message& m) {
       if (copy.has_expiry) svc_.watch_expiry(node_.id(), copy.expire_at);
       data_[k] = copy;
     }
+    aof_rewrite();
     replid_ = fs->replid;
     synced_ = true;
     offset_ = fs->offset;
@@ -452,12 +529,35 @@ void RedisServer::reset_counter(const std::string& key, std::int64_t value) {
 
 void RedisServer::on_crash() {
   ++role_epoch_;
+  // A process crash: what was written to the AOF file reaches the disk
+  // from the page cache (on_power_loss has emptied it for a machine crash).
+  aof_fsync();
+  // The lease observer re-evaluates when a persisted key's deadline passes
+  // while the node is down (persisted_holds).
+  for (const auto& [k, e] : aof_durable_) {
+    if (e.has_expiry) svc_.watch_wall_expiry(node_.id(), e.expire_at);
+  }
   svc_.reevaluate();
 }
 
 void RedisServer::on_restart() {
-  // No persistence: the node comes back empty.
+  // No persistence: the node comes back empty. With the AOF: with what the
+  // AOF held durably, each expiry at its stored absolute wall-clock time
+  // (a key already past it is expired at once, lazily or by the cycle).
   data_.clear();
+  const bool persistent = svc_.spec().persistence != RedisPersistence::kNone;
+  if (persistent) {
+    for (const auto& [k, stored] : aof_durable_) {
+      Entry e = stored;
+      if (e.has_expiry) {
+        if (svc_.expiry_clock() == sim::ClockKind::kMonotonic)
+          e.expire_at = node_.monotonic() + (e.expire_at - node_.wall());
+        svc_.watch_expiry(node_.id(), e.expire_at);
+      }
+      data_[k] = e;
+    }
+  }
+  start_persistence();
   replid_ = svc_.new_replid();  // a fresh run: a new replication ID
   offset_ = 0;
   sent_offset_ = 0;
@@ -477,8 +577,10 @@ void RedisServer::on_restart() {
     primary_ = configured_primary_;
     following_ = configured_following_;
   }
-  svc_.history().note(svc_.sim().now(), node_.name(), "restart",
-                      primary_ ? "restarted empty as primary" : "restarted empty as a replica");
+  const std::string role = primary_ ? "as primary" : "as a replica";
+  svc_.history().note(
+      svc_.sim().now(), node_.name(), "restart",
+      persistent ? fmt::format("restarted from its AOF ({} keys) {}", data_.size(), role) : "restarted empty " + role);
   if (primary_) {
     // Replicas reconnect to a restarted primary and resync from it.
     for (NodeId r : svc_.servers()) {
@@ -756,6 +858,7 @@ void RedisService::start() {
       }
     }
     s->start();
+    s->start_persistence();
   }
   for (auto& s : sentinel_objs_) s->start();
 }
@@ -810,14 +913,21 @@ void RedisService::watch_expiry(NodeId node, Time deadline) {
   sim_.observe_clock(node, spec_.expiry_clock, deadline, [this] { reevaluate(); });
 }
 
+void RedisService::watch_wall_expiry(NodeId node, Time deadline) {
+  sim_.observe_clock(node, sim::ClockKind::kWall, deadline, [this] { reevaluate(); });
+}
+
 bool RedisService::authority_holds(const std::string& value, std::string& why_not) const {
   if (redlock()) {
-    int holding = 0;
+    // A primary blocks other clients while it holds the value or is down
+    // (docs/FORMAT.md "Lease end at the service"): no one can gather a
+    // majority past it. It stops blocking when it comes back without it.
+    int blocking = 0;
     for (const auto& s : servers_) {
-      if (s->holds(key_, value)) ++holding;
+      if (s->holds(key_, value) || !s->node().up()) ++blocking;
     }
-    if (holding >= majority()) return true;
-    why_not = "fewer than a majority of primaries hold it";
+    if (blocking >= majority()) return true;
+    why_not = "fewer than a majority of primaries hold it or are down";
     return false;
   }
   const RedisServer* primary = nullptr;
@@ -835,11 +945,14 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     return false;
   }
   // The primary is down and nobody has been promoted: held while a live
-  // replica holds it (docs/FORMAT.md "Lease end at the service").
+  // replica holds it, or while what the primary will restart with (its
+  // AOF) holds it (docs/FORMAT.md "Lease end at the service").
   for (const auto& s : servers_) {
     if (s.get() != primary && s->node().up() && !s->is_primary() && s->holds(key_, value)) return true;
   }
+  if (primary->persisted_holds(key_, value)) return true;
   why_not = fmt::format("{} is down and no live replica holds it", primary->node().name());
+  if (spec_.persistence != RedisPersistence::kNone) why_not += ", nor its AOF";
   return false;
 }
 

@@ -33,6 +33,18 @@
 //    the current primary where Sentinel runs (Sentinel reconfigures a
 //    returning old master as a replica: sentinel.c "+convert-to-slave"),
 //    otherwise in its configured role.
+//  * With the AOF (lock.persistence; Redis 7.0.15, the Debian 12 server):
+//    aof.c feedAppendOnlyFile appends every write (a replica's replicated
+//    ones too) to server.aof_buf, and flushAppendOnlyFile write(2)s the
+//    buffer in beforeSleep, before the replies go out ("we are required to
+//    write the AOF before replying to the client"); appendfsync always
+//    fsyncs there, everysec in a background job about once a second. So a
+//    process crash loses nothing acknowledged (the page cache survives it)
+//    and only a power loss (RedisServer::on_power_loss) loses what everysec
+//    had not fsynced. The AOF stores absolute expiries (SET … PXAT and
+//    PEXPIREAT: t_string.c setGenericCommand, 7.0), and a node loading it expires keys by those wall-clock
+//    times. A replica rewrites its AOF after a full resync (replication.c
+//    restartAOFAfterSYNC). A restarted node starts a new replication ID.
 //  * Sentinel (sentinel.c): PING every second; subjectively down after
 //    `down_after` with no valid reply; objectively down when a majority of all
 //    sentinels agree (is-master-down-by-addr); leader election by epoch, one
@@ -46,6 +58,9 @@
 //    had not replicated.
 //  * Redlock (redis.io "Distributed Locks with Redis", redsync): N independent
 //    primaries, no replicas, no token (the client side is in models/client).
+//    At the service a Redlock lease is held while a majority of primaries
+//    block others: they hold the value, or are down (antirez, "Is Redlock
+//    safe?": a primary restarted only after the TTL cannot hand the lock out).
 //
 // The lease observer (an outside view, not node code) records in the History
 // when each lease ends at the service, as docs/FORMAT.md "Lease end at the service" defines it.
@@ -54,6 +69,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +92,12 @@ class RedisServer final : public sim::NodeBehaviour {
   void on_message(const sim::Message& m) override;
   void on_crash() override;
   void on_restart() override;
+  /// Power loss: the AOF writes not yet fsynced are gone (lock.persistence).
+  void on_power_loss() override;
+
+  /// Starts the AOF's once-a-second fsync under aof_everysec (at time 0 and
+  /// on each restart; a crash drops the timer).
+  void start_persistence();
 
   /// Starts the primary's periodic work (active expiry, replication
   /// heartbeat). Called at time 0 and on promotion.
@@ -92,6 +114,11 @@ class RedisServer final : public sim::NodeBehaviour {
   /// clock (what a read of this node would see).
   bool holds(const std::string& key, const std::string& value) const;
   bool expired(const Entry& e) const;
+  /// While the node is down: what it will come back with (its durable AOF;
+  /// lock.persistence) holds `key` with `value`, unexpired on its wall clock
+  /// (the AOF stores absolute wall-clock deadlines). Always false without
+  /// persistence.
+  bool persisted_holds(const std::string& key, const std::string& value) const;
   /// The value `key` had when expiry (lazy or active) last deleted it here.
   std::string expired_value(const std::string& key) const {
     auto it = expired_.find(key);
@@ -125,6 +152,13 @@ class RedisServer final : public sim::NodeBehaviour {
   /// Asks again every second until a full resync arrives (see redis.cpp).
   void retry_sync(std::uint64_t epoch);
   Entry make_entry_expiry(Entry e, Duration ttl) const;
+  /// Appends the state of `key` after a write to the AOF (a no-op without
+  /// persistence); under aof_always it is durable at once.
+  void aof_append(const std::string& key);
+  /// A full resync replaced the data set: the AOF is rewritten from it.
+  void aof_rewrite();
+  /// fsync: what the AOF holds in the page cache becomes durable.
+  void aof_fsync();
 
   RedisService& svc_;
   sim::Node& node_;
@@ -148,6 +182,17 @@ class RedisServer final : public sim::NodeBehaviour {
   /// time 0 every replica is in sync).
   bool synced_ = true;
   std::uint64_t role_epoch_ = 0;  ///< bumps on each role change, stops old loops
+
+  /// One key's state after a write, as the AOF would replay it: nullopt for
+  /// a deleted key; an expiry as an absolute wall-clock deadline (PXAT).
+  struct AofRecord {
+    std::string key;
+    std::optional<Entry> entry;
+  };
+  /// The durable AOF, replayed: key → entry with its wall-clock deadline.
+  std::map<std::string, Entry> aof_durable_;
+  /// Written to the AOF file (the page cache) but not yet fsynced, in order.
+  std::vector<AofRecord> aof_unsynced_;
 };
 
 /// One Sentinel.
@@ -222,7 +267,7 @@ class RedisService final : public LockService {
   History& history() { return history_; }
   const RedisSpec& spec() const { return spec_; }
   const std::string& key() const { return key_; }
-  std::string counter_key() const { return key_ + ":token"; }
+  std::string counter_key() const { return redis_counter_key(lock_); }
   sim::ClockKind expiry_clock() const { return spec_.expiry_clock; }
   bool redlock() const { return spec_.redlock > 0; }
   int majority() const;
@@ -250,6 +295,8 @@ class RedisService final : public LockService {
   void on_promoted(RedisServer& s);
   void on_grant(RedisServer& s, NodeId client, const std::string& value, std::optional<std::int64_t> token);
   void watch_expiry(NodeId node, Time deadline);
+  /// As watch_expiry, on the node's wall clock (a down node's AOF deadlines).
+  void watch_wall_expiry(NodeId node, Time deadline);
   /// Re-evaluates which leases the authoritative state still holds.
   void reevaluate();
   void announce(NodeId from, NodeId primary, std::uint64_t epoch);

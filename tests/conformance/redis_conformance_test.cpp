@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -90,6 +91,8 @@ const std::vector<Substitution>& redis_substitutions() {
        "literally onto a pause, but the test cannot tell when the sleep began, so a slow machine could let the "
        "primary delete the key first; SET-ACTIVE-EXPIRE is acknowledged.)"},
       {"REPLICAOF NO ONE", "the model's redis::ReplicaOf payload with primary = kNoNode (what Sentinel sends)"},
+      {"SIGKILL and restart of redis-server (appendonly yes, appendfsync always)",
+       "sim::Simulation::crash then restart of the primary's node 100 ms later, with lock.persistence aof_always"},
   };
   return kList;
 }
@@ -149,6 +152,9 @@ class RedisBackend {
   /// Waits until `d` after the hold and ends it (real: DEBUG
   /// SET-ACTIVE-EXPIRE 1; model: the pause ends).
   virtual std::string release_primary() = 0;
+  /// A process crash of the primary (real: SIGKILL) and its restart on the
+  /// same port and data directory; returns once it answers again.
+  virtual std::string crash_restart_primary() = 0;
   virtual void sleep(Millis d) = 0;
   /// Time since the script started (real: steady clock; model: true time).
   virtual Millis now() = 0;
@@ -249,49 +255,36 @@ class RedisConn {
   redisContext* c_ = nullptr;
 };
 
-/// One redis-server process: loopback, a free port, no persistence, DEBUG
-/// allowed (for DEBUG SET-ACTIVE-EXPIRE), diskless initial sync without delay.
+/// One redis-server process: loopback, a free port, no persistence (or the
+/// AOF with appendfsync always when `aof`), DEBUG allowed (for DEBUG
+/// SET-ACTIVE-EXPIRE), diskless initial sync without delay.
 class RealRedisServer {
  public:
-  RealRedisServer(const fs::path& dir, const std::string& name, std::optional<int> replica_of) {
-    const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
+  RealRedisServer(const fs::path& dir, const std::string& name, std::optional<int> replica_of, bool aof = false)
+      : aof_(aof), replica_of_(replica_of) {
     dir_ = dir / name;
     fs::create_directories(dir_);
     for (int attempt = 0; attempt < 3; ++attempt) {
       port_ = free_port();
-      std::vector<std::string> argv = {bin,
-                                       "--port",
-                                       std::to_string(port_),
-                                       "--bind",
-                                       "127.0.0.1",
-                                       "--save",
-                                       "",
-                                       "--appendonly",
-                                       "no",
-                                       "--dir",
-                                       dir_.string(),
-                                       "--logfile",
-                                       (dir_ / "redis.log").string(),
-                                       "--daemonize",
-                                       "no",
-                                       "--enable-debug-command",
-                                       "yes",
-                                       "--repl-diskless-sync",
-                                       "yes",
-                                       "--repl-diskless-sync-delay",
-                                       "0"};
-      if (replica_of) {
-        argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(*replica_of)});
-      }
-      child_ = std::make_unique<Child>(argv, dir_ / "stdout", dir_ / "stderr");
-      if (wait_ready()) return;
-      child_->stop();
+      if (launch()) return;
     }
     throw std::runtime_error("redis-server " + name + " did not start; log:\n" + tail(dir_ / "redis.log") +
                              tail(dir_ / "stderr"));
   }
   int port() const { return port_; }
   const fs::path& dir() const { return dir_; }
+
+  /// SIGKILL (a process crash: no shutdown, no final fsync or rewrite), then
+  /// the same server again on the same port and directory.
+  void crash_and_restart() {
+    child_->signal(SIGKILL);
+    child_->wait_for(Millis{5000});
+    child_.reset();
+    if (!launch()) {
+      throw std::runtime_error("redis-server did not restart; log:\n" + tail(dir_ / "redis.log") +
+                               tail(dir_ / "stderr"));
+    }
+  }
 
   /// Waits until a replica's link to its primary is up and in sync.
   void wait_link_up() {
@@ -310,6 +303,39 @@ class RealRedisServer {
   }
 
  private:
+  /// Starts redis-server on port_; true once it answers PING.
+  bool launch() {
+    const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
+    std::vector<std::string> argv = {bin,
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--save",
+                                     "",
+                                     "--appendonly",
+                                     aof_ ? "yes" : "no",
+                                     "--dir",
+                                     dir_.string(),
+                                     "--logfile",
+                                     (dir_ / "redis.log").string(),
+                                     "--daemonize",
+                                     "no",
+                                     "--enable-debug-command",
+                                     "yes",
+                                     "--repl-diskless-sync",
+                                     "yes",
+                                     "--repl-diskless-sync-delay",
+                                     "0"};
+    if (aof_) argv.insert(argv.end(), {"--appendfsync", "always"});
+    if (replica_of_) {
+      argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(*replica_of_)});
+    }
+    child_ = std::make_unique<Child>(argv, dir_ / "stdout", dir_ / "stderr");
+    if (wait_ready()) return true;
+    child_->stop();
+    return false;
+  }
   bool wait_ready() {
     const auto end = Clock::now() + 15s;
     while (Clock::now() < end) {
@@ -324,6 +350,8 @@ class RealRedisServer {
     }
     return false;
   }
+  bool aof_ = false;
+  std::optional<int> replica_of_;
   fs::path dir_;
   int port_ = 0;
   std::unique_ptr<Child> child_;
@@ -340,7 +368,7 @@ std::string redis_version() {
 
 class RealRedisBackend final : public RedisBackend {
  public:
-  RealRedisBackend(const RealRedisServer& primary, const RealRedisServer* replica) : start_(Clock::now()) {
+  RealRedisBackend(RealRedisServer& primary, const RealRedisServer* replica) : start_(Clock::now()), primary_(primary) {
     conns_.push_back(std::make_unique<RedisConn>(primary.port()));
     if (replica != nullptr) conns_.push_back(std::make_unique<RedisConn>(replica->port()));
   }
@@ -388,12 +416,20 @@ class RealRedisBackend final : public RedisBackend {
     sleep_until(hold_until_);
     return c(0).cmd({"DEBUG", "SET-ACTIVE-EXPIRE", "1"}, detail);
   }
+  std::string crash_restart_primary() override {
+    conns_.at(0).reset();
+    primary_.crash_and_restart();
+    conns_.at(0) = std::make_unique<RedisConn>(primary_.port());
+    detail = "SIGKILL, restarted";
+    return "status OK";
+  }
   void sleep(Millis d) override { std::this_thread::sleep_for(d); }
   Millis now() override { return std::chrono::duration_cast<Millis>(Clock::now() - start_); }
 
  private:
   RedisConn& c(int n) { return *conns_.at(static_cast<std::size_t>(n)); }
   Clock::time_point start_;
+  RealRedisServer& primary_;
   std::vector<std::unique_ptr<RedisConn>> conns_;
   Millis hold_until_{0};
 };
@@ -405,13 +441,14 @@ class Ignore final : public sim::NodeBehaviour {};
 
 class ModelRedisBackend final : public RedisBackend {
  public:
-  explicit ModelRedisBackend(int replicas) : sim_(1, 1 << 20) {
+  explicit ModelRedisBackend(int replicas, RedisPersistence persistence = RedisPersistence::kNone) : sim_(1, 1 << 20) {
     sc_.name = "conformance-redis";
     sc_.lock.service = ServiceKind::kRedis;
     sc_.lock.ttl = sc_.lock.requested_ttl = 10s;
     sc_.lock.redis.replicas = replicas;
     sc_.lock.redis.sentinels = 0;
     sc_.lock.redis.expiry_clock = sim::ClockKind::kWall;  // as Redis: absolute wall-clock deadlines
+    sc_.lock.redis.persistence = persistence;
     for (int i = 0; i <= replicas; ++i) servers_.push_back(sim_.add_node("redis-" + std::to_string(i)).id());
     tester_ = sim_.add_node("tester").id();
     sim_.node(tester_).set_behaviour(&ignore_);
@@ -496,6 +533,16 @@ class ModelRedisBackend final : public RedisBackend {
     detail = "pause of redis-0 ended";
     return "status OK";
   }
+  std::string crash_restart_primary() override {
+    // Crash and restart come from outside the tester's process, as faults do.
+    sim_.at(
+        sim_.now(), [this] { sim_.crash(servers_[0]); }, sim::EventClass::kFault);
+    sim_.at(
+        sim_.now() + 100ms, [this] { sim_.restart(servers_[0]); }, sim::EventClass::kFault);
+    p_->sleep(200ms);
+    detail = "crash, restarted";
+    return "status OK";
+  }
   void sleep(Millis d) override { p_->sleep(d); }
   Millis now() override { return std::chrono::duration_cast<Millis>(sim_.now()); }
 
@@ -543,7 +590,7 @@ class ModelRedisBackend final : public RedisBackend {
 
 using Script = std::function<void(RedisBackend&, Transcript&)>;
 
-void run_both(int replicas, const Script& script) {
+void run_both(int replicas, const Script& script, RedisPersistence persistence = RedisPersistence::kNone) {
   const std::string version = redis_version();  // fails the test when redis-server is missing
   std::cout << "[conformance] real server: " << version << "\n";
   print_deviations("redis", redis_deviations(), redis_substitutions());
@@ -551,7 +598,7 @@ void run_both(int replicas, const Script& script) {
   Transcript real("redis-server");
   {
     TempDir dir("redis");
-    RealRedisServer primary(dir.path(), "primary", std::nullopt);
+    RealRedisServer primary(dir.path(), "primary", std::nullopt, persistence != RedisPersistence::kNone);
     std::unique_ptr<RealRedisServer> replica;
     if (replicas > 0) {
       replica = std::make_unique<RealRedisServer>(dir.path(), "replica", primary.port());
@@ -562,7 +609,7 @@ void run_both(int replicas, const Script& script) {
   }  // the servers stop here (and on an exception, by unwinding)
 
   Transcript model("model");
-  ModelRedisBackend m(replicas);
+  ModelRedisBackend m(replicas, persistence);
   m.run([&](RedisBackend& b) { script(b, model); });
 
   compare_transcripts(real, model, redis_deviations());
@@ -797,6 +844,28 @@ void script_promotion(RedisBackend& b, Transcript& t) {
 
 // --- the tests -------------------------------------------------------------------------------
 
+/// appendonly yes, appendfsync always: a process crash (SIGKILL) right after
+/// the acquire script's answers keeps the token counter and the lock key with
+/// its expiry (lock.persistence aof_always in the model).
+void script_aof_restart(RedisBackend& b, Transcript& t) {
+  const Millis t0 = b.now();
+  t.add("acquire script lock v1", b.acquire(0, kLock, kCounter, "v1", kLong), b.detail);
+  t.add("release v1", b.release(0, kLock, "v1"), b.detail);
+  t.add("acquire script lock v2", b.acquire(0, kLock, kCounter, "v2", kLong), b.detail);
+  t.add("SIGKILL the primary and restart it", b.crash_restart_primary(), b.detail);
+  std::string a = b.get(0, kCounter);
+  add_within(b, t, "after the restart: GET counter", t0, kLongWindow, a, b.detail);
+  a = b.get(0, kLock);
+  add_within(b, t, "after the restart: GET lock", t0, kLongWindow, a, b.detail);
+  const std::int64_t p = b.pttl(0, kLock);
+  add_within(b, t, "after the restart: PTTL lock (the stored deadline)", t0, kLongWindow,
+             pttl_answer(p, kLong, (b.now() - t0).count()), std::to_string(p));
+  a = b.acquire(0, kLock, kCounter, "v3", kLong);
+  add_within(b, t, "after the restart: acquire script lock v3 while v2 holds it", t0, kLongWindow, a, b.detail);
+  t.add("release v2", b.release(0, kLock, "v2"), b.detail);
+  t.add("acquire script lock v4: the next token", b.acquire(0, kLock, kCounter, "v4", kLong), b.detail);
+}
+
 TEST(RedisConformance, DeviationList) {
   print_deviations("redis", redis_deviations(), redis_substitutions());
   std::cout << "[conformance] real server: " << redis_version() << "\n";
@@ -815,6 +884,10 @@ TEST(RedisConformance, IncrOnMissingKeysAndItsEffectOnTtl) { run_both(0, script_
 TEST(RedisConformance, AReplicaHidesAnExpiredKeyButKeepsItUntilThePrimarysDel) { run_both(1, script_replica_hides); }
 
 TEST(RedisConformance, APromotedReplicaAnswersWithWhatItHadAndExpiresOnItsOwn) { run_both(1, script_promotion); }
+
+TEST(RedisConformance, AProcessCrashUnderAppendfsyncAlwaysKeepsTheCounterAndTheLock) {
+  run_both(0, script_aof_restart, RedisPersistence::kAofAlways);
+}
 
 }  // namespace
 }  // namespace fencesim::conformance

@@ -50,7 +50,7 @@ TEST(FaultTable, KeysBesidesAtAndKind) {
       {FaultKind::kClockDrift, {"target", "ppm", "duration"}},
       {FaultKind::kPartition, {"groups", "isolate", "one_way", "duration"}},
       {FaultKind::kHeal, {}},
-      {FaultKind::kCrash, {"target", "restart_after"}},
+      {FaultKind::kCrash, {"target", "restart_after", "power_loss"}},
       {FaultKind::kFailover, {"target"}},
       {FaultKind::kCounterReset, {"target", "value"}},
       {FaultKind::kSlow, {"target", "delay", "duration"}},
