@@ -49,7 +49,7 @@ void BM_Sweep(benchmark::State& state) {
   SweepOptions opt;
   opt.jobs = static_cast<unsigned>(state.range(1));
   opt.keep = Keep::kNone;
-  const std::uint64_t block = worked ? 2000 : 100;
+  const std::uint64_t block = worked ? 2000 : 400;
   std::uint64_t first = 1, runs = 0;
   for (auto _ : state) {
     opt.seeds = {first, first + block - 1};
