@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <map>
+
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
 #include "models/validate.hpp"
@@ -33,16 +35,21 @@ Verdict check_queue_progress(const History& h, const CheckContext& ctx, sim::Dur
         sim::format_duration(settle), since);
     return v;
   }
+  // Each message's first accepted effect (one pass over the operations, not one per message).
+  std::map<std::string, Time> first_applied;
+  for (const ResourceOpRecord& op : h.resource_ops) {
+    if (!op.write || !op.accepted || op.message_id.empty()) continue;
+    const auto [it, added] = first_applied.emplace(op.message_id, op.at);
+    if (!added && op.at < it->second) it->second = op.at;
+  }
   std::vector<std::string> dead;
   const MessageRecord* first_bad = nullptr;
   for (const MessageRecord& m : h.messages) {
     if (m.dead_lettered) dead.push_back(m.id);
     if (m.deleted && *m.deleted <= after) continue;
     ++v.checked;
-    bool applied = false;
-    for (const ResourceOpRecord& op : h.resource_ops) {
-      if (op.write && op.accepted && op.message_id == m.id && (!m.deleted || op.at <= *m.deleted)) applied = true;
-    }
+    const auto first = first_applied.find(m.id);
+    const bool applied = first != first_applied.end() && (!m.deleted || first->second <= *m.deleted);
     // An idempotent ledger's "already applied" answer means an earlier effect counted.
     if (!(applied && m.deleted && *m.deleted <= deadline) && first_bad == nullptr) first_bad = &m;
   }

@@ -14,6 +14,7 @@ QueueService::QueueService(sim::Simulation& s, History& h, const Scenario& sc, s
   for (int i = 0; i < spec_.messages; ++i) {
     Message m;
     m.id = "msg-" + std::to_string(i);
+    index_.emplace(m.id, messages_.size());
     messages_.push_back(m);
     history_.messages.push_back(MessageRecord{m.id, 0, std::nullopt, "", std::nullopt});
   }
@@ -25,6 +26,7 @@ void QueueService::refresh(std::size_t i) {
   Message& m = messages_[i];
   if (m.state != State::kInflight || clock() < m.invisible_until) return;
   m.state = State::kVisible;
+  inflight_.erase(i);
   history_.lease_end(sim_.now(), m.receipt, "visibility timeout ran out on queue's wall clock");
   history_.note(sim_.now(), node_.name(), "visible", m.id + " is visible again (receipt " + m.receipt + " expired)");
 }
@@ -37,13 +39,10 @@ void QueueService::watch(std::size_t i) {
 }
 
 QueueService::Message* QueueService::find(const std::string& id) {
-  for (std::size_t i = 0; i < messages_.size(); ++i) {
-    if (messages_[i].id == id) {
-      refresh(i);
-      return &messages_[i];
-    }
-  }
-  return nullptr;
+  const auto it = index_.find(id);
+  if (it == index_.end()) return nullptr;
+  refresh(it->second);
+  return &messages_[it->second];
 }
 
 void QueueService::on_message(const sim::Message& m) {
@@ -58,9 +57,14 @@ void QueueService::on_message(const sim::Message& m) {
 
 void QueueService::receive(const sim::Message& req) {
   auto reply = sim::make_payload<ReceiveReply>();
-  for (std::size_t i = 0; i < messages_.size(); ++i) refresh(i);
+  while (first_open_ < messages_.size() &&
+         (messages_[first_open_].state == State::kDeleted || messages_[first_open_].state == State::kDead)) {
+    ++first_open_;
+  }
+  // In index order, as a refresh of every message would be (the others are no-ops).
+  for (const std::size_t i : std::vector<std::size_t>(inflight_.begin(), inflight_.end())) refresh(i);
   const std::string client = sim_.node(req.from).name();
-  for (std::size_t i = 0; i < messages_.size(); ++i) {
+  for (std::size_t i = first_open_; i < messages_.size(); ++i) {
     Message& m = messages_[i];
     // FIFO, one message group: nothing after a message still in flight.
     if (spec_.fifo && m.state == State::kInflight) break;
@@ -75,6 +79,7 @@ void QueueService::receive(const sim::Message& req) {
     }
     ++m.receives;
     m.state = State::kInflight;
+    inflight_.insert(i);
     m.receipt = fmt::format("{}#{}", m.id, m.receives);
     m.invisible_until = clock() + spec_.visibility_timeout;
     watch(i);
@@ -111,6 +116,7 @@ void QueueService::remove(const sim::Message& req, const DeleteRequest& r) {
   const bool deletable = current && (m->state == State::kInflight || (!spec_.fifo && m->state == State::kVisible));
   if (deletable) {
     const std::size_t i = static_cast<std::size_t>(m - messages_.data());
+    if (m->state == State::kInflight) inflight_.erase(i);
     m->state = State::kDeleted;
     ++m->gen;
     history_.messages[i].deleted = sim_.now();

@@ -58,8 +58,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,16 @@ class QueueService final : public LockService, public sim::NodeBehaviour {
   LockSpec lock_;
   sim::Node& node_;
   std::vector<Message> messages_;
+  /// Every message before this index is deleted or dead-lettered (a state
+  /// nothing leaves): receive() and its refresh start here, so a run that
+  /// works through a long queue does not rescan the finished part on every
+  /// receive.
+  std::size_t first_open_ = 0;
+  /// The indexes of the messages in flight, in index order: the only ones
+  /// refresh() can change.
+  std::set<std::size_t> inflight_;
+  /// Message id → index in messages_ (looked up, never iterated).
+  std::map<std::string, std::size_t> index_;
 };
 
 const ServiceDescriptor& descriptor();
