@@ -474,6 +474,40 @@ int cmd_merge(const std::vector<std::string>& paths, const std::string& out) {
 
 // --- the command line: one piece per subcommand ----------------------------
 
+/// --out: a folder name (not ""), and one that can be a folder — checked
+/// before anything runs, so that a long sweep or shrink does not fail at its
+/// end: it must be a folder already, or the nearest part of it that exists
+/// must be a folder this process can write in. False with the message.
+bool out_option(const CLI::App& command, const std::string& out) {
+  if (command.count("--out") > 0 && out.empty()) {
+    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    return false;
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = out.empty() ? fs::path("reports") : fs::path(out);
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec)) {
+      std::cerr << "fencesim: --out " << fencesim::quote_text(p.string(), 4096)
+                << " is not a folder (a file is in the way); give a folder name\n";
+      return false;
+    }
+  } else {
+    fs::path parent = fs::absolute(p, ec).parent_path();
+    while (!parent.empty() && !fs::exists(parent, ec) && parent != parent.parent_path()) parent = parent.parent_path();
+    if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0) {
+      std::cerr << "fencesim: --out " << fencesim::quote_text(p.string(), 4096) << " cannot be created ("
+                << fencesim::quote_text(parent.string(), 4096) << " is not a folder this user can write in)\n";
+      return false;
+    }
+  }
+  if (::access(p.c_str(), F_OK) == 0 && ::access(p.c_str(), W_OK) != 0) {
+    std::cerr << "fencesim: --out " << fencesim::quote_text(p.string(), 4096) << " is not writable by this user\n";
+    return false;
+  }
+  return true;
+}
+
 struct RunArgs {
   CLI::App* command = nullptr;
   std::vector<std::string> files;
@@ -508,10 +542,7 @@ bool seed_option(const CLI::App& command, const std::string& text, std::optional
 int start_run(const RunArgs& a) {
   std::optional<std::uint64_t> seed;
   if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
-  if (a.command->count("--out") > 0 && a.out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-    return kExitInput;
-  }
+  if (!out_option(*a.command, a.out)) return kExitInput;
   return cmd_run(a.files, seed, a.out, a.quiet,
                  !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
 }
@@ -581,10 +612,7 @@ void add_merge_command(CLI::App& app, MergeArgs& a) {
 
 /// `merge` after parsing: checks --out, then merges.
 int start_merge(const MergeArgs& a) {
-  if (a.command->count("--out") > 0 && a.out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-    return kExitInput;
-  }
+  if (!out_option(*a.command, a.out)) return kExitInput;
   return cmd_merge(a.files, a.out);
 }
 
@@ -613,10 +641,7 @@ int start_matrix(const MatrixArgs& a) {
   }
   const std::optional<unsigned> jobs = jobs_option(a.command, a.jobs_text);
   if (!jobs) return kExitInput;
-  if (a.command->count("--out") > 0 && a.out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-    return kExitInput;
-  }
+  if (!out_option(*a.command, a.out)) return kExitInput;
   return cmd_matrix(a.file, seeds, *jobs, a.out, a.quiet);
 }
 
@@ -636,10 +661,7 @@ int start_sweep(const SweepArgs& a) {
     std::cerr << "fencesim: --keep expects none, failing or all, got \"" << a.keep_text << "\"\n";
     return kExitInput;
   }
-  if (a.command->count("--out") > 0 && a.out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-    return kExitInput;
-  }
+  if (!out_option(*a.command, a.out)) return kExitInput;
   fencesim::Shard shard;
   if (a.command->count("--shard") > 0) {
     const std::optional<fencesim::Shard> sh =
@@ -705,10 +727,7 @@ int start_shrink(const ShrinkArgs& a) {
     }
     opt.max_runs = static_cast<std::size_t>(*m);
   }
-  if (a.command->count("--out") > 0 && a.out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
-    return kExitInput;
-  }
+  if (!out_option(*a.command, a.out)) return kExitInput;
   return cmd_shrink(a.file, opt, a.out);
 }
 

@@ -824,4 +824,19 @@ TEST_F(Command, MergeRefusesBadInputWithOneLineAndExitTwo) {
   EXPECT_EQ(run("merge " + one + " " + two + " --out ''").code, 2);
 }
 
+TEST_F(Command, AnOutThatCannotBeAFolderIsRefusedBeforeAnythingRuns) {
+  const fs::path file = dir_ / "afile";
+  std::ofstream(file) << "x";
+  const std::string f = kShortPauses.string();
+  for (const std::string& args :
+       {"sweep " + f + " --seeds 1..20 --out " + file.string(), "shrink " + f + " --seed 1 --out " + file.string(),
+        "run " + f + " --out " + (file / "below").string()}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.err.find("fencesim: --out \""), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(file.string() + "\""), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << args;  // nothing ran
+  }
+}
+
 }  // namespace
