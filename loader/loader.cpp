@@ -295,6 +295,11 @@ class Loader {
 
   Scenario run() {
     if (!root_.is_object()) fail("", "expected a JSON object at the top level, got " + describe(root_));
+    if (root_.contains("matrix") && root_.contains("base") && !root_.contains("scenario")) {
+      fail("",
+           "this is a matrix file (docs/FORMAT.md \"Matrix files\"), not a scenario: run it with `fencesim matrix "
+           "FILE`");
+    }
     check_keys(root_, "", kTopKeys, "the top level");
     // Each block is checked against the rules of models/validate.hpp as soon
     // as it is read, so a file gets its first problem first.

@@ -624,6 +624,12 @@ TEST(LoaderErrors, AQuotedVersionSaysWriteItWithoutQuotes) {
   EXPECT_EQ(load_err(j), "test.json: at version: expected the number 1, got the string \"1\" (write 1 without quotes)");
 }
 
+TEST(LoaderErrors, AMatrixFileIsNamedAsOneWithTheCommandThatRunsIt) {
+  EXPECT_EQ(load_err_text(R"({"version": 1, "matrix": "m", "base": {}, "rows": [], "columns": []})"),
+            "test.json: this is a matrix file (docs/FORMAT.md \"Matrix files\"), not a scenario: run it with "
+            "`fencesim matrix FILE`");
+}
+
 TEST(LoaderErrors, AnEmptyFileIsCalledEmpty) {
   EXPECT_EQ(load_err_text(""), "test.json: the file is empty; a scenario is one JSON object (see docs/FORMAT.md)");
   EXPECT_EQ(load_err_text(" \n\t\r\n"),
