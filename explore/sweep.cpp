@@ -442,11 +442,12 @@ std::string sweep_version_of(const SweepResult& r) {
 
 /// "seeds A to B (n runs)", or for a shard "shard I of N: seeds a to b (k runs) of A to B".
 std::string seeds_text(const SweepResult& r, const char* to) {
+  const auto runs = [](std::uint64_t n) { return fmt::format("{} run{}", n, n == 1 ? "" : "s"); };
   if (r.shard.count == 1)
-    return fmt::format("seeds {}{}{} ({} runs)", r.seeds.first, to, r.seeds.last, r.seeds.count());
+    return fmt::format("seeds {}{}{} ({})", r.seeds.first, to, r.seeds.last, runs(r.seeds.count()));
   const SeedRange own = shard_seeds(r.seeds, r.shard);
-  return fmt::format("shard {} of {}: seeds {}{}{} ({} runs) of {}{}{}", r.shard.index, r.shard.count, own.first, to,
-                     own.last, own.count(), r.seeds.first, to, r.seeds.last);
+  return fmt::format("shard {} of {}: seeds {}{}{} ({}) of {}{}{}", r.shard.index, r.shard.count, own.first, to,
+                     own.last, runs(own.count()), r.seeds.first, to, r.seeds.last);
 }
 
 /// sweep.json, streamed: a sweep of millions of runs is never one string.

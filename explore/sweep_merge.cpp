@@ -207,6 +207,10 @@ std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 }  // namespace
 
 std::optional<SweepFile> read_sweep_file(const std::string& path, std::string& error) {
+  if (std::error_code ec; fs::is_directory(path, ec)) {
+    error = path + ": is a folder; give the sweep.json inside it (" + (fs::path(path) / "sweep.json").string() + ")";
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::error_code ec;
@@ -231,8 +235,12 @@ std::optional<SweepFile> read_sweep_file(const std::string& path, std::string& e
   }
   try {
     SweepFile f = file_of(j, path);
-    if (render_sweep_json(f.sweep) != text) {
-      error = path +
+    if (const std::string rendered = render_sweep_json(f.sweep); rendered != text) {
+      // Where: the first line that differs from what fencesim would write for these runs.
+      std::size_t line = 1;
+      const std::size_t n = std::min(rendered.size(), text.size());
+      for (std::size_t i = 0; i < n && rendered[i] == text[i]; ++i) line += text[i] == '\n' ? 1 : 0;
+      error = path + ": line " + std::to_string(line) +
               ": is not the sweep.json fencesim writes for the runs it lists (edited, or written by another "
               "fencesim than " +
               std::string(version()) + "?); merge only files written by `fencesim sweep`";

@@ -97,7 +97,11 @@ std::optional<Shard> shard_from_environment(const std::function<const char*(cons
       return std::nullopt;
     }
     const std::uint64_t st = step.value_or(1);
-    if (st == 0 || *id < *min || (*id - *min) % st != 0) {
+    if (st == 0) {
+      error = "--shard auto: SLURM_ARRAY_TASK_STEP=0; Slurm's step is at least 1 (--array=A-B:S with S >= 1)";
+      return std::nullopt;
+    }
+    if (*id < *min || (*id - *min) % st != 0) {
       error = fmt::format(
           "--shard auto: SLURM_ARRAY_TASK_ID={} is not SLURM_ARRAY_TASK_MIN={} plus a multiple of "
           "SLURM_ARRAY_TASK_STEP={}; use an evenly spaced array (--array=A-B or A-B:S)",

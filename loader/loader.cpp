@@ -1199,8 +1199,8 @@ class Loader {
              "give either \"targets\" (one node a draw) or \"groups\" (a whole group a draw), not both");
       }
       if (!x->is_array() || x->empty()) {
-        fail("nemesis.groups",
-             "expected a non-empty list of node lists, e.g. [[\"etcd-leader\"], [\"etcd\"]], got " + describe(*x));
+        fail("nemesis.groups", "expected a non-empty list of node lists, e.g. [[\"etcd-leader\"], [\"etcd\"]], got " +
+                                   (x->is_array() ? std::string("an empty list") : describe(*x)));
       }
       if (x->size() > 100) fail("nemesis.groups", "too many entries: at most 100");
       for (std::size_t i = 0; i < x->size(); ++i) {

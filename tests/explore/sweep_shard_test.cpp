@@ -176,6 +176,11 @@ TEST(ShardAuto, RefusesWithOneLineNamingTheVariables) {
         {"SLURM_ARRAY_TASK_COUNT", "4"},
         {"FENCESIM_SHARD_COUNT", "3"}},
        "FENCESIM_SHARD_COUNT=3 but SLURM_ARRAY_TASK_COUNT=4"},
+      {{{"SLURM_ARRAY_TASK_ID", "1"},
+        {"SLURM_ARRAY_TASK_MIN", "1"},
+        {"SLURM_ARRAY_TASK_STEP", "0"},
+        {"SLURM_ARRAY_TASK_COUNT", "4"}},
+       "SLURM_ARRAY_TASK_STEP=0; Slurm's step is at least 1"},
   };
   for (const auto& [vars, message] : cases) {
     std::string error;
@@ -422,6 +427,7 @@ TEST_F(Merge, RefusesFilesThatAreNotSweepJsonWithOneLineAndNeverCrashes) {
       {file("check.json", replaced("\"seeds\":[1]}", "\"seeds\":[2]}")),
        "at determinism_check.seeds: expected the seeds shard 1/1 re-runs"},
       {(dir_ / "nope.json").string(), "nope.json: no such file"},
+      {dir_.string(), ": is a folder; give the sweep.json inside it"},
   };
   for (const auto& [path, message] : cases) {
     std::string error;
