@@ -1,6 +1,6 @@
 // fencesim — the command.
 //
-//   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color]
+//   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
 //   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]
@@ -187,7 +187,7 @@ std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint
 /// `quiet`, only an unmet expectation); raises `code`. False if the reports
 /// could not be written.
 bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<std::uint64_t> seed,
-                const std::string& out, bool quiet, bool color, int& code) {
+                const std::string& out, bool quiet, bool color, bool full_timeline, int& code) {
   fencesim::ReportMeta meta{report_source(j.file), seed.has_value()};
   const std::string dir = fencesim::report_dir(out, j.scenario, result, meta);
   std::string error;
@@ -198,7 +198,10 @@ bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<s
   }
   if (!quiet) {
     std::cout << fencesim::render_summary(j.scenario, result, meta);
-    std::cout << fencesim::render_terminal_timeline(j.scenario, result, color);
+    fencesim::TerminalTimeline shown;
+    shown.color = color;
+    shown.whole = full_timeline;
+    std::cout << fencesim::render_terminal_timeline(j.scenario, result, shown);
     std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
   }
   if (!result.all_met) {
@@ -211,14 +214,14 @@ bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<s
 }
 
 int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            bool quiet, bool color) {
+            bool quiet, bool color, bool full_timeline) {
   int code = kExitOk;
   const std::vector<Job> jobs = load_jobs(files, seed, out, quiet, code);
   if (!folders_distinct(jobs, seed)) return kExitInput;
   for (const Job& j : jobs) {
     const std::optional<fencesim::RunResult> result = run_job(j, seed, code);
     if (!result) continue;
-    if (!report_job(j, *result, seed, out, quiet, color, code)) continue;
+    if (!report_job(j, *result, seed, out, quiet, color, full_timeline, code)) continue;
     if (!quiet && jobs.size() > 1) std::cout << "\n";
   }
   return code;
@@ -515,6 +518,7 @@ struct RunArgs {
   std::string out;
   bool quiet = false;
   bool no_color = false;
+  bool full_timeline = false;
 };
 
 void add_run_command(CLI::App& app, RunArgs& a) {
@@ -525,6 +529,9 @@ void add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--out", a.out, "Folder for the reports (default: reports)");
   run->add_flag("--quiet,-q", a.quiet, "Print only failures");
   run->add_flag("--no-color", a.no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
+  run->add_flag("--full-timeline", a.full_timeline,
+                "Print every line of the text timeline (default: the lines around each broken property's first"
+                " counterexample, or the first 40)");
   a.command = run;
 }
 
@@ -544,7 +551,7 @@ int start_run(const RunArgs& a) {
   if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
   if (!out_option(*a.command, a.out)) return kExitInput;
   return cmd_run(a.files, seed, a.out, a.quiet,
-                 !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0);
+                 !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0, a.full_timeline);
 }
 
 struct MatrixArgs {

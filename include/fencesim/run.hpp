@@ -72,6 +72,23 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
 /// The compact text timeline of key events `fencesim run` prints (ANSI
 /// colours when `color`); at most `max_lines` lines.
 std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool color, std::size_t max_lines = 40);
+/// What the terminal timeline `fencesim run` prints shows (counts are
+/// lines of the text timeline, one key event each).
+struct TerminalTimeline {
+  bool color = false;            ///< ANSI colours
+  bool whole = false;            ///< every line (`fencesim run --full-timeline`)
+  std::size_t before = 8;        ///< lines shown before a first counterexample's instant
+  std::size_t after = 6;         ///< lines shown from that instant on (at least 1)
+  std::size_t first_lines = 40;  ///< without a broken property: the first lines
+};
+/// The text timeline `fencesim run` prints (report/terminal.cpp). For a run
+/// that broke properties: for each broken property's first counterexample
+/// (its verdict's `at`, true time), the `before` lines before that instant
+/// and the `after` lines from it on, windows that overlap merged, a marker
+/// line at the instant naming the properties; without a broken property
+/// (or none with an instant), the first `first_lines` lines. Its header
+/// says which lines of how many are shown, and how to see all of them.
+std::string render_terminal_timeline(const Scenario& s, const RunResult& r, const TerminalTimeline& options);
 /// The terminal summary `fencesim run` prints.
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m);
 

@@ -839,4 +839,164 @@ TEST_F(Command, AnOutThatCannotBeAFolderIsRefusedBeforeAnythingRuns) {
   }
 }
 
+// The text timeline `fencesim run` prints: for a broken property, the lines
+// around its first counterexample, not the start of the run.
+const char* kLatePause = R"({
+  "scenario": "late",
+  "duration": "90s",
+  "lock": {"service": "redis", "ttl": "10s", "replicas": 0, "sentinels": 0},
+  "resource": {"kind": "fenced", "check": "strict", "initial": 0},
+  "clients": [
+    {"name": "A", "workload": {"kind": "counter", "work": "500ms", "iterations": 20, "think": "1s"}},
+    {"name": "B", "start": "2s", "workload": {"kind": "counter", "work": "500ms", "iterations": 20, "think": "1s"}}
+  ],
+  "faults": [PAUSE]
+})";
+
+/// The text timeline of `fencesim run`'s output: its header line and the
+/// lines after it, up to the report line.
+struct PrintedTimeline {
+  std::string header;
+  std::vector<std::string> lines;
+};
+
+PrintedTimeline printed_timeline(const std::string& out) {
+  PrintedTimeline t;
+  std::istringstream in(out);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("  timeline (true time)", 0) == 0) {
+      t.header = line;
+      inside = true;
+    } else if (inside && line.rfind("  every line: ", 0) == 0) {
+      t.header += "\n" + line;
+    } else if (inside) {
+      if (line.empty() || line.rfind("  report: ", 0) == 0) break;
+      t.lines.push_back(line);
+    }
+  }
+  return t;
+}
+
+bool is_marker(const std::string& line) { return line.rfind("  ──── ", 0) == 0; }
+bool is_elision(const std::string& line) { return line.rfind("    … ", 0) == 0; }
+/// The seconds of an event line ("  10.060000s  A  grant ...") or a marker.
+double seconds_of(const std::string& line) {
+  const std::string rest = is_marker(line) ? line.substr(std::string("  ──── ").size()) : line;
+  return std::stod(rest.substr(rest.find_first_not_of(' ')));
+}
+
+TEST_F(Command, RunPrintsTheTimelineLinesAroundTheFirstCounterexample) {
+  std::string text = kLatePause;
+  text.replace(text.find("PAUSE"), 5, R"({"at": "20s", "kind": "pause", "target": "A", "duration": "12s"})");
+  const fs::path f = write_file("late.json", text);
+  const Result full = run("run " + f.string() + " --out " + (dir_ / "full").string() + " --full-timeline");
+  const Result window = run("run " + f.string() + " --out " + (dir_ / "window").string());
+  ASSERT_EQ(full.code, 0) << full.out << full.err;
+  ASSERT_EQ(window.code, 0) << window.out << window.err;
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "window" / "late" / "report.json"));
+  std::vector<std::string> broken;
+  double at = -1;
+  for (const auto& v : report["verdicts"]) {
+    if (v["status"] != "violated") continue;
+    broken.push_back(v["property"].get<std::string>());
+    at = v["first_violation"]["ns"].get<double>() / 1e9;
+  }
+  // One broken property (the fenced store refuses the late write), late in the run.
+  ASSERT_EQ(broken, std::vector<std::string>{"mutual_exclusion"}) << window.out;
+  ASSERT_GT(at, 20.0);
+
+  const PrintedTimeline all = printed_timeline(full.out);
+  const std::size_t events = static_cast<std::size_t>(
+      std::count_if(all.lines.begin(), all.lines.end(), [](const std::string& l) { return !is_marker(l); }));
+  EXPECT_EQ(all.header, "  timeline (true time): all " + std::to_string(events) + " lines");  // no hint
+  ASSERT_GT(events, 40u);  // more than the old first-40 would have shown
+  const auto mark = std::find_if(all.lines.begin(), all.lines.end(), is_marker);
+  ASSERT_NE(mark, all.lines.end()) << full.out;
+  EXPECT_NEAR(seconds_of(*mark), at, 1e-6) << *mark;
+  EXPECT_NE(mark->find("first counterexample of mutual_exclusion"), std::string::npos) << *mark;
+  // The marker stands before the first line at or after its instant.
+  ASSERT_NE(mark, all.lines.begin());
+  EXPECT_LT(seconds_of(*(mark - 1)), at);
+  ASSERT_NE(mark + 1, all.lines.end());
+  EXPECT_GE(seconds_of(*(mark + 1)), at);
+  const std::size_t m = static_cast<std::size_t>(mark - all.lines.begin());  // events before the marker
+  ASSERT_GE(m, 10u);  // elisions of 2 lines or more on both sides
+  ASSERT_GE(all.lines.size() - m - 1, 8u);
+
+  // The window: exactly the 8 lines before the instant, the marker and the
+  // 6 lines from it on, between two elisions that count the rest.
+  const PrintedTimeline w = printed_timeline(window.out);
+  const std::string range = std::to_string(m - 8 + 1) + "–" + std::to_string(m + 6);
+  EXPECT_EQ(w.header.rfind("  timeline (true time): lines " + range + " of " + std::to_string(events) +
+                               ", around the first counterexample of mutual_exclusion (",
+                           0),
+            0u)
+      << w.header;
+  EXPECT_NE(w.header.find("--full-timeline"), std::string::npos) << w.header;
+  EXPECT_NE(w.header.find("timeline.html"), std::string::npos) << w.header;
+  std::vector<std::string> expected;
+  expected.push_back("    … " + std::to_string(m - 8) + " lines");
+  expected.insert(expected.end(), all.lines.begin() + static_cast<std::ptrdiff_t>(m - 8),
+                  all.lines.begin() + static_cast<std::ptrdiff_t>(m + 1 + 6));
+  expected.push_back("    … " + std::to_string(events - m - 6) + " more lines");
+  EXPECT_EQ(w.lines, expected) << window.out;
+  // The start of the run is not printed.
+  EXPECT_EQ(std::find(w.lines.begin(), w.lines.end(), all.lines.front()), w.lines.end());
+}
+
+TEST_F(Command, RunWithoutABrokenPropertyPrintsTheFirstFortyLinesAndSaysSo) {
+  std::string text = kLatePause;
+  text.replace(text.find("PAUSE"), 5, "");
+  const fs::path f = write_file("calm.json", text);
+  const Result full = run("run " + f.string() + " --out " + (dir_ / "full").string() + " --full-timeline");
+  const Result first = run("run " + f.string() + " --out " + (dir_ / "first").string());
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  const PrintedTimeline all = printed_timeline(full.out);
+  ASSERT_GT(all.lines.size(), 40u);
+  EXPECT_EQ(std::find_if(all.lines.begin(), all.lines.end(), is_marker), all.lines.end());
+  const PrintedTimeline w = printed_timeline(first.out);
+  EXPECT_EQ(w.header.rfind("  timeline (true time): the first 40 of " + std::to_string(all.lines.size()) +
+                               " lines (no property broke)\n  every line: run again with --full-timeline",
+                           0),
+            0u)
+      << w.header;
+  std::vector<std::string> expected(all.lines.begin(), all.lines.begin() + 40);
+  expected.push_back("    … " + std::to_string(all.lines.size() - 40) + " more lines");
+  EXPECT_EQ(w.lines, expected);
+}
+
+TEST_F(Command, RunMergesTheWindowsOfCounterexamplesThatAreClose) {
+  // The worked example without fencing: three properties break within 2.2 s.
+  std::string text = kWorked;
+  const std::string fenced = "\"kind\": \"fenced\", \"check\": \"strict\"";
+  text.replace(text.find(fenced), fenced.size(), "\"kind\": \"unfenced\"");
+  const std::size_t expect = text.find(",\n  \"expect\"");
+  text.replace(expect, text.rfind("\n}") - expect, "");
+  const fs::path f = write_file("unfenced.json", text);
+  const Result full = run("run " + f.string() + " --out " + (dir_ / "full").string() + " --full-timeline");
+  const Result window = run("run " + f.string() + " --out " + (dir_ / "window").string());
+  ASSERT_EQ(window.code, 0) << window.out << window.err;
+  const PrintedTimeline all = printed_timeline(full.out);
+  const PrintedTimeline w = printed_timeline(window.out);
+  EXPECT_NE(w.header.find("mutual_exclusion ("), std::string::npos) << w.header;
+  EXPECT_NE(w.header.find("no_stale_write"), std::string::npos) << w.header;
+  EXPECT_NE(w.header.find("no_lost_update"), std::string::npos) << w.header;
+  // One window: no elision between markers, and every marker of the full
+  // timeline is in it, in the same order.
+  std::vector<std::string> full_marks, window_marks;
+  for (const std::string& l : all.lines) {
+    if (is_marker(l)) full_marks.push_back(l);
+  }
+  for (const std::string& l : w.lines) {
+    if (is_marker(l)) window_marks.push_back(l);
+  }
+  const auto first_mark = std::find_if(w.lines.begin(), w.lines.end(), is_marker);
+  const auto last_mark = std::find_if(w.lines.rbegin(), w.lines.rend(), is_marker).base();
+  EXPECT_EQ(std::find_if(first_mark, last_mark, is_elision), last_mark) << window.out;
+  EXPECT_GE(full_marks.size(), 2u) << full.out;
+  EXPECT_EQ(window_marks, full_marks) << window.out;
+}
+
 }  // namespace
