@@ -262,7 +262,9 @@ const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initi
 const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_interval", "renew_clock",
                           "retry_interval", "command_timeout", "resource", "workload",
                           // client policies (docs/FORMAT.md "Client policies")
-                          "check_lease_before_write", "on_lease_loss", "lease_loss_after"};
+                          "check_lease_before_write", "on_lease_loss", "lease_loss_after",
+                          // per-client lease TTL and etcd client library (docs/FORMAT.md "Clients")
+                          "ttl", "library"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries"};
 const Keys kMetricBoundKeys = {"min", "max"};
 const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration", "swarm"};
@@ -841,6 +843,20 @@ class Loader {
     if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, kp("command_timeout"));
     if (const json* x = find(c, "resource")) spec.resource = get_string(*x, kp("resource"), 256);
     load_client_policies(c, path, spec);
+    if (const json* x = find(c, "ttl")) spec.ttl = get_duration(*x, kp("ttl"), kPositive);
+    if (const json* x = find(c, "library")) {
+      spec.library = get_enum(*x, kp("library"), Keys{"go", "jetcd"}) == 0 ? EtcdLibrary::kGo : EtcdLibrary::kJetcd;
+      if (spec.library == EtcdLibrary::kJetcd) {
+        for (const char* k : {"renew_interval", "renew_clock"}) {
+          if (find(c, k) == nullptr) continue;
+          fail(kp(k),
+               std::string("\"") + k +
+                   "\" does not apply to \"library\": \"jetcd\": jetcd schedules its own keepalives (a 500 ms "
+                   "tick, each lease a third of its TTL after the last answer)",
+               "remove it, or use \"library\": \"go\"");
+        }
+      }
+    }
     spec.workload = load_workload(require(c, path, "workload", "the client's workload, e.g. {\"kind\": \"counter\"}"),
                                   kp("workload"));
     return spec;

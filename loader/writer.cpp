@@ -11,6 +11,7 @@
 #include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
+#include "models/validate.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim {
@@ -128,7 +129,9 @@ ojson workload_json(const WorkloadSpec& w) {
 }
 
 /// The renew_interval the loader gives a client that leaves it out.
-Duration default_renew_interval(const LockSpec& l) { return std::max(l.ttl / 3, Duration{1}); }
+Duration default_renew_interval(const LockSpec& l, const ClientSpec& c) {
+  return std::max(client_ttl(l, c) / 3, Duration{1});
+}
 
 ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& name, int count) {
   const ClientSpec def;
@@ -137,7 +140,7 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.start != def.start) j["start"] = dur(c.start);
   if (c.fencing != def.fencing) j["fencing"] = c.fencing;
   if (c.renew != def.renew) j["renew"] = c.renew;
-  if (c.renew_interval != default_renew_interval(lock)) j["renew_interval"] = dur(c.renew_interval);
+  if (c.renew_interval != default_renew_interval(lock, c)) j["renew_interval"] = dur(c.renew_interval);
   if (c.renew_clock != def.renew_clock) j["renew_clock"] = sim::clock_name(c.renew_clock);
   if (c.retry_interval != def.retry_interval) j["retry_interval"] = dur(c.retry_interval);
   if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
@@ -146,6 +149,8 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.check_lease_before_write) j["check_lease_before_write"] = dur(*c.check_lease_before_write);
   if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = "abort";
   if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);
+  if (c.ttl) j["ttl"] = dur(*c.ttl);
+  if (c.library != def.library) j["library"] = "jetcd";
   return j;
 }
 

@@ -35,6 +35,9 @@ enum class FenceCheck { kStrict, kMonotonic };
 enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, kLeader };
 /// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
 enum class LeaseLossPolicy { kContinue, kAbort };
+/// clients[].library (docs/FORMAT.md "etcd client libraries"): which etcd
+/// client library an etcd client models.
+enum class EtcdLibrary { kGo, kJetcd };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
@@ -194,6 +197,13 @@ struct ClientSpec {
   /// The client ends its belief itself when no acquire or renewal has
   /// succeeded for this long on its monotonic clock; nullopt: `"none"`.
   std::optional<Duration> lease_loss_after;
+  /// clients[].ttl: this client's lease TTL as asked (etcd raises it to its
+  /// minimum, as for lock.ttl); nullopt: lock.ttl. The TTL in effect is
+  /// client_ttl(lock, client) (models/validate.hpp).
+  std::optional<Duration> ttl;
+  /// clients[].library: the etcd client library modelled (etcd only;
+  /// models/client/etcd_client.cpp). kGo: clientv3, the default.
+  EtcdLibrary library = EtcdLibrary::kGo;
 
   bool operator==(const ClientSpec&) const = default;
 };

@@ -131,6 +131,17 @@ Duration etcd_min_ttl(Duration election_timeout) {
   return std::chrono::seconds((3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000);  // ceil(1.5 × et / 1 s)
 }
 
+Duration client_ttl(const LockSpec& l, const ClientSpec& c) {
+  if (!c.ttl) return l.ttl;
+  const Duration asked = *c.ttl;
+  if (l.service == ServiceKind::kEtcd && asked % std::chrono::seconds(1) == Duration::zero() &&
+      l.etcd.election_timeout > Duration::zero()) {
+    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
+    if (min_ttl <= Limits::kMaxDuration) return std::max(asked, min_ttl);
+  }
+  return asked;
+}
+
 namespace {
 
 void add_note(Scenario& s, std::string note) {
@@ -192,7 +203,13 @@ void resolve_defaults(Scenario& s) {
     }
   }
   for (ClientSpec& c : s.clients) {
-    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = std::max(l.ttl / 3, Duration{1});
+    const Duration ttl = client_ttl(l, c);
+    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = std::max(ttl / 3, Duration{1});
+    if (c.ttl && ttl != *c.ttl) {
+      add_note(s, "clients[].ttl of " + c.name + " raised from " + sim::format_duration(*c.ttl) + " to " +
+                      sim::format_duration(ttl) + ": etcd grants a lease at least ceil(1.5 × election_timeout) = " +
+                      std::to_string(ttl / std::chrono::seconds(1)) + " seconds");
+    }
   }
   expand_node_lists(s);
 }
@@ -230,7 +247,6 @@ void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
 /// naming every client it applies to (`count` copies make one note).
 void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
   const bool lock = s.lock.service != ServiceKind::kNone;
-  const std::string ttl = fmt_d(s.lock.ttl);
   std::vector<std::pair<std::string, std::vector<std::string>>> found;  // finding -> clients, first-seen order
   auto add = [&](const std::string& finding, const std::string& client) {
     auto it = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == finding; });
@@ -238,17 +254,19 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
     it->second.push_back(client);
   };
   for (const ClientSpec& c : s.clients) {
-    if (lock && c.renew && c.renew_interval >= s.lock.ttl) {
+    const Duration ttl_d = client_ttl(s.lock, c);
+    const std::string ttl = fmt_d(ttl_d);
+    if (lock && c.renew && c.renew_interval >= ttl_d) {
       add("renew_interval " + fmt_d(c.renew_interval) + " is not shorter than the lease TTL " + ttl +
               ": the lease can expire before each renewal is sent",
           c.name);
     }
-    if (lock && c.command_timeout >= s.lock.ttl) {
+    if (lock && c.command_timeout >= ttl_d) {
       add("command_timeout " + fmt_d(c.command_timeout) + " is not shorter than the lease TTL " + ttl +
               ": a client can still be waiting for a reply after the lease it asked for has expired",
           c.name);
     }
-    if (lock && c.check_lease_before_write && *c.check_lease_before_write >= s.lock.ttl) {
+    if (lock && c.check_lease_before_write && *c.check_lease_before_write >= ttl_d) {
       add("check_lease_before_write margin " + fmt_d(*c.check_lease_before_write) + " is not below the lease TTL " +
               ttl + ": the check fails before every write, so no write goes out",
           c.name);
@@ -683,6 +701,44 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
   return std::nullopt;
 }
 
+/// clients[].ttl and clients[].library (docs/FORMAT.md "Clients", "etcd
+/// client libraries").
+Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  if (c.ttl) {
+    const std::string k = key(path, "ttl");
+    if (s.lock.service == ServiceKind::kNone) {
+      return problem(k, "\"ttl\" is the TTL of a client's lease, and lock.service is \"none\": remove it");
+    }
+    if (s.lock.service == ServiceKind::kQueue) {
+      return problem(k,
+                     "a queue worker has no lease TTL of its own: every received message stays invisible for the "
+                     "queue's lock.visibility_timeout",
+                     "remove clients[].ttl and set lock.visibility_timeout");
+    }
+    FENCESIM_CHECK(positive(k, *c.ttl));
+    if (*c.ttl > Limits::kMaxDuration) return problem(k, "at most 24h, got " + fmt_d(*c.ttl));
+    if (s.lock.service == ServiceKind::kEtcd && *c.ttl % std::chrono::seconds(1) != Duration::zero()) {
+      const auto up = std::chrono::ceil<std::chrono::seconds>(*c.ttl);
+      return problem(k, "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(*c.ttl),
+                     "did you mean \"" + std::to_string(up.count()) + "s\"?");
+    }
+  }
+  if (c.library == EtcdLibrary::kJetcd) {
+    if (c.renew_clock != sim::ClockKind::kMonotonic ||
+        c.renew_interval != std::max(client_ttl(s.lock, c) / 3, Duration{1})) {
+      return problem(key(path, c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval"),
+                     "renew_interval and renew_clock do not apply to \"library\": \"jetcd\": jetcd schedules its "
+                     "own keepalives (a 500 ms tick, each lease a third of its TTL after the last answer)",
+                     "remove it, or use \"library\": \"go\"");
+    }
+  }
+  if (c.library != EtcdLibrary::kGo && s.lock.service != ServiceKind::kEtcd) {
+    return problem(key(path, "library"), "\"library\" chooses an etcd client library, and lock.service is " +
+                                             quote_text(to_string(s.lock.service)) + ": remove it");
+  }
+  return std::nullopt;
+}
+
 /// workload.retries and the client policies (docs/FORMAT.md "Client policies").
 Problem client_policies(const Scenario& s, const ClientSpec& c, const std::string& path) {
   const std::string w = key(path, "workload");
@@ -706,6 +762,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
     if (!lock) return needs_lock("lease_loss_after");
     FENCESIM_CHECK(positive(key(path, "lease_loss_after"), *c.lease_loss_after));
   }
+  FENCESIM_CHECK(client_ttl_and_library(s, c, path));
   return std::nullopt;
 }
 

@@ -106,6 +106,11 @@ std::optional<ScenarioProblem> validate_expect(const Scenario& s);
 /// seconds (etcd lessor.go minLeaseTTL).
 Duration etcd_min_ttl(Duration election_timeout);
 
+/// The lease TTL in effect for client `c`: its own `ttl` (clients[].ttl) or
+/// else lock.ttl; for etcd a client's own whole-second TTL is raised to
+/// etcd_min_ttl as lock.ttl is (the member raises it when it grants).
+Duration client_ttl(const LockSpec& l, const ClientSpec& c);
+
 /// Name lengths (bytes) the rules allow.
 struct NameLimits {
   static constexpr std::size_t kScenario = 100;  ///< `scenario` (it names the report folder)

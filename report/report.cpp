@@ -16,6 +16,7 @@
 #include "loader/writer.hpp"
 #include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
+#include "models/validate.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {
@@ -166,6 +167,10 @@ ojson settings_json(const Scenario& s) {
     if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
     if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = "abort";
     if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
+    // A client's own TTL (the one in effect) and a library other than
+    // "go", only when set, so reports of files without them are unchanged.
+    if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
+    if (c.library == EtcdLibrary::kJetcd) cj["library"] = "jetcd";
     clients.push_back(cj);
   }
   return ojson{{"duration", duration_json(s.duration)},

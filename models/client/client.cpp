@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "models/validate.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim::client {
@@ -11,7 +12,12 @@ namespace fencesim::client {
 // ========================================================= LockClientBase ==
 
 LockClientBase::LockClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock)
-    : node_(node), history_(h), spec_(spec), lock_(lock), rng_(node.sim().rng("client/" + spec.name)) {}
+    : node_(node), history_(h), spec_(spec), lock_(lock), rng_(node.sim().rng("client/" + spec.name)) {
+  // The client's own copy of the lock spec carries the TTL it asks for
+  // (clients[].ttl, else lock.ttl): every SET PX, renewal, Redlock validity
+  // and etcd lease grant of this client uses it.
+  lock_.ttl = client_ttl(lock, spec);
+}
 
 void LockClientBase::begin_belief(const Lease& l) {
   end_belief("superseded");
@@ -103,7 +109,7 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       workload_(std::move(workload)),
       workload_rng_(node.sim().rng("client/" + spec.name + "/workload")) {
   if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
-  if (lock_) policies_ = std::make_unique<ClientPolicies>(node_, spec_, sc.lock.ttl, *lock_);
+  if (lock_) policies_ = std::make_unique<ClientPolicies>(node_, spec_, client_ttl(sc.lock, spec_), *lock_);
   node_.set_behaviour(this);
 }
 

@@ -30,6 +30,45 @@
 // deadline (the client's monotonic time at the last successful reply + TTL)
 // passes. A Lock waiting on an ended session fails; the next attempt opens a
 // new session.
+//
+// `clients[].library: "jetcd"` (docs/FORMAT.md "etcd client libraries"):
+// the Java client as Jepsen's etcd lock test used it (jepsen-io/etcd @
+// 16149cb, v0.1.0, src/jepsen/etcd/lock.clj acquire!/release!, client.clj;
+// jetcd-core 0.4.1, read at tag jetcd-0.4.1 of etcd-io/jetcd, and 0.5.0,
+// which has the same behaviour):
+//   * Endpoints: Jepsen builds each client with its own member's URL only
+//     (client.clj `client`: endpoints [node]), and jetcd's channel uses
+//     gRPC pick_first (ClientConnectionManager.java, defaultLoadBalancingPolicy
+//     "pick_first"): the client stays on its member, it never moves.
+//   * Retries: ClientConnectionManager.execute retries only what
+//     Util.isRetryable accepts, an "invalid auth token" error; every other
+//     failure reaches the caller. A failed step fails the acquire attempt.
+//   * Lease and lock API use: each acquire grants a fresh lease of the TTL
+//     (Lease.grant), registers it for keepalives (Lease.keepAlive) and calls
+//     Lock.lock(name, leaseId), the server-side lock RPC (etcd's v3lock runs
+//     the same concurrency.Mutex in the member with the client's lease). The
+//     attempt waits at most command_timeout for the lock (Jepsen's `await`,
+//     5000 ms); on failure or timeout the keepalive is closed and the lease
+//     revoked, once. Release: close the keepalive, Unlock(key) (delete the
+//     key) and revoke the lease, one request each.
+//   * Keepalives (LeaseImpl.java): a tick every 500 ms
+//     (scheduleAtFixedRate(…, 0, 500, MILLISECONDS), late ticks catch up)
+//     sends a keepalive for each lease whose nextKeepAlive < now
+//     (System.currentTimeMillis: the wall clock), again on every tick until
+//     one is answered. An answer with TTL > 0 sets nextKeepAlive = now +
+//     TTL·1000/3 ms and deadLine = now + TTL; TTL ≤ 0 ends the keepalive
+//     ("requested lease not found"). A new keepalive starts with
+//     nextKeepAlive = now and deadLine = now + 5000 ms
+//     (FIRST_KEEPALIVE_TIMEOUT_MS). A second tick every 1000 ms removes
+//     every keepalive whose deadLine < now. The model ends the session (and
+//     the belief) at either; renew_interval and renew_clock do not apply.
+//   * Modelled, not exact: the server-side Mutex's steps (the lock txn,
+//     waitDeletes' range and watch) are sent by the client to its member
+//     and cross the network, where the real ones run inside the member; and
+//     a Lock that the member keeps waiting on after the client gave up is
+//     not carried on (its key stays until its lease, no longer kept alive or
+//     revoked, ends — as in the real run once the revoke went through).
+#include <algorithm>
 #include <charconv>
 
 #include "models/client/client.hpp"
@@ -55,10 +94,16 @@ class EtcdLockClient final : public LockClientBase {
       : LockClientBase(node, h, spec, lock),
         members_(std::move(members)),
         cursor_(index % members_.size()),
-        signals_(node.sim()) {}
+        signals_(node.sim()),
+        jetcd_(spec.library == EtcdLibrary::kJetcd) {}
 
   Lease acquire(sim::Process& p) override {
     for (;;) {
+      if (jetcd_) {
+        if (auto lease = jetcd_attempt(p)) return *lease;
+        p.sleep(spec_.retry_interval);
+        continue;
+      }
       if (!alive_ && !open_session(p)) {
         p.sleep(spec_.retry_interval);
         continue;
@@ -71,6 +116,18 @@ class EtcdLockClient final : public LockClientBase {
   void release(sim::Process& p) override {
     end_belief("release");
     const std::string key = key_;
+    if (jetcd_) {
+      // Jepsen's release!: close the keepalive listener, Unlock, revoke; one
+      // request each (jetcd retries none of them).
+      const etcd::LeaseId id = lease_id_;
+      close_session();
+      auto del = sim::make_payload<Request>();
+      del->kind = ReqKind::kDelete;
+      del->key = key;
+      call(p, del);
+      revoke(p, id);
+      return;
+    }
     for (;;) {
       auto req = sim::make_payload<Request>();
       req->kind = ReqKind::kDelete;
@@ -98,6 +155,8 @@ class EtcdLockClient final : public LockClientBase {
     ++session_gen_;
     watch_.reset();
     deadline_ = sim::TimerId{};
+    ka_running_ = false;
+    lock_deadline_.reset();
   }
 
  private:
@@ -110,6 +169,7 @@ class EtcdLockClient final : public LockClientBase {
   sim::NodeId member() const { return members_[cursor_]; }
 
   void move() {
+    if (jetcd_) return;  // one endpoint: jetcd stays on its member
     cursor_ = (cursor_ + 1) % members_.size();
     if (watch_) send_watch();  // re-created on the new member from the last revision seen
   }
@@ -129,7 +189,7 @@ class EtcdLockClient final : public LockClientBase {
   /// The answer is the reply's own body, shared, not a copy.
   std::shared_ptr<const Response> call(sim::Process& p, std::shared_ptr<Request> req) {
     const std::size_t used = cursor_;
-    auto reply = p.call(member(), std::move(req), spec_.command_timeout);
+    auto reply = p.call(member(), std::move(req), request_timeout());
     const Response* r = reply ? reply->as<Response>() : nullptr;
     if (r == nullptr || (!r->error.empty() && r->error != "lease not found")) {
       // The keepalive loop and the Lock share one member (clientv3 uses one
@@ -154,6 +214,10 @@ class EtcdLockClient final : public LockClientBase {
     session_ttl_ = r->ttl;
     alive_ = true;
     const std::uint64_t gen = ++session_gen_;
+    if (jetcd_) {
+      jetcd_keepalive(p);
+      return true;
+    }
     reset_deadline(gen);
     const sim::Time granted = clock_now();
     if (spec_.renew) {
@@ -166,6 +230,102 @@ class EtcdLockClient final : public LockClientBase {
     node_.cancel(deadline_);
     deadline_ = node_.at_clock(sim::ClockKind::kMonotonic, node_.monotonic() + session_ttl_, [this, gen] {
       if (gen == session_gen_) end_session("session deadline passed");
+    });
+  }
+
+  /// The session ends without the client learning of a lost lease: jetcd
+  /// closes the keepalive of a released or abandoned lease.
+  void close_session() {
+    alive_ = false;
+    ++session_gen_;
+    node_.cancel(deadline_);
+    deadline_ = sim::TimerId{};
+    ka_first_unanswered_.reset();
+  }
+
+  /// Revoke `id`, once (jetcd: no retry).
+  void revoke(sim::Process& p, etcd::LeaseId id) {
+    auto req = sim::make_payload<Request>();
+    req->kind = ReqKind::kLeaseRevoke;
+    req->lease = id;
+    call(p, req);
+  }
+
+  /// How long the next request may wait: command_timeout, and for jetcd's
+  /// Lock no longer than what is left of the attempt's deadline.
+  sim::Duration request_timeout() const {
+    if (!lock_deadline_) return spec_.command_timeout;
+    return std::clamp(*lock_deadline_ - node_.monotonic(), sim::Duration{1}, spec_.command_timeout);
+  }
+  bool lock_expired() const { return lock_deadline_ && node_.monotonic() >= *lock_deadline_; }
+
+  /// One acquire of Jepsen's acquire! over jetcd: grant, keepAlive, lock
+  /// within command_timeout; on failure close the keepalive and revoke.
+  std::optional<Lease> jetcd_attempt(sim::Process& p) {
+    if (!open_session(p)) return std::nullopt;
+    lock_deadline_ = node_.monotonic() + spec_.command_timeout;
+    auto lease = lock(p);
+    lock_deadline_.reset();
+    if (lease) return lease;
+    const etcd::LeaseId id = lease_id_;
+    close_session();
+    revoke(p, id);
+    return std::nullopt;
+  }
+
+  /// LeaseImpl.keepAlive: a new keepalive due at once, its deadline 5000 ms
+  /// away; the two ticks start with the client's first keepalive.
+  void jetcd_keepalive(sim::Process& p) {
+    (void)p;
+    if (!spec_.renew) return;
+    ka_next_ = node_.wall();
+    ka_deadline_ = node_.wall() + 5000ms;
+    ka_first_unanswered_.reset();
+    if (ka_running_) return;
+    ka_running_ = true;
+    const sim::Time start = node_.monotonic();
+    node_.spawn("jetcd-keepalive", [this, start](sim::Process& kp) {
+      for (sim::Time t = start;; t += 500ms) {
+        kp.sleep_until(sim::ClockKind::kMonotonic, t);
+        if (alive_ && node_.wall() > ka_next_) send_keepalive();
+      }
+    });
+    node_.spawn("jetcd-deadline", [this, start](sim::Process& kp) {
+      for (sim::Time t = start;; t += 1000ms) {
+        kp.sleep_until(sim::ClockKind::kMonotonic, t);
+        if (alive_ && node_.wall() > ka_deadline_) end_session("keepalive deadline passed (jetcd's deadline check)");
+      }
+    });
+  }
+
+  /// One keepalive on the stream; its answer, whenever it comes, updates
+  /// the lease's next keepalive and deadline.
+  void send_keepalive() {
+    const std::uint64_t gen = session_gen_;
+    const etcd::LeaseId id = lease_id_;
+    if (!ka_first_unanswered_) ka_first_unanswered_ = node_.sim().now();
+    const sim::Duration wait = std::max(session_ttl_, sim::Duration{5000ms});
+    node_.spawn("keepalive", [this, gen, id, wait](sim::Process& kp) {
+      auto req = sim::make_payload<Request>();
+      req->kind = ReqKind::kKeepAlive;
+      req->lease = id;
+      const sim::Time sent = node_.monotonic();
+      auto reply = kp.call(member(), std::move(req), wait);
+      const Response* r = reply ? reply->as<Response>() : nullptr;
+      if (gen != session_gen_ || !alive_ || r == nullptr || !r->error.empty()) return;
+      const sim::Time first = ka_first_unanswered_.value_or(node_.sim().now());
+      if (r->ttl <= sim::Duration{0}) {
+        history_.renewals.push_back(RenewalRecord{spec_.name, first, node_.sim().now(), false});
+        end_session("keepalive answered TTL 0 (jetcd: requested lease not found)");
+        return;
+      }
+      history_.renewals.push_back(RenewalRecord{spec_.name, first, node_.sim().now(), true});
+      ka_first_unanswered_.reset();
+      const auto ttl_ms = std::chrono::floor<std::chrono::milliseconds>(r->ttl);
+      ka_next_ = node_.wall() + ttl_ms / 3;
+      ka_deadline_ = node_.wall() + ttl_ms;
+      session_ttl_ = r->ttl;
+      confirmed(sent);
     });
   }
 
@@ -226,6 +386,7 @@ class EtcdLockClient final : public LockClientBase {
     key_ = prefix;
     char hex[16];
     key_.append(hex, std::to_chars(hex, hex + sizeof hex, static_cast<std::uint64_t>(lease_id_), 16).ptr);
+    if (lock_expired()) return std::nullopt;
     auto txn = sim::make_payload<Request>();
     txn->kind = ReqKind::kLockTxn;
     txn->key = key_;
@@ -242,12 +403,14 @@ class EtcdLockClient final : public LockClientBase {
     // Every release keeps waiting when the session ends meanwhile (the
     // Mutex watches with the Lock's context, not the session's); the
     // model's own combination gives up at once (models/etcd/versions.hpp).
-    const bool gives_up = lock_.etcd.lock_fails_on_session_end;
+    // jetcd's Lock runs in the member, which knows nothing of the client's
+    // keepalive: it never gives up on its account.
+    const bool gives_up = lock_.etcd.lock_fails_on_session_end && !jetcd_;
     auto session_over = [&] { return gives_up && gen != session_gen_; };
     // waitDeletes(ctx, client, prefix, myRev - 1)
     std::int64_t last_header = 0;
     for (;;) {
-      if (session_over()) return std::nullopt;
+      if (session_over() || lock_expired()) return std::nullopt;
       auto q = sim::make_payload<Request>();
       q->kind = ReqKind::kLastCreated;
       q->prefix = prefix;
@@ -261,6 +424,7 @@ class EtcdLockClient final : public LockClientBase {
       auto last = call(p, q);
       if (session_over()) return std::nullopt;
       if (!last) {
+        if (jetcd_) return std::nullopt;  // the Lock RPC failed: no retry
         p.sleep(spec_.retry_interval);
         continue;
       }
@@ -278,7 +442,7 @@ class EtcdLockClient final : public LockClientBase {
       // watch it afresh.
       bool deleted = false;
       while (!deleted) {
-        auto sig = signals_.receive(p, spec_.command_timeout);
+        auto sig = signals_.receive(p, request_timeout());
         if (session_over()) {
           watch_.reset();
           return std::nullopt;
@@ -299,15 +463,18 @@ class EtcdLockClient final : public LockClientBase {
       return granted(own, last_header);
     }
     // Re-check our own key: gone means the session expired meanwhile.
+    // (jetcd: the member's Mutex re-checks whatever the client's keepalive.)
+    auto ended = [&] { return !jetcd_ && gen != session_gen_; };
     for (;;) {
-      if (gen != session_gen_) return std::nullopt;
+      if (ended() || lock_expired()) return std::nullopt;
       auto g = sim::make_payload<Request>();
       g->kind = ReqKind::kGet;
       g->key = key_;
       g->lock_check = true;
       auto own = call(p, g);
-      if (gen != session_gen_) return std::nullopt;
+      if (ended()) return std::nullopt;
       if (!own) {
+        if (jetcd_) return std::nullopt;
         p.sleep(spec_.retry_interval);
         continue;
       }
@@ -330,6 +497,13 @@ class EtcdLockClient final : public LockClientBase {
   std::string key_;
   std::optional<WatchState> watch_;
   std::uint64_t next_watch_ = 0;
+  // library "jetcd"
+  bool jetcd_;
+  std::optional<sim::Time> lock_deadline_;  ///< monotonic: the current Lock attempt's end
+  bool ka_running_ = false;                 ///< the two keepalive ticks run
+  sim::Time ka_next_{0};                    ///< wall: nextKeepAlive
+  sim::Time ka_deadline_{0};                ///< wall: deadLine
+  std::optional<sim::Time> ka_first_unanswered_;
 };
 
 }  // namespace

@@ -57,9 +57,13 @@
 //  release ever shipped it.
 //
 // Not modelled from these releases: ensureLeadership's shortcut
-// (server.go isActive: a leader that ticked within the last 3 heartbeats
-// skips the read index and renews at once; the model's check always asks
-// for one), and v3.4.31's "ignore old leader's leases revoking request".
+// (etcdserver/server.go @ v3.4.45 lines 1177-1200, isActive: a leader whose
+// raft ticked within the last 3 × heartbeat renews at once, without the
+// read index; the model's check always asks for one). It is not in the
+// releases that brought ensureLeadership: `isActive` first appears in
+// v3.4.34 and v3.5.16 (absent from v3.4.31 … v3.4.33 and v3.5.13 …
+// v3.5.15), so the latest "3.4" and "3.5" have it. Nor v3.4.31's "ignore
+// old leader's leases revoking request".
 #pragma once
 
 #include <optional>
