@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -176,6 +177,7 @@ struct Item {
   double y = 0, h = 0;  ///< mark: height of its centre; span: top and height
   double label_dx = 7, label_dy = -7;
   bool label_thin = false;  ///< hidden in the static view (does not fit)
+  bool label_left = false;  ///< drawn to the left of the mark (no room on its right)
   std::size_t id = 0;
 };
 
@@ -515,8 +517,10 @@ std::optional<std::pair<Time, Time>> story_window(const std::vector<Story>& stor
       for (const std::string& t : ts) take(parse_time_text(t));
     }
     if (!lo) continue;
-    const Duration pad = std::max<Duration>((*hi - *lo) / 8, Duration{500'000'000});
-    return std::make_pair(std::max<Time>(Time{0}, *lo - pad), std::min<Time>(end, *hi + pad));
+    // More room on the right: labels are drawn to the right of their marks.
+    const Duration before = std::max<Duration>((*hi - *lo) / 10, Duration{500'000'000});
+    const Duration after = std::max<Duration>((*hi - *lo) * 45 / 100, Duration{1'000'000'000});
+    return std::make_pair(std::max<Time>(Time{0}, *lo - before), std::min<Time>(end, *hi + after));
   }
   return std::nullopt;
 }
@@ -571,6 +575,7 @@ Selection select_items(const Canvas& c, std::optional<std::pair<Time, Time>> win
 void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top) {
   struct Box {
     double x0, y0, x1, y1;
+    std::size_t owner = SIZE_MAX;  ///< the mark whose shape this is
   };
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < c.items.size(); ++i) {
@@ -581,24 +586,41 @@ void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lan
   });
   constexpr double kBucket = 64;
   std::map<int, std::vector<Box>> buckets;
+  // A label covers no mark (but a rejection's may): the shapes are obstacles.
+  for (std::size_t i = 0; i < c.items.size(); ++i) {
+    const Item& it = c.items[i];
+    if (!sel.detailed[i] || it.span || it.shape == "none") continue;
+    const double x = c.x(it.t0), y = lane_top[it.lane] + it.y;
+    const Box b{x - 5.5, y - 6.5, x + 5.5, y + 6.5, i};
+    for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
+  }
   for (std::size_t i : order) {
     Item& it = c.items[i];
-    const double x = c.x(it.t0) + it.label_dx;
+    const double w = 6.5 * static_cast<double>(it.label.size());
     const double base = lane_top[it.lane] + it.y + it.label_dy;
-    const Box b{x - 1, base - 12, x + 6.5 * static_cast<double>(it.label.size()) + 1, base + 4};
-    bool fits = b.x1 <= kLeft + kWidth;
-    const int k0 = static_cast<int>(b.x0 / kBucket), k1 = static_cast<int>(b.x1 / kBucket);
-    for (int k = k0; fits && k <= k1; ++k) {
-      for (const Box& o : buckets[k]) {
-        if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) {
-          fits = false;
-          break;
+    auto free = [&](const Box& b) {
+      if (b.x0 < kLeft - 2 || b.x1 > kLeft + kWidth) return false;
+      for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
+        for (const Box& o : buckets[k]) {
+          if (o.owner != SIZE_MAX && (o.owner == i || it.prio == 0)) continue;
+          if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) return false;
         }
       }
-    }
+      return true;
+    };
+    // To the right of the mark, else to its left.
+    const double x = c.x(it.t0);
+    const Box right{x + it.label_dx - 1, base - 12, x + it.label_dx + w + 1, base + 4};
+    const Box left{x - it.label_dx - w - 1, base - 12, x - it.label_dx + 1, base + 4};
+    const bool fits_right = free(right);
+    const bool fits = fits_right || free(left);
     it.label_thin = !fits;
+    it.label_left = fits && !fits_right;
     if (fits) {
-      for (int k = k0; k <= k1; ++k) buckets[k].push_back(b);
+      const Box& b = fits_right ? right : left;
+      for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
+        buckets[k].push_back(b);
+      }
     }
   }
 }
@@ -617,8 +639,9 @@ std::string render_item(const Canvas& c, const Item& it) {
       it.cls, it.t0.count(), it.y, it.prio, c.x(it.t0), it.y);
   o += shape_svg(it.shape, it.fill);
   if (!it.label.empty()) {
-    o += fmt::format(R"(<text class="lbl{}" x="{}" y="{}">{}</text>)", it.label_thin ? " thin" : "", it.label_dx,
-                     it.label_dy, esc(it.label));
+    o += fmt::format(R"(<text class="lbl{}" x="{}" y="{}"{}>{}</text>)", it.label_thin ? " thin" : "",
+                     it.label_left ? -it.label_dx : it.label_dx, it.label_dy,
+                     it.label_left ? R"( text-anchor="end")" : "", esc(it.label));
   }
   return o + "<title>" + esc(it.title) + "</title></g>\n";
 }
@@ -799,7 +822,9 @@ document.querySelectorAll('#lanes > g.lane').forEach(function(g,i){
 function laneOf(el){ var g=el.closest('g.lane'); return g?lanes[+g.dataset.i]:null; }
 document.querySelectorAll('#lanes [data-t]').forEach(function(el){
   var l=el.querySelector(':scope > .lbl');
-  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,bb:null,lane:laneOf(el),shown:true});
+  var first=el.firstElementChild;
+  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,bb:null,lane:laneOf(el),shown:true,
+              shape:!!first&&first.tagName!=='text'&&first.tagName!=='title'});
 });
 document.querySelectorAll('#lanes [data-t0]').forEach(function(el){
   spans.push({el:el,t0:+el.dataset.t0,t1:+el.dataset.t1});
@@ -811,7 +836,11 @@ document.querySelectorAll('#cxs g.counterexample').forEach(function(el){
 var byId={}; marks.concat(spans).forEach(function(m){ byId[m.el.id]=m; });
 // Label boxes do not change with zoom: measure each once, in its mark's coordinates.
 svg.querySelectorAll('.lbl.thin').forEach(function(l){ l.classList.remove('thin'); });
+marks.forEach(function(m){ if(m.lbl){ m.dx=Math.abs(+m.lbl.getAttribute('x')); m.dy=+m.lbl.getAttribute('y'); m.lbl.setAttribute('x',m.dx); m.lbl.removeAttribute('text-anchor'); m.pos=0; } });
 marks.forEach(function(m){ if(m.lbl){ var b=m.lbl.getBBox(); m.bb={x:b.x,y:b.y,w:b.width,h:b.height}; } });
+function side(m,i){ if(m.pos===i) return; m.pos=i; var left=i%2===1;
+  m.lbl.setAttribute('x',left?-m.dx:m.dx); m.lbl.setAttribute('y',m.dy+(i>=2?18:0));
+  if(left) m.lbl.setAttribute('text-anchor','end'); else m.lbl.removeAttribute('text-anchor'); }
 function X(t){ return LEFT+(t-view.a)*W/(view.b-view.a); }
 function fmtTick(t,step){
   var MIN=6e10;
@@ -887,19 +916,35 @@ function thin(){
   marks.forEach(function(m){
     if(!m.lbl) return;
     var ok=m.shown && m.x>=LEFT && m.x<=LEFT+W;
-    if(ok){ m.box={x0:m.x+m.bb.x-1,y0:m.lane.y+m.y+m.bb.y-1,x1:m.x+m.bb.x+m.bb.w+1,y1:m.lane.y+m.y+m.bb.y+m.bb.h+1};
-      ok=m.box.x0>=LEFT-2 && m.box.x1<=LEFT+W; }
+    if(ok){ var y0=m.lane.y+m.y+m.bb.y-1, y1=y0+m.bb.h+2;
+      var r0=m.x+m.bb.x-1, r1=m.x+m.bb.x+m.bb.w+1, l0=m.x-m.bb.x-m.bb.w-1, l1=m.x-m.bb.x+1;
+      // right, left, below right, below left
+      m.boxes=[{x0:r0,y0:y0,x1:r1,y1:y1},{x0:l0,y0:y0,x1:l1,y1:y1},
+               {x0:r0,y0:y0+18,x1:r1,y1:y1+18},{x0:l0,y0:y0+18,x1:l1,y1:y1+18}]; }
     if(ok) cand.push(m); else m.lbl.classList.add('thin');
   });
   cand.sort(function(a,b){ var ha=a.el.classList.contains('hl')?0:1, hb=b.el.classList.contains('hl')?0:1;
     return ha-hb || a.p-b.p || a.t-b.t; });
   var B=64, buckets={};
+  function put(b){ for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++) (buckets[k]=buckets[k]||[]).push(b); }
+  // A label covers no mark (but a rejection's or a highlighted step's may): the shapes in view are obstacles.
+  marks.forEach(function(m){
+    if(!m.shape||!m.shown||m.x<LEFT-6||m.x>LEFT+W+6) return;
+    var y=m.lane.y+m.y; put({x0:m.x-5.5,y0:y-6.5,x1:m.x+5.5,y1:y+6.5,o:m});
+  });
+  function free(b,m){
+    if(b.x0<LEFT-2||b.x1>LEFT+W) return false;
+    for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++){ var L=buckets[k]; if(!L) continue;
+      for(var j=0;j<L.length;j++){ var o=L[j]; if(o.o&&(o.o===m||m.p===0||m.el.classList.contains('hl'))) continue; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1) return false; } }
+    return true;
+  }
   cand.forEach(function(m){
-    var b=m.box, k0=Math.floor(b.x0/B), k1=Math.floor(b.x1/B), fits=true;
-    for(var k=k0;k<=k1&&fits;k++){ var L=buckets[k]; if(!L) continue;
-      for(var j=0;j<L.length;j++){ var o=L[j]; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1){ fits=false; break; } } }
-    m.lbl.classList.toggle('thin',!fits);
-    if(fits) for(var k2=k0;k2<=k1;k2++) (buckets[k2]=buckets[k2]||[]).push(b);
+    // Above right of the mark, else above left, below right, below left; else hidden (shown on hover).
+    var i=-1; for(var c=0;c<4&&i<0;c++) if(free(m.boxes[c],m)) i=c;
+    m.lbl.classList.toggle('thin',i<0);
+    if(i<0) return;
+    side(m,i);
+    put(m.boxes[i]);
   });
 }
 var pending=false;
@@ -1008,7 +1053,7 @@ layout();
 if(CXV){ view.a=CXV[0]; view.b=CXV[1]; }
 render();
 window.addEventListener('resize',function(){ fit(); });
-window.fencesimTimeline={view:view,setView:setView,zoom:zoom,select:select,render:render};
+window.fencesimTimeline={view:view,setView:setView,zoom:zoom,select:select,render:render,marks:marks};
 document.body.dataset.ready=String(Math.max(1,Math.round(performance.now())));
 })();
 </script>

@@ -82,6 +82,9 @@ async function testPage(browser, file) {
             steps: document.querySelectorAll('.step').length, bytes: document.documentElement.outerHTML.length};
   });
 
+  if (shots && name === 'worked-example-fenced') {
+    await page.screenshot({path: path.join(shots, 'timeline-worked-example.png'), clip: {x: 0, y: 0, width: 1600, height: 560}});
+  }
   let o = await overlaps(page);
   check(o.bad.length === 0, name, `labels intersect as the page opens: ${o.bad.slice(0, 3).join(', ')}`);
   const v0 = await viewOf(page);
@@ -174,6 +177,9 @@ async function testPage(browser, file) {
     await page.screenshot({path: path.join(shots, 'timeline-story.png')});
   }
   if (shots && name === 'big-etcd-1h') {
+    await page.click('#tocx');
+    await page.evaluate(() => window.fencesimTimeline.render());
+    await page.screenshot({path: path.join(shots, 'timeline-big-counterexample.png')});
     await page.click('#whole');
     await page.evaluate(() => window.fencesimTimeline.render());
     await page.screenshot({path: path.join(shots, 'timeline-big-run.png')});
