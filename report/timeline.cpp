@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -653,7 +654,8 @@ std::string render_band(const Canvas& c, const Selection& sel, std::size_t lane)
   int total = 0;
   for (int n : col) total += n;
   if (total == 0) return "";
-  auto level = [](int n) { return n == 0 ? 0 : std::min(8, 1 + static_cast<int>(std::log2(static_cast<double>(n)))); };
+  // 1 + floor(log2(n)), in integers: 1, 2-3, 4-7, ... up to 8 steps.
+  auto level = [](int n) { return std::min(8, static_cast<int>(std::bit_width(static_cast<unsigned>(n)))); };
   std::string d;
   for (int i = 0; i < kColumns;) {
     const int lv = level(col[static_cast<std::size_t>(i)]);
