@@ -1,13 +1,29 @@
 // timeline.html and the terminal timeline: the race drawn and told.
 //
 // Both read only the scenario and the RunResult. The HTML page is one
-// self-contained file: inline SVG and CSS and a few lines of JavaScript for
-// click-to-pin details; no network, no external assets. Every mark has a
-// text label or a pattern besides its colour (Okabe–Ito colour-blind-safe
-// palette), and an SVG <title> that browsers show on hover.
+// self-contained file: inline SVG and CSS and a script; no network, no
+// external assets, no dates and no random ids (mark ids are their order of
+// drawing), so the page is byte-identical for the same run.
+//
+// Without script the page is a static overview of the whole run. The script
+// adds zoom and pan (wheel or pinch, drag, buttons, keys), a time axis
+// re-labelled at every zoom, label thinning (only labels that fit are shown;
+// the rest on hover), collapsible lanes, and the counterexample stories as a
+// walk through the picture: a step highlights the marks it names and centres
+// the view on them. Every mark has a shape and a text label or pattern
+// besides its colour (Okabe–Ito colour-blind-safe palette), and an SVG
+// <title> that browsers show on hover.
+//
+// Size: beyond kDetailBudget drawn items (marks and spans), the items
+// nearest the first counterexample (or the start of the run) are drawn one
+// by one and the rest are counted per pixel column of the whole-run view, as
+// a grey band in each lane; the page says so.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -25,7 +41,7 @@ constexpr const char* kSky = "#56B4E9";
 constexpr const char* kGreen = "#009E73";
 constexpr const char* kVermillion = "#D55E00";
 constexpr const char* kPurple = "#CC79A7";
-constexpr const char* kGrey = "#777777";
+constexpr const char* kBrown = "#8A5A00";  // the lease's end at the service (a darker orange)
 
 std::string esc(const std::string& s) {
   std::string o;
@@ -50,78 +66,123 @@ std::string esc(const std::string& s) {
 
 std::string tok(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
 
-struct Layout {
-  double left = 150;    // lane labels
-  double width = 1100;  // plot width in px
-  double lane_h = 46;
-  double top = 40;
-  Time end{1};
-  double x(Time t) const {
-    const double f = static_cast<double>(t.count()) / static_cast<double>(std::max<std::int64_t>(end.count(), 1));
-    return left + std::clamp(f, 0.0, 1.0) * width;
-  }
-};
+constexpr double kLeft = 150;       // lane names
+constexpr double kWidth = 1100;     // plot width in px of the static (whole-run) view
+constexpr double kLaneH = 46;       // a lane with marks
+constexpr double kCollapsedH = 16;  // a lane with nothing to show
+constexpr double kCxRow = 16;       // one row per broken property above the lanes
+/// Items (marks and spans) drawn one by one at most; the rest are counted
+/// per pixel column. A 1-hour 50-client etcd run stays under 3 MB with it.
+constexpr std::size_t kDetailBudget = 5000;
+constexpr int kColumns = static_cast<int>(kWidth);
 
-/// A "nice" tick step for an axis spanning `span`.
-Duration tick_step(Duration span) {
-  static const std::int64_t kSteps[] = {
-      1'000'000,       2'000'000,         5'000'000,        10'000'000,     20'000'000,      50'000'000,
-      100'000'000,     200'000'000,       500'000'000,      1'000'000'000,  2'000'000'000,   5'000'000'000,
-      10'000'000'000,  20'000'000'000,    30'000'000'000,   60'000'000'000, 120'000'000'000, 300'000'000'000,
-      600'000'000'000, 1'800'000'000'000, 3'600'000'000'000};
+/// "Nice" tick steps (ns), from 1 us to 24 h; the same list is in the script.
+constexpr std::int64_t kSteps[] = {1'000,
+                                   2'000,
+                                   5'000,
+                                   10'000,
+                                   20'000,
+                                   50'000,
+                                   100'000,
+                                   200'000,
+                                   500'000,
+                                   1'000'000,
+                                   2'000'000,
+                                   5'000'000,
+                                   10'000'000,
+                                   20'000'000,
+                                   50'000'000,
+                                   100'000'000,
+                                   200'000'000,
+                                   500'000'000,
+                                   1'000'000'000,
+                                   2'000'000'000,
+                                   5'000'000'000,
+                                   10'000'000'000,
+                                   20'000'000'000,
+                                   30'000'000'000,
+                                   60'000'000'000,
+                                   120'000'000'000,
+                                   300'000'000'000,
+                                   600'000'000'000,
+                                   1'200'000'000'000,
+                                   1'800'000'000'000,
+                                   3'600'000'000'000,
+                                   7'200'000'000'000,
+                                   10'800'000'000'000,
+                                   21'600'000'000'000,
+                                   43'200'000'000'000,
+                                   86'400'000'000'000};
+
+/// The smallest nice step that puts a tick at most every 90 px.
+std::int64_t tick_step(std::int64_t span, double width) {
+  const double max_ticks = std::max(2.0, std::floor(width / 90));
   for (std::int64_t s : kSteps) {
-    if (span.count() / s <= 12) return Duration{s};
+    if (static_cast<double>(span) / static_cast<double>(s) <= max_ticks) return s;
   }
-  return Duration{3'600'000'000'000};
+  return kSteps[std::size(kSteps) - 1];
 }
 
-class Svg {
- public:
-  void raw(const std::string& s) { out_ += s; }
-  void rect(double x, double y, double w, double h, const std::string& fill, const std::string& extra,
-            const std::string& title, const std::string& cls = "") {
-    out_ += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" {}{}>)", x, y,
-                        std::max(w, 1.0), h, fill, extra, cls.empty() ? "" : " class=\"" + cls + "\"");
-    out_ += "<title>" + esc(title) + "</title></rect>\n";
+/// A tick's label: "1h05m", "5m", "12s", "10.25s" (as many decimals as the
+/// step needs). The script's axis uses the same rule.
+std::string tick_label(std::int64_t t, std::int64_t step) {
+  constexpr std::int64_t kMin = 60'000'000'000;
+  if (step >= kMin && step % kMin == 0) {
+    const std::int64_t m = t / kMin;
+    if (m >= 60) return m % 60 == 0 ? fmt::format("{}h", m / 60) : fmt::format("{}h{:02}m", m / 60, m % 60);
+    return fmt::format("{}m", m);
   }
-  void text(double x, double y, const std::string& s, const std::string& extra = "") {
-    out_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" {}>{}</text>)", x, y, extra, esc(s)) + "\n";
+  int dec = 0;
+  std::int64_t p = 1'000'000'000;
+  while (step % p != 0) {
+    p /= 10;
+    ++dec;
   }
-  void mark(const std::string& shape, double x, double y, const std::string& fill, const std::string& title,
-            const std::string& label = "", const std::string& cls = "") {
-    out_ += "<g class=\"mark" + (cls.empty() ? std::string() : " " + cls) + "\">";
-    if (shape == "circle") {
-      out_ += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", x, y,
-                          fill);
-    } else if (shape == "cross") {
-      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l10 10 m0 -10 l-10 10" stroke="{}" stroke-width="3"/>)", x - 5,
-                          y - 5, fill);
-    } else if (shape == "diamond") {
-      out_ +=
-          fmt::format(R"(<path d="M{:.1f} {:.1f} l6 6 l-6 6 l-6 -6 z" fill="{}" stroke="#000" stroke-width="0.7"/>)", x,
-                      y - 6, fill);
-    } else if (shape == "triangle") {
-      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l6 10 l-12 0 z" fill="{}" stroke="#000" stroke-width="0.7"/>)", x,
-                          y - 6, fill);
-    } else {  // tick
-      out_ += fmt::format(R"(<path d="M{:.1f} {:.1f} l0 10" stroke="{}" stroke-width="2"/>)", x, y - 5, fill);
-    }
-    if (!label.empty()) {
-      out_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="lbl">{}</text>)", x + 7, y - 7, esc(label));
-    }
-    out_ += "<title>" + esc(title) + "</title></g>\n";
-  }
-  const std::string& str() const { return out_; }
+  const std::int64_t whole = t / 1'000'000'000;
+  if (dec == 0) return fmt::format("{}s", whole);
+  std::int64_t frac = (t % 1'000'000'000) / p;
+  return fmt::format("{}.{:0{}}s", whole, frac, dec);
+}
 
- private:
-  std::string out_;
+/// The SVG of a mark's shape, drawn at the origin (the mark's <g> is
+/// translated to its time and height). Also used by the legend.
+std::string shape_svg(const std::string& shape, const std::string& fill) {
+  if (shape == "circle") return fmt::format(R"(<circle r="5" fill="{}" stroke="#000" stroke-width="0.7"/>)", fill);
+  if (shape == "square") {
+    return fmt::format(R"(<rect x="-4.5" y="-4.5" width="9" height="9" fill="{}" stroke="#000" stroke-width="0.7"/>)",
+                       fill);
+  }
+  if (shape == "cross")
+    return fmt::format(R"(<path d="M-5 -5l10 10m0 -10l-10 10" stroke="{}" stroke-width="3"/>)", fill);
+  if (shape == "diamond") {
+    return fmt::format(R"(<path d="M0 -6l6 6l-6 6l-6 -6z" fill="{}" stroke="#000" stroke-width="0.7"/>)", fill);
+  }
+  if (shape == "triangle") {
+    return fmt::format(R"(<path d="M0 -6l6 10h-12z" fill="{}" stroke="#000" stroke-width="0.7"/>)", fill);
+  }
+  if (shape == "end") {  // a closing bracket: where a lease ends
+    return fmt::format(R"(<path d="M-5 -8h5v16h-5" fill="none" stroke="{}" stroke-width="2.5"/>)", fill);
+  }
+  if (shape == "tick") return fmt::format(R"(<path d="M0 -5v10" stroke="{}" stroke-width="2"/>)", fill);
+  return "";  // "none": a label only
+}
+
+/// One drawn thing: a point mark (a shape and maybe a label) or a span (a
+/// rect from t0 to t1), in lane-local coordinates.
+struct Item {
+  std::size_t lane = 0;
+  Time t0{0}, t1{0};
+  bool span = false;
+  int prio = 5;  ///< which labels win when they do not fit: lower first
+  std::string cls, shape, fill, extra, title, label;
+  double y = 0, h = 0;  ///< mark: height of its centre; span: top and height
+  double label_dx = 7, label_dy = -7;
+  bool label_thin = false;  ///< hidden in the static view (does not fit)
+  bool label_left = false;  ///< drawn to the left of the mark (no room on its right)
+  std::size_t id = 0;
 };
 
-}  // namespace
-
-namespace {
-
-/// One timeline drawing: the lanes (one per node), the axis and the SVG.
+/// One timeline drawing: the lanes (one per node) and what is drawn in them.
 struct Canvas {
   Canvas(const Scenario& sc, const RunResult& run) : s(sc), r(run), h(run.history), dir(directory(sc)) {
     lanes = dir.all();
@@ -133,21 +194,55 @@ struct Canvas {
   NodeDirectory dir;
   std::vector<std::string> lanes;
   std::map<std::string, std::size_t> lane_of;
-  Layout L;
+  Time end{1};   ///< the axis's end
   Time last{0};  ///< the last recorded event
-  double height = 0;
-  Svg svg;
+  std::vector<Item> items;
 
-  double lane_y(const std::string& node) const {
+  std::size_t lane(const std::string& node) const {
     auto it = lane_of.find(node);
-    return L.top + static_cast<double>(it == lane_of.end() ? 0 : it->second) * L.lane_h;
+    return it == lane_of.end() ? 0 : it->second;
+  }
+  double x(Time t) const {
+    const double f = static_cast<double>(t.count()) / static_cast<double>(std::max<std::int64_t>(end.count(), 1));
+    return kLeft + std::clamp(f, 0.0, 1.0) * kWidth;
+  }
+  Item& mark(const std::string& node, Time t, double y, const std::string& shape, const std::string& fill,
+             const std::string& cls, const std::string& title, const std::string& label, int prio) {
+    Item it;
+    it.lane = lane(node);
+    it.t0 = it.t1 = t;
+    it.y = y;
+    it.shape = shape;
+    it.fill = fill;
+    it.cls = cls;
+    it.title = title;
+    it.label = label;
+    it.prio = prio;
+    items.push_back(std::move(it));
+    return items.back();
+  }
+  Item& span(const std::string& node, Time t0, Time t1, double y, double hgt, const std::string& fill,
+             const std::string& extra, const std::string& cls, const std::string& title) {
+    Item it;
+    it.lane = lane(node);
+    it.t0 = t0;
+    it.t1 = std::max(t0, t1);
+    it.span = true;
+    it.y = y;
+    it.h = hgt;
+    it.fill = fill;
+    it.extra = extra;
+    it.cls = cls;
+    it.title = title;
+    items.push_back(std::move(it));
+    return items.back();
   }
 };
 
 std::string time_text(Time t) { return format_time(t); }
 
-/// Zooms the axis to where things happen: up to the last recorded event
-/// plus a margin (the page says so when the run went on longer).
+/// The axis ends a little after the last recorded event (the page says so
+/// when the run went on longer).
 void zoom_axis(Canvas& c) {
   const History& h = c.h;
   Time& last = c.last;
@@ -158,51 +253,11 @@ void zoom_axis(Canvas& c) {
   for (const ResourceOpRecord& op : h.resource_ops) last = std::max(last, op.at);
   for (const NoteRecord& n : h.notes) last = std::max(last, n.at);
   const Time zoom = last + last / 10 + Duration{1'000'000'000};
-  c.L.end = std::min<Time>(c.s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
-  c.height = c.L.top + static_cast<double>(c.lanes.size()) * c.L.lane_h + 50;
-}
-
-/// The <svg> opening, the patterns, the lanes and the time axis.
-void draw_frame(Canvas& c) {
-  const Layout& L = c.L;
-  Svg& svg = c.svg;
-  svg.raw(
-      fmt::format(
-          R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}">)",
-          L.left + L.width + 30, c.height, esc(c.s.name)) +
-      "\n");
-  svg.raw(R"SVG(<defs>
-<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#E69F00" fill-opacity="0.25"/><line x1="0" y1="0" x2="0" y2="6" stroke="#E69F00" stroke-width="3"/></pattern>
-<pattern id="pausehatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="6" height="6" fill="#bbbbbb" fill-opacity="0.35"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="1.5"/></pattern>
-<pattern id="unsafe" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#D55E00" fill-opacity="0.35"/><path d="M0 8 L8 0" stroke="#D55E00" stroke-width="2"/></pattern>
-<pattern id="parthatch" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#CC79A7" fill-opacity="0.15"/><circle cx="4" cy="4" r="1.3" fill="#CC79A7"/></pattern>
-</defs>
-)SVG");
-  for (std::size_t i = 0; i < c.lanes.size(); ++i) {
-    const double y = L.top + static_cast<double>(i) * L.lane_h;
-    svg.raw(fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)", L.left, y, L.width,
-                        L.lane_h, i % 2 == 0 ? "#f6f6f6" : "#ffffff") +
-            "\n");
-    svg.text(8, y + L.lane_h / 2 + 4, c.lanes[i], R"(class="lane")");
-  }
-  const Duration step = tick_step(L.end);
-  for (Duration t{0}; t <= L.end; t += step) {
-    const double x = L.x(t);
-    svg.raw(fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)", x, L.top, x,
-                        c.height - 40) +
-            "\n");
-    svg.text(x - 10, c.height - 26, sim::format_duration(t), R"(class="axis")");
-  }
-  svg.text(L.left, c.height - 8,
-           L.end < c.s.duration ? fmt::format("true time → (the run went on to {}; nothing was recorded after {})",
-                                              sim::format_duration(c.s.duration), format_time(c.last))
-                                : std::string("true time →"),
-           R"(class="axis")");
+  c.end = std::min<Time>(c.s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
 }
 
 /// A partition shades every lane its detail names.
 void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string& title) {
-  const Layout& L = c.L;
   std::set<std::string> nodes;
   const std::string& d = f.detail;
   for (const std::string& n : c.lanes) {
@@ -212,51 +267,52 @@ void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string
     }
   }
   for (const std::string& n : nodes) {
-    c.svg.rect(L.x(f.start), c.lane_y(n) + 2, L.x(end) - L.x(f.start), L.lane_h - 4, "url(#parthatch)", "", title,
-               "fault partition");
+    c.span(n, f.start, end, 2, kLaneH - 4, "url(#parthatch)", "", "fault partition", title);
   }
-  c.svg.mark("diamond", L.x(f.start), c.lane_y(nodes.empty() ? c.lanes.front() : *nodes.begin()) + 8, kPurple, title,
-             "partition", "fault");
+  c.mark(nodes.empty() ? c.lanes.front() : *nodes.begin(), f.start, 8, "diamond", kPurple, "fault", title, "partition",
+         2);
 }
 
 /// Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
 void draw_faults(Canvas& c) {
-  const Layout& L = c.L;
-  Svg& svg = c.svg;
   for (const FaultRecord& f : c.h.faults) {
     const Time end = f.end ? *f.end : c.s.duration;
     const std::string kind = to_string(f.kind);
     const std::string title =
         fmt::format("{} {} at {}{}{}", kind, f.target, time_text(f.start),
                     f.detail.empty() ? "" : " (" + f.detail + ")", f.skipped ? " — skipped: " + f.skip_reason : "");
-    const double y = c.lane_y(f.target);
-    const double x = L.x(f.start);
     switch (f.kind) {
-      case FaultKind::kPause:
-        svg.rect(x, y + 2, L.x(end) - x, L.lane_h - 4, "url(#pausehatch)", "", title, "fault pause");
-        svg.text(x + 3, y + L.lane_h - 5, "paused", R"(class="lbl")");
+      case FaultKind::kPause: {
+        c.span(f.target, f.start, end, 2, kLaneH - 4, "url(#pausehatch)", "", "fault pause", title);
+        Item& l = c.mark(f.target, f.start, kLaneH - 5, "none", "", "fault", title, "paused", 2);
+        l.label_dx = 3;
+        l.label_dy = 0;
         break;
+      }
       case FaultKind::kCrash:
-        svg.rect(x, y + 2, L.x(end) - x, L.lane_h - 4, "#000", R"(fill-opacity="0.18")", title, "fault crash");
-        svg.mark("cross", x, y + L.lane_h / 2, "#000", title, "crash", "fault");
+        c.span(f.target, f.start, end, 2, kLaneH - 4, "#000", R"(fill-opacity="0.18")", "fault crash", title);
+        c.mark(f.target, f.start, kLaneH / 2, "cross", "#000", "fault", title, "crash", 2);
         break;
       case FaultKind::kPartition: draw_partition(c, f, end, title); break;
       case FaultKind::kClockJump:
       case FaultKind::kClockDrift:
-        svg.mark("triangle", x, y + 10, kPurple, title,
-                 f.kind == FaultKind::kClockJump ? "clock " + f.detail : "drift " + f.detail, "fault");
+        c.mark(f.target, f.start, 10, "triangle", kPurple, "fault", title,
+               f.kind == FaultKind::kClockJump ? "clock " + f.detail : "drift " + f.detail, 2);
         break;
-      case FaultKind::kSlow:
-        svg.rect(x, y + L.lane_h - 8, L.x(end) - x, 5, kPurple, "", title, "fault slow");
-        svg.text(x + 3, y + L.lane_h - 10, "slow", R"(class="lbl")");
+      case FaultKind::kSlow: {
+        c.span(f.target, f.start, end, kLaneH - 8, 5, kPurple, "", "fault slow", title);
+        Item& l = c.mark(f.target, f.start, kLaneH - 10, "none", "", "fault", title, "slow", 2);
+        l.label_dx = 3;
+        l.label_dy = 0;
         break;
+      }
       default: {
         // A lock service's own fault (target: the service, e.g. "redis")
         // is drawn on the service's first node.
         const auto service = c.dir.service_nodes();
         const std::string lane =
             c.lane_of.count(f.target) ? f.target : (service.empty() ? c.lanes.back() : service.front());
-        svg.mark("diamond", x, c.lane_y(lane) + 10, kPurple, title, kind, "fault");
+        c.mark(lane, f.start, 10, "diamond", kPurple, "fault", title, kind, 2);
       }
     }
   }
@@ -265,110 +321,359 @@ void draw_faults(Canvas& c) {
 /// Leases: as the client believes (solid) and as the service holds (hatched);
 /// where belief outlives the service's lease: the unsafe window.
 void draw_leases(Canvas& c) {
-  const Layout& L = c.L;
   const History& h = c.h;
   std::map<std::string, Time> grant_at;
   for (const GrantRecord& g : h.grants) grant_at.emplace(g.value, g.at);
   for (const BeliefRecord& b : h.beliefs) {
-    const double y = c.lane_y(b.client);
     const Time end = b.end ? *b.end : c.s.duration;
     const Time held_from = grant_at.count(b.value) ? grant_at[b.value] : b.start;
     auto le = h.lease_ends.find(b.value);
     const Time held_to = le != h.lease_ends.end() ? le->second.at : c.s.duration;
-    c.svg.rect(
-        L.x(held_from), y + 6, L.x(held_to) - L.x(held_from), 10, "url(#hatch)", R"(stroke="#E69F00")",
-        fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
-                    time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""),
-        "held");
-    c.svg.rect(L.x(b.start), y + 18, L.x(end) - L.x(b.start), 10, kBlue, "",
-               fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token),
-                           time_text(b.start), time_text(end), b.end ? b.end_reason : "end of run"),
-               "belief");
+    c.span(b.client, held_from, held_to, 6, 10, "url(#hatch)", R"(stroke="#E69F00")", "held",
+           fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
+                       time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""));
+    c.span(b.client, b.start, end, 18, 10, kBlue, "", "belief",
+           fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token), time_text(b.start),
+                       time_text(end), b.end ? b.end_reason : "end of run"));
     if (held_to < end) {
-      c.svg.rect(L.x(held_to), y + 18, L.x(end) - L.x(held_to), 10, "url(#unsafe)", R"(stroke="#D55E00")",
-                 fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
-                             tok(b.token), time_text(held_to)),
-                 "unsafe");
+      c.span(b.client, held_to, end, 18, 10, "url(#unsafe)", R"(stroke="#D55E00")", "unsafe",
+             fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
+                         tok(b.token), time_text(held_to)));
     }
   }
 }
 
 void draw_grants(Canvas& c) {
-  const Layout& L = c.L;
   for (const GrantRecord& g : c.h.grants) {
-    c.svg.mark("circle", L.x(g.at), c.lane_y(g.client) + 11, kOrange,
-               fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
-                           tok(g.token), g.value),
-               g.token ? fmt::format("T{}", *g.token) : "grant", "grant");
+    c.mark(g.client, g.at, 11, "circle", kOrange, "grant",
+           fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
+                       tok(g.token), g.value),
+           g.token ? fmt::format("T{}", *g.token) : "grant", 1);
     if (c.lane_of.count(g.server)) {
-      c.svg.mark("tick", L.x(g.at), c.lane_y(g.server) + L.lane_h / 2, kOrange,
-                 fmt::format("{} granted the lock to {} ({})", g.server, g.client, tok(g.token)), "", "grant");
+      c.mark(g.server, g.at, kLaneH / 2, "tick", kOrange, "grant",
+             fmt::format("{}: {} granted the lock to {} ({})", time_text(g.at), g.server, g.client, tok(g.token)), "",
+             9);
     }
   }
 }
 
-/// Renewals: failed ones one by one; successful ones as ticks, aggregated
-/// when there are many.
+/// A lease's end in a word, from the service's reason.
+std::string lease_end_word(const std::string& reason) {
+  if (reason.find("expire") != std::string::npos || reason.find("ran out") != std::string::npos) return "expired";
+  if (reason.find("revoke") != std::string::npos) return "revoked";
+  if (reason.find("delete") != std::string::npos || reason.find("DEL") != std::string::npos) return "deleted";
+  if (reason.find("release") != std::string::npos) return "released";
+  if (reason.find("does not hold") != std::string::npos) return "not held";
+  if (reason.find("majority") != std::string::npos) return "no majority";
+  if (reason.find("is down") != std::string::npos) return "service down";
+  const auto sp = reason.find(' ');
+  return reason.substr(0, sp);
+}
+
+/// Where each lease ends at the service (expiry, revocation, deletion): a
+/// mark on the lane of the node that granted it.
+void draw_lease_ends(Canvas& c) {
+  std::map<std::string, const GrantRecord*> grant_of;
+  for (const GrantRecord& g : c.h.grants) grant_of.emplace(g.value, &g);
+  const auto service = c.dir.service_nodes();
+  for (const auto& [value, e] : c.h.lease_ends) {
+    auto g = grant_of.find(value);
+    std::string lane = g != grant_of.end() && c.lane_of.count(g->second->server) ? g->second->server : "";
+    if (lane.empty()) lane = service.empty() ? c.lanes.back() : service.front();
+    const std::string whose =
+        g != grant_of.end() ? g->second->client + "'s lease (" + tok(g->second->token) + ")" : "lease " + value;
+    c.mark(lane, e.at, 33, "end", kBrown, "leaseend",
+           fmt::format("{}: {} ended at the service: {}", time_text(e.at), whose, e.reason),
+           g != grant_of.end() ? g->second->client + " lease " + lease_end_word(e.reason) : lease_end_word(e.reason),
+           3);
+  }
+}
+
+/// Renewals: the refused ones labelled, the successful ones as ticks.
 void draw_renewals(Canvas& c) {
-  const Layout& L = c.L;
-  std::map<std::string, int> renew_ok;
   for (const RenewalRecord& rn : c.h.renewals) {
     if (!rn.success) {
-      c.svg.mark("cross", L.x(rn.replied), c.lane_y(rn.client) + 34, kVermillion,
-                 fmt::format("{}: {}'s renewal was refused (first sent {})", time_text(rn.replied), rn.client,
-                             time_text(rn.first_sent)),
-                 "renewal refused", "renewal");
-    } else if (++renew_ok[rn.client] <= 200) {
-      c.svg.mark("tick", L.x(rn.replied), c.lane_y(rn.client) + 38, kGreen,
-                 fmt::format("{}: renewal ok after {}", time_text(rn.replied),
-                             sim::format_duration(rn.replied - rn.first_sent)),
-                 "", "renewal");
+      c.mark(rn.client, rn.replied, 34, "cross", kVermillion, "renewal",
+             fmt::format("{}: {}'s renewal was refused (first sent {})", time_text(rn.replied), rn.client,
+                         time_text(rn.first_sent)),
+             "renewal refused", 3);
+    } else {
+      c.mark(rn.client, rn.replied, 38, "tick", kGreen, "renewal",
+             fmt::format("{}: renewal ok after {}", time_text(rn.replied),
+                         sim::format_duration(rn.replied - rn.first_sent)),
+             "", 9);
     }
   }
+}
+
+/// The refusal in the words of the label: "token 1 < last seen 2".
+std::string refusal_text(std::string reason) {
+  for (const char* from : {"last_seen", "last_written"}) {
+    for (auto p = reason.find(from); p != std::string::npos; p = reason.find(from, p)) reason[p + 4] = ' ';
+  }
+  return reason;
 }
 
 /// Reads and writes at the resource copies.
 void draw_resource_ops(Canvas& c) {
   int nth_write = 0;
   for (const ResourceOpRecord& op : c.h.resource_ops) {
-    const double y = c.lane_y(op.copy) + (op.write ? ((nth_write++ % 2) == 0 ? 14 : 24) : 38);
+    const double y = op.write ? ((nth_write++ % 2) == 0 ? 14 : 26) : 38;
     const std::string title =
         fmt::format("{}: {} {} {}'s {} of {} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
                     op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
                     tok(op.token), op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
+    const std::string verb = op.write ? "writes" : "reads";
     if (op.accepted) {
-      c.svg.mark("circle", c.L.x(op.at), y, op.write ? kGreen : kSky, title,
-                 op.write ? fmt::format("{} {}", op.client, op.value) : "", op.write ? "write ok" : "read ok");
+      c.mark(op.copy, op.at, y, op.write ? "circle" : "square", op.write ? kGreen : kSky,
+             op.write ? "write ok" : "read ok", title, fmt::format("{} {} {}", op.client, verb, op.value),
+             op.write ? 4 : 6);
     } else {
-      c.svg.mark("cross", c.L.x(op.at), y, kVermillion, title, op.write ? fmt::format("{} rejected", op.client) : "",
-                 "rejected");
+      c.mark(op.copy, op.at, y, "cross", kVermillion, "rejected", title,
+             fmt::format("{}'s {} rejected: {}", op.client, op.write ? "write" : "read", refusal_text(op.reason)), 0);
     }
   }
 }
 
-/// Model notes (failovers, promotions, leader changes) and the first
-/// counterexample of each broken property; closes the <svg>.
-void draw_notes_and_counterexamples(Canvas& c) {
+/// Model notes: failovers, promotions, leader changes.
+void draw_notes(Canvas& c) {
   for (const NoteRecord& n : c.h.notes) {
     if (!c.lane_of.count(n.node)) continue;
-    c.svg.mark("diamond", c.L.x(n.at), c.lane_y(n.node) + c.L.lane_h - 10, kSky,
-               fmt::format("{}: {} {}", time_text(n.at), n.node, n.text), n.kind, "note");
+    c.mark(n.node, n.at, kLaneH - 10, "diamond", kSky, "note",
+           fmt::format("{}: {} {}", time_text(n.at), n.node, n.text), n.kind, 3);
   }
-  int row = 0;
-  for (const Verdict& v : c.r.verdicts) {
-    if (v.status != Status::kViolated || !v.at) continue;
-    const double x = c.L.x(*v.at);
-    c.svg.raw(fmt::format(
-        R"(<g class="counterexample"><line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/>)",
-        x, c.L.top - 4, x, c.height - 40));
-    c.svg.raw(fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="cx">✗ {}</text><title>{}</title></g>)", x + 3,
-                          12.0 + 12.0 * row++, to_string(v.property), esc(v.summary)) +
-              "\n");
-  }
-  c.svg.raw("</svg>\n");
 }
 
-/// The verdict table rows and the "How … broke" stories.
+/// The times a story line names ("12.202000s").
+std::vector<std::string> times_in(const std::string& line) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(line[i])) ||
+        (i > 0 && (std::isalnum(static_cast<unsigned char>(line[i - 1])) || line[i - 1] == '.'))) {
+      continue;
+    }
+    std::size_t j = i;
+    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
+    if (j + 8 <= line.size() && line[j] == '.') {
+      std::size_t k = j + 1;
+      while (k < line.size() && std::isdigit(static_cast<unsigned char>(line[k]))) ++k;
+      if (k - j - 1 == 6 && k < line.size() && line[k] == 's') out.push_back(line.substr(i, k + 1 - i));
+      i = k;
+    } else {
+      i = j;
+    }
+  }
+  return out;
+}
+
+Time parse_time_text(const std::string& t) {  // "12.202000s"
+  const auto dot = t.find('.');
+  return Duration{std::stoll(t.substr(0, dot)) * 1'000'000'000 + std::stoll(t.substr(dot + 1, 6)) * 1'000};
+}
+
+bool names_node(const std::string& line, const std::string& node) {
+  auto part = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_'; };
+  for (auto p = line.find(node); p != std::string::npos; p = line.find(node, p + 1)) {
+    const bool before = p == 0 || !part(line[p - 1]);
+    const bool after = p + node.size() >= line.size() || !part(line[p + node.size()]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+/// A broken property's story, with the marks each step names.
+struct Story {
+  const Verdict* v;
+  std::vector<std::string> steps;
+  std::vector<std::vector<std::string>> step_times;
+  std::vector<std::vector<std::size_t>> step_marks;  ///< item ids
+};
+
+std::vector<Story> stories_of(const RunResult& r) {
+  std::vector<Story> out;
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated) continue;
+    Story st{&v, {}, {}, {}};
+    for (const std::string& line : v.story) {
+      const auto dot = line.find(". ");
+      st.steps.push_back(dot == std::string::npos ? line : line.substr(dot + 2));
+      st.step_times.push_back(times_in(st.steps.back()));
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+/// The window the page opens on: the first broken property's story (the
+/// times it names and the violation), with a margin.
+std::optional<std::pair<Time, Time>> story_window(const std::vector<Story>& stories, Time end) {
+  for (const Story& st : stories) {
+    std::optional<Time> lo, hi;
+    auto take = [&](Time t) {
+      lo = lo ? std::min(*lo, t) : t;
+      hi = hi ? std::max(*hi, t) : t;
+    };
+    if (st.v->at) take(*st.v->at);
+    for (const auto& ts : st.step_times) {
+      for (const std::string& t : ts) take(parse_time_text(t));
+    }
+    if (!lo) continue;
+    // More room on the right: labels are drawn to the right of their marks.
+    const Duration before = std::max<Duration>((*hi - *lo) / 10, Duration{500'000'000});
+    const Duration after = std::max<Duration>((*hi - *lo) * 45 / 100, Duration{1'000'000'000});
+    return std::make_pair(std::max<Time>(Time{0}, *lo - before), std::min<Time>(end, *hi + after));
+  }
+  return std::nullopt;
+}
+
+/// Keeps the kDetailBudget items nearest the window (or the run's start);
+/// the others are counted per pixel column. Returns, per lane, the column
+/// counts of the aggregated items and the detailed time range.
+struct Selection {
+  std::vector<bool> detailed;
+  std::vector<std::vector<int>> columns;  ///< per lane
+  std::size_t aggregated = 0;
+  Time from{0}, to{0};
+};
+
+Selection select_items(const Canvas& c, std::optional<std::pair<Time, Time>> window) {
+  Selection sel;
+  sel.detailed.assign(c.items.size(), true);
+  sel.columns.assign(c.lanes.size(), std::vector<int>(kColumns, 0));
+  if (c.items.size() <= kDetailBudget) return sel;
+  const Time f0 = window ? window->first : Time{0};
+  const Time f1 = window ? window->second : Time{0};
+  auto dist = [&](const Item& it) {
+    return std::max<std::int64_t>({std::int64_t{0}, (f0 - it.t1).count(), (it.t0 - f1).count()});
+  };
+  std::vector<std::size_t> order(c.items.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto da = dist(c.items[a]), db = dist(c.items[b]);
+    return da != db ? da < db : c.items[a].t0 < c.items[b].t0;
+  });
+  // Cut at a distance, not mid-distance: every item nearer than the cut is
+  // drawn, so the detailed range has no holes.
+  std::int64_t cut = dist(c.items[order[kDetailBudget]]);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Item& it = c.items[order[k]];
+    if (dist(it) >= cut) {
+      sel.detailed[order[k]] = false;
+      ++sel.aggregated;
+      const double f =
+          static_cast<double>(it.t0.count()) / static_cast<double>(std::max<std::int64_t>(c.end.count(), 1));
+      const int col = std::clamp(static_cast<int>(f * kColumns), 0, kColumns - 1);
+      ++sel.columns[it.lane][static_cast<std::size_t>(col)];
+    }
+  }
+  sel.from = std::max<Time>(Time{0}, f0 - Duration{cut});
+  sel.to = std::min<Time>(c.end, f1 + Duration{cut});
+  return sel;
+}
+
+/// Static label thinning: the labels that fit, by priority, with widths
+/// estimated (the script measures and redoes it at every zoom).
+void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top) {
+  struct Box {
+    double x0, y0, x1, y1;
+    std::size_t owner = SIZE_MAX;  ///< the mark whose shape this is
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < c.items.size(); ++i) {
+    if (sel.detailed[i] && !c.items[i].span && !c.items[i].label.empty()) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return c.items[a].prio != c.items[b].prio ? c.items[a].prio < c.items[b].prio : c.items[a].t0 < c.items[b].t0;
+  });
+  constexpr double kBucket = 64;
+  std::map<int, std::vector<Box>> buckets;
+  // A label covers no mark (but a rejection's may): the shapes are obstacles.
+  for (std::size_t i = 0; i < c.items.size(); ++i) {
+    const Item& it = c.items[i];
+    if (!sel.detailed[i] || it.span || it.shape == "none") continue;
+    const double x = c.x(it.t0), y = lane_top[it.lane] + it.y;
+    const Box b{x - 5.5, y - 6.5, x + 5.5, y + 6.5, i};
+    for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
+  }
+  for (std::size_t i : order) {
+    Item& it = c.items[i];
+    const double w = 6.5 * static_cast<double>(it.label.size());
+    const double base = lane_top[it.lane] + it.y + it.label_dy;
+    auto free = [&](const Box& b) {
+      if (b.x0 < kLeft - 2 || b.x1 > kLeft + kWidth) return false;
+      for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
+        for (const Box& o : buckets[k]) {
+          if (o.owner != SIZE_MAX && (o.owner == i || it.prio == 0)) continue;
+          if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) return false;
+        }
+      }
+      return true;
+    };
+    // To the right of the mark, else to its left.
+    const double x = c.x(it.t0);
+    const Box right{x + it.label_dx - 1, base - 12, x + it.label_dx + w + 1, base + 4};
+    const Box left{x - it.label_dx - w - 1, base - 12, x - it.label_dx + 1, base + 4};
+    const bool fits_right = free(right);
+    const bool fits = fits_right || free(left);
+    it.label_thin = !fits;
+    it.label_left = fits && !fits_right;
+    if (fits) {
+      const Box& b = fits_right ? right : left;
+      for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
+        buckets[k].push_back(b);
+      }
+    }
+  }
+}
+
+std::string render_item(const Canvas& c, const Item& it) {
+  if (it.span) {
+    const double x0 = c.x(it.t0);
+    return fmt::format(
+               R"(<rect id="m{}" class="span {}" data-t0="{}" data-t1="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"{}><title>{}</title></rect>)",
+               it.id, it.cls, it.t0.count(), it.t1.count(), x0, it.y, std::max(c.x(it.t1) - x0, 1.0), it.h, it.fill,
+               it.extra.empty() ? "" : " " + it.extra, esc(it.title)) +
+           "\n";
+  }
+  std::string o = fmt::format(
+      R"T(<g id="m{}" class="mark {}" data-t="{}" data-y="{}" data-p="{}" transform="translate({:.1f},{})">)T", it.id,
+      it.cls, it.t0.count(), it.y, it.prio, c.x(it.t0), it.y);
+  o += shape_svg(it.shape, it.fill);
+  if (!it.label.empty()) {
+    o += fmt::format(R"(<text class="lbl{}" x="{}" y="{}"{}>{}</text>)", it.label_thin ? " thin" : "",
+                     it.label_left ? -it.label_dx : it.label_dx, it.label_dy,
+                     it.label_left ? R"( text-anchor="end")" : "", esc(it.label));
+  }
+  return o + "<title>" + esc(it.title) + "</title></g>\n";
+}
+
+/// Per lane: the aggregated items as bars per pixel column (taller: more),
+/// runs of equal bars merged.
+std::string render_band(const Canvas& c, const Selection& sel, std::size_t lane) {
+  const std::vector<int>& col = sel.columns[lane];
+  int total = 0;
+  for (int n : col) total += n;
+  if (total == 0) return "";
+  // 1 + floor(log2(n)), in integers: 1, 2-3, 4-7, ... up to 8 steps.
+  auto level = [](int n) { return std::min(8, static_cast<int>(std::bit_width(static_cast<unsigned>(n)))); };
+  std::string d;
+  for (int i = 0; i < kColumns;) {
+    const int lv = level(col[static_cast<std::size_t>(i)]);
+    int j = i + 1;
+    while (j < kColumns && level(col[static_cast<std::size_t>(j)]) == lv) ++j;
+    if (lv > 0) {
+      const double hgt = 4.0 * lv;
+      d += fmt::format("M{} {}h{}v{}h-{}z", i, kLaneH - 2 - hgt, j - i, hgt, j - i);
+    }
+    i = j;
+  }
+  return fmt::format(
+             R"T(<g class="band" data-w="{}" transform="translate({},0)"><path d="{}" fill="#888" fill-opacity="0.55"/><title>{}: {} more marks drawn as counts per pixel column (taller: more, doubling per step); zoom into {} – {} for each one, or see trace.jsonl</title></g>)T",
+             kColumns, kLeft, d, esc(c.lanes[lane]), total, format_time(sel.from), format_time(sel.to)) +
+         "\n";
+}
+
+/// The verdict table rows.
 std::string html_verdicts(const RunResult& r) {
   std::string verdict_rows;
   for (const Verdict& v : r.verdicts) {
@@ -376,88 +681,529 @@ std::string html_verdicts(const RunResult& r) {
                                 v.status == Status::kViolated ? "bad" : "", to_string(v.property),
                                 v.expected ? to_string(*v.expected) : "-", to_string(v.status), esc(v.summary));
   }
-  std::string stories;
-  for (const Verdict& v : r.verdicts) {
-    if (v.status != Status::kViolated) continue;
-    stories += fmt::format("<h3>How <code>{}</code> broke</h3><ol>", to_string(v.property));
-    for (const std::string& line : v.story) {
-      const auto dot = line.find(". ");
-      stories += "<li>" + esc(dot == std::string::npos ? line : line.substr(dot + 2)) + "</li>";
-    }
-    stories += "</ol>\n";
-  }
   return "<table><tr><th>property</th><th>expected</th><th>got</th><th>summary</th></tr>\n" + verdict_rows +
-         "</table>\n" + stories;
+         "</table>\n";
 }
 
-/// <head> with the style sheet, the title, the run line and the legend.
-std::string html_head(const Scenario& s, const RunResult& r, const ReportMeta& m) {
-  std::string html;
-  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  html += "<title>fencesim timeline: " + esc(s.name) + "</title>\n";
-  html += R"CSS(<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px;color:#222}
-h1{font-size:20px;margin:0 0 4px} .desc{max-width:1100px;color:#444}
-svg text{font-size:11px} svg .lane{font-size:12px;font-weight:600} svg .axis{fill:#555}
-svg .lbl{fill:#222} svg .cx{fill:#D55E00;font-weight:700;font-size:12px}
-.legend{display:flex;flex-wrap:wrap;gap:14px;margin:8px 0;font-size:13px}
-.legend span{display:inline-flex;align-items:center;gap:5px}
-.sw{display:inline-block;width:26px;height:10px;border:1px solid #999}
-table{border-collapse:collapse;margin:8px 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-tr.bad td{background:#fbe3d6} #detail{min-height:1.4em;padding:6px;background:#f0f4f8;border-left:4px solid #0072B2;max-width:1240px;font-size:13px}
-.scroll{overflow-x:auto}
-</style></head><body>
-)CSS";
-  html += "<h1>" + esc(s.name) + "</h1>\n";
-  html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
-                      sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
-  html += fmt::format(R"HTML(<div class="legend">
-<span><i class="sw" style="background:{}"></i>client believes it holds the lock</span>
-<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#hatch)" stroke="#E69F00"/></svg>lease held at the service</span>
-<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#unsafe)" stroke="#D55E00"/></svg>UNSAFE: believed after the lease ended</span>
-<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#pausehatch)"/></svg>paused</span>
-<span><svg width="26" height="10"><rect width="26" height="10" fill="url(#parthatch)"/></svg>partitioned</span>
-<span>● orange T<i>n</i>: grant with token</span><span>● green: write accepted</span><span>● light blue: read accepted</span>
-<span>✗ vermillion: rejected / renewal refused</span><span>▲ clock fault</span><span>◆ fault or failover / leader change</span>
-<span style="color:#D55E00">┆ first counterexample of a broken property</span>
-</div>
-)HTML",
-                      kBlue);
-  return html;
+/// "How … broke": the stories, each step a button naming its marks.
+std::string html_stories(const std::vector<Story>& stories) {
+  if (stories.empty()) return "";
+  std::string o = "<aside id=\"stories\"><h2>Counterexamples</h2>\n";
+  o += "<p class=\"hint js\" hidden>Click a step (or press n / p) to highlight its marks and centre the picture on "
+       "them.</p>\n";
+  for (std::size_t s = 0; s < stories.size(); ++s) {
+    const Story& st = stories[s];
+    o += fmt::format("<section class=\"story\" id=\"story-{}\"><h3>How <code>{}</code> broke</h3><ol>", s,
+                     to_string(st.v->property));
+    for (std::size_t i = 0; i < st.steps.size(); ++i) {
+      std::string ids, ts;
+      for (std::size_t id : st.step_marks[i]) ids += (ids.empty() ? "m" : " m") + std::to_string(id);
+      for (const std::string& t : st.step_times[i]) {
+        ts += (ts.empty() ? "" : " ") + std::to_string(parse_time_text(t).count());
+      }
+      o += fmt::format("<li class=\"step\" data-marks=\"{}\" data-ts=\"{}\">{}</li>", ids, ts, esc(st.steps[i]));
+    }
+    o += "</ol><p class=\"stepnav js\" hidden><button class=\"prev\">◀ previous step</button> <button "
+         "class=\"next\">next step ▶</button></p></section>\n";
+  }
+  return o + "</aside>\n";
 }
+
+/// Matches each story step to the drawn items it names: an item on a lane
+/// the step names (or any lane when it names none) with a start or end at a
+/// time the step names. At most 12 per step.
+void match_steps(std::vector<Story>& stories, const Canvas& c, const Selection& sel) {
+  for (Story& st : stories) {
+    for (std::size_t i = 0; i < st.steps.size(); ++i) {
+      std::set<std::size_t> named;
+      for (std::size_t l = 0; l < c.lanes.size(); ++l) {
+        if (names_node(st.steps[i], c.lanes[l])) named.insert(l);
+      }
+      std::set<std::string> times(st.step_times[i].begin(), st.step_times[i].end());
+      std::vector<std::size_t> ids;
+      for (std::size_t k = 0; k < c.items.size() && ids.size() < 12 && !times.empty(); ++k) {
+        const Item& it = c.items[k];
+        if (!sel.detailed[k] || (!named.empty() && !named.count(it.lane))) continue;
+        if (it.shape == "tick") continue;  // a service's grant tick or a renewal: too small to show a story
+        if (times.count(format_time(it.t0)) || (it.span && times.count(format_time(it.t1)))) ids.push_back(it.id);
+      }
+      st.step_marks.push_back(std::move(ids));
+    }
+  }
+}
+
+/// The legend: each mark in its real shape, colour and pattern.
+std::string html_legend(bool aggregated) {
+  auto swatch = [](const std::string& inner, const std::string& text) {
+    return "<span><svg width=\"26\" height=\"14\" aria-hidden=\"true\">" + inner + "</svg>" + text + "</span>\n";
+  };
+  auto bar = [](const std::string& fill, const std::string& extra) {
+    return fmt::format(R"(<rect x="0.5" y="2.5" width="25" height="9" fill="{}"{}/>)", fill, extra);
+  };
+  auto at = [](const std::string& shape, const std::string& fill) {
+    return R"T(<g transform="translate(13,7)">)T" + shape_svg(shape, fill) + "</g>";
+  };
+  std::string o = "<div class=\"legend\">\n";
+  o += swatch(bar(kBlue, ""), "client believes it holds the lock");
+  o += swatch(bar("url(#hatch)", R"( stroke="#E69F00")"), "lease held at the service");
+  o += swatch(bar("url(#unsafe)", R"( stroke="#D55E00")"), "UNSAFE: believed after the lease ended");
+  o += swatch(bar("url(#pausehatch)", ""), "paused");
+  o += swatch(bar("#000", R"( fill-opacity="0.18")"), "crashed");
+  o += swatch(bar("url(#parthatch)", ""), "partitioned");
+  o += swatch(R"(<rect x="0.5" y="9" width="25" height="5" fill="#CC79A7"/>)", "slow");
+  o += swatch(at("circle", kOrange), "grant (T<i>n</i>: its fencing token)");
+  o += swatch(at("tick", kOrange), "grant at the service");
+  o += swatch(at("end", kBrown), "lease ends at the service (expired, revoked, deleted)");
+  o += swatch(at("circle", kGreen), "write accepted");
+  o += swatch(at("square", kSky), "read accepted");
+  o += swatch(at("cross", kVermillion), "write or read rejected (says why) / renewal refused");
+  o += swatch(at("tick", kGreen), "renewal ok");
+  o += swatch(at("triangle", kPurple), "clock fault");
+  o += swatch(at("diamond", kPurple), "fault");
+  o += swatch(at("diamond", kSky), "failover / leader change / note");
+  o += swatch(R"(<path d="M13 0v14" stroke="#D55E00" stroke-width="2" stroke-dasharray="4 2"/>)",
+              "first counterexample of a broken property (✗ name)");
+  if (aggregated) {
+    o += swatch(
+        R"(<path d="M2 13h4v-4h-4zM8 13h4v-9h-4zM14 13h4v-6h-4zM20 13h4v-12h-4z" fill="#888" fill-opacity="0.55"/>)",
+        "more marks, counted per pixel column");
+  }
+  return o + "</div>\n";
+}
+
+const char* const kStyle = R"CSS(<style>
+[hidden]{display:none !important}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px;color:#222}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:4px 0} h3{font-size:14px;margin:10px 0 4px}
+.desc{max-width:1100px;color:#444}
+svg text{font-size:11px} svg .lname{font-size:12px;font-weight:600} svg .lane.collapsed .lname{font-size:10px;font-weight:400;fill:#555}
+svg .axis{fill:#555} svg .lbl{fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round} svg .cx{fill:#D55E00;font-weight:700;font-size:12px}
+svg .lbl.thin{display:none} svg .mark:hover .lbl.thin{display:inline}
+svg rect.hl{stroke:#000 !important;stroke-width:3px !important}
+svg g.mark.hl > :first-child{stroke:#000;stroke-width:2.5px}
+svg g.mark.hl .lbl{text-decoration:underline}
+svg .ring{fill:none;stroke:#000;stroke-width:2;stroke-dasharray:3 2}
+.legend{display:flex;flex-wrap:wrap;gap:6px 14px;margin:8px 0;font-size:13px;max-width:1300px}
+.legend span{display:inline-flex;align-items:center;gap:5px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+tr.bad td{background:#fbe3d6}
+#detail{min-height:1.4em;padding:6px;background:#f0f4f8;border-left:4px solid #0072B2;font-size:13px;margin:4px 0}
+.main{display:flex;gap:16px;align-items:flex-start}
+.pic{flex:1 1 auto;min-width:0;overflow-x:auto}
+#plot:focus{outline:2px solid #0072B2}
+#stories{flex:0 0 330px;font-size:13px;max-height:90vh;overflow-y:auto}
+#stories ol{padding-left:22px;margin:4px 0} .step{margin:3px 0;padding:2px 4px;border-radius:3px}
+.js-on .step{cursor:pointer} .js-on .step:hover{background:#eef3f8}
+.step.cur{background:#fff3c4;outline:2px solid #000}
+.controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:4px 0;font-size:13px}
+.controls button,.stepnav button{font-size:13px;padding:2px 8px}
+.note{background:#fff7e0;border-left:4px solid #E69F00;padding:6px;font-size:13px;max-width:1300px}
+@media (max-width:1100px){.main{flex-direction:column}#stories{flex-basis:auto;max-height:none}}
+</style>
+)CSS";
+
+/// The script: zoom, pan, the axis, label thinning, lanes, stories.
+const char* const kScript = R"JS(<script>
+(function(){
+'use strict';
+var svg=document.getElementById('tl'), plot=document.getElementById('plot');
+if(!svg||!plot) return;
+document.body.classList.add('js-on');
+document.querySelectorAll('.js').forEach(function(e){e.hidden=false;});
+var NS='http://www.w3.org/2000/svg';
+var LEFT=+svg.dataset.left, END=+svg.dataset.end, TOP=+svg.dataset.top, W=+svg.dataset.width;
+var STEPS=[1e3,2e3,5e3,1e4,2e4,5e4,1e5,2e5,5e5,1e6,2e6,5e6,1e7,2e7,5e7,1e8,2e8,5e8,1e9,2e9,5e9,1e10,2e10,3e10,6e10,
+  1.2e11,3e11,6e11,1.2e12,1.8e12,3.6e12,7.2e12,1.08e13,2.16e13,4.32e13,8.64e13];
+var MIN_SPAN=2000;
+var view={a:0,b:END};
+var marks=[], spans=[], bands=[], cxs=[], lanes=[];
+document.querySelectorAll('#lanes > g.lane').forEach(function(g,i){
+  lanes.push({g:g,bg:document.getElementById('bg-'+i),collapsed:g.classList.contains('collapsed'),y:0});
+  g.dataset.i=i;
+});
+function laneOf(el){ var g=el.closest('g.lane'); return g?lanes[+g.dataset.i]:null; }
+document.querySelectorAll('#lanes [data-t]').forEach(function(el){
+  var l=el.querySelector(':scope > .lbl');
+  var first=el.firstElementChild;
+  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,bb:null,lane:laneOf(el),shown:true,
+              shape:!!first&&first.tagName!=='text'&&first.tagName!=='title'});
+});
+document.querySelectorAll('#lanes [data-t0]').forEach(function(el){
+  spans.push({el:el,t0:+el.dataset.t0,t1:+el.dataset.t1});
+});
+document.querySelectorAll('#lanes g.band').forEach(function(el){ bands.push({el:el,w:+el.dataset.w}); });
+document.querySelectorAll('#cxs g.counterexample').forEach(function(el){
+  cxs.push({el:el,t:+el.dataset.t,line:el.querySelector('line'),txt:el.querySelector('text')});
+});
+var byId={}; marks.concat(spans).forEach(function(m){ byId[m.el.id]=m; });
+// Label boxes do not change with zoom: measure each once, in its mark's coordinates.
+svg.querySelectorAll('.lbl.thin').forEach(function(l){ l.classList.remove('thin'); });
+marks.forEach(function(m){ if(m.lbl){ m.dx=Math.abs(+m.lbl.getAttribute('x')); m.dy=+m.lbl.getAttribute('y'); m.lbl.setAttribute('x',m.dx); m.lbl.removeAttribute('text-anchor'); m.pos=0; } });
+marks.forEach(function(m){ if(m.lbl){ var b=m.lbl.getBBox(); m.bb={x:b.x,y:b.y,w:b.width,h:b.height}; } });
+function side(m,i){ if(m.pos===i) return; m.pos=i; var left=i%2===1;
+  m.lbl.setAttribute('x',left?-m.dx:m.dx); m.lbl.setAttribute('y',m.dy+(i>=2?18:0));
+  if(left) m.lbl.setAttribute('text-anchor','end'); else m.lbl.removeAttribute('text-anchor'); }
+function X(t){ return LEFT+(t-view.a)*W/(view.b-view.a); }
+function fmtTick(t,step){
+  var MIN=6e10;
+  if(step>=MIN && step%MIN===0){ var m=Math.round(t/MIN);
+    if(m>=60) return Math.floor(m/60)+'h'+(m%60? String(m%60).padStart(2,'0')+'m':'');
+    return m+'m'; }
+  var dec=0,p=1e9; while(step%p!==0){ p/=10; dec++; }
+  return (t/1e9).toFixed(dec)+'s';
+}
+function fmtTime(t){ var s=view.b-view.a; return (t/1e9).toFixed(s<1e7?6:s<1e10?3:1)+'s'; }
+var axisY=0;
+function layout(){
+  var y=TOP;
+  lanes.forEach(function(l){
+    var h=l.collapsed?16:46; l.y=y;
+    l.g.setAttribute('transform','translate(0,'+y+')');
+    l.g.classList.toggle('collapsed',l.collapsed);
+    l.bg.setAttribute('y',y); l.bg.setAttribute('height',h); l.bg.setAttribute('width',W);
+    y+=h;
+  });
+  axisY=y;
+  var clip=document.getElementById('cliprect'); clip.setAttribute('width',W);
+  svg.setAttribute('width',LEFT+W+30); svg.setAttribute('height',axisY+50);
+  cxs.forEach(function(c){ c.line.setAttribute('y2',axisY); });
+  document.getElementById('caption').setAttribute('y',axisY+42);
+}
+function axis(){
+  var g=document.getElementById('axis'), grid=document.getElementById('grid');
+  g.textContent=''; grid.textContent='';
+  var span=view.b-view.a, maxTicks=Math.max(2,Math.floor(W/90)), step=STEPS[STEPS.length-1];
+  for(var i=0;i<STEPS.length;i++){ if(span/STEPS[i]<=maxTicks){ step=STEPS[i]; break; } }
+  for(var t=Math.ceil(view.a/step)*step; t<=view.b; t+=step){
+    var x=X(t);
+    var ln=document.createElementNS(NS,'line');
+    ln.setAttribute('x1',x); ln.setAttribute('x2',x); ln.setAttribute('y1',TOP); ln.setAttribute('y2',axisY); ln.setAttribute('stroke','#ddd');
+    grid.appendChild(ln);
+    var tx=document.createElementNS(NS,'text');
+    tx.setAttribute('x',x-10); tx.setAttribute('y',axisY+14); tx.setAttribute('class','axis tick');
+    tx.textContent=fmtTick(t,step); g.appendChild(tx);
+  }
+  document.getElementById('range').textContent='showing '+fmtTime(view.a)+' – '+fmtTime(view.b)+' of '+fmtTime(END);
+}
+function place(){
+  var lo=LEFT-400, hi=LEFT+W+20;
+  marks.forEach(function(m){
+    var x=X(m.t), show=x>=lo && x<=hi && !m.lane.collapsed;
+    if(show!==m.shown){ m.el.style.display=show?'':'none'; m.shown=show; }
+    m.x=x;
+    if(show) m.el.setAttribute('transform','translate('+x.toFixed(1)+','+m.y+')');
+  });
+  spans.forEach(function(s){
+    var x0=Math.max(X(s.t0),LEFT-5), x1=Math.min(X(s.t1),LEFT+W+5);
+    if(x1<LEFT-5||x0>LEFT+W+5){ s.el.style.display='none'; return; }
+    s.el.style.display='';
+    s.el.setAttribute('x',x0.toFixed(1)); s.el.setAttribute('width',Math.max(1,x1-x0).toFixed(1));
+  });
+  bands.forEach(function(b){
+    var x0=X(0), k=(X(END)-x0)/b.w;
+    b.el.setAttribute('transform','translate('+x0.toFixed(2)+',0) scale('+k.toFixed(6)+',1)');
+  });
+  cxs.forEach(function(c){
+    var x=X(c.t), inside=x>=LEFT && x<=LEFT+W;
+    c.el.style.display=inside?'':'none';
+    c.el.setAttribute('transform','translate('+x.toFixed(1)+',0)');
+    var right=x+c.txt.getComputedTextLength()+6>LEFT+W+30;
+    c.txt.setAttribute('text-anchor',right?'end':'start'); c.txt.setAttribute('x',right?-3:3);
+  });
+}
+// Show the labels that fit, most important first (a highlighted step's
+// marks, rejections, grants, faults, writes, reads); hide the rest (shown on hover).
+function thin(){
+  var cand=[];
+  marks.forEach(function(m){
+    if(!m.lbl) return;
+    var ok=m.shown && m.x>=LEFT && m.x<=LEFT+W;
+    if(ok){ var y0=m.lane.y+m.y+m.bb.y-1, y1=y0+m.bb.h+2;
+      var r0=m.x+m.bb.x-1, r1=m.x+m.bb.x+m.bb.w+1, l0=m.x-m.bb.x-m.bb.w-1, l1=m.x-m.bb.x+1;
+      // right, left, below right, below left
+      m.boxes=[{x0:r0,y0:y0,x1:r1,y1:y1},{x0:l0,y0:y0,x1:l1,y1:y1},
+               {x0:r0,y0:y0+18,x1:r1,y1:y1+18},{x0:l0,y0:y0+18,x1:l1,y1:y1+18}]; }
+    if(ok) cand.push(m); else m.lbl.classList.add('thin');
+  });
+  cand.sort(function(a,b){ var ha=a.el.classList.contains('hl')?0:1, hb=b.el.classList.contains('hl')?0:1;
+    return ha-hb || a.p-b.p || a.t-b.t; });
+  var B=64, buckets={};
+  function put(b){ for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++) (buckets[k]=buckets[k]||[]).push(b); }
+  // A label covers no mark (but a rejection's or a highlighted step's may): the shapes in view are obstacles.
+  marks.forEach(function(m){
+    if(!m.shape||!m.shown||m.x<LEFT-6||m.x>LEFT+W+6) return;
+    var y=m.lane.y+m.y; put({x0:m.x-5.5,y0:y-6.5,x1:m.x+5.5,y1:y+6.5,o:m});
+  });
+  function free(b,m){
+    if(b.x0<LEFT-2||b.x1>LEFT+W) return false;
+    for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++){ var L=buckets[k]; if(!L) continue;
+      for(var j=0;j<L.length;j++){ var o=L[j]; if(o.o&&(o.o===m||m.p===0||m.el.classList.contains('hl'))) continue; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1) return false; } }
+    return true;
+  }
+  cand.forEach(function(m){
+    // Above right of the mark, else above left, below right, below left; else hidden (shown on hover).
+    var i=-1; for(var c=0;c<4&&i<0;c++) if(free(m.boxes[c],m)) i=c;
+    m.lbl.classList.toggle('thin',i<0);
+    if(i<0) return;
+    side(m,i);
+    put(m.boxes[i]);
+  });
+}
+var pending=false;
+function render(){ place(); axis(); thin(); }
+function schedule(){ if(!pending){ pending=true; requestAnimationFrame(function(){ pending=false; render(); }); } }
+function setView(a,b,now){
+  var span=Math.min(END,Math.max(MIN_SPAN,b-a)), c=(a+b)/2;
+  a=c-span/2; b=c+span/2;
+  if(a<0){ b-=a; a=0; } if(b>END){ a-=b-END; b=END; } if(a<0) a=0;
+  view.a=a; view.b=b; if(now) render(); else schedule();
+}
+function zoom(f,at){ if(at===undefined) at=(view.a+view.b)/2;
+  setView(at-(at-view.a)*f, at+(view.b-at)*f); }
+function pan(frac){ var d=(view.b-view.a)*frac; setView(view.a+d,view.b+d); }
+function timeAt(clientX){ var r=svg.getBoundingClientRect(); return view.a+(clientX-r.left-LEFT)*(view.b-view.a)/W; }
+var CXV=svg.dataset.v0!==undefined? [+svg.dataset.v0,+svg.dataset.v1] : null;
+function whole(){ setView(0,END); }
+function toCx(){ if(CXV) setView(CXV[0],CXV[1]); }
+svg.addEventListener('wheel',function(e){
+  e.preventDefault();
+  var k=e.ctrlKey?0.01:0.0015, d=e.deltaMode===1?e.deltaY*16:e.deltaY;
+  zoom(Math.exp(d*k), timeAt(e.clientX));
+},{passive:false});
+var ptrs={}, drag=null, moved=false;
+svg.addEventListener('pointerdown',function(e){
+  ptrs[e.pointerId]={x:e.clientX}; moved=false;
+  var ids=Object.keys(ptrs);
+  if(ids.length===1) drag={x:e.clientX,a:view.a,b:view.b};
+  else if(ids.length===2){ var p=ptrs[ids[0]].x,q=ptrs[ids[1]].x; drag={pinch:Math.abs(p-q)||1,mid:timeAt((p+q)/2),a:view.a,b:view.b}; }
+});
+svg.addEventListener('pointermove',function(e){
+  if(!drag||!ptrs[e.pointerId]) return;
+  ptrs[e.pointerId].x=e.clientX;
+  var ids=Object.keys(ptrs);
+  if(drag.pinch && ids.length===2){
+    var d=Math.abs(ptrs[ids[0]].x-ptrs[ids[1]].x)||1, f=drag.pinch/d;
+    setView(drag.mid-(drag.mid-drag.a)*f, drag.mid+(drag.b-drag.mid)*f); moved=true; return;
+  }
+  if(drag.pinch) return;
+  var dx=e.clientX-drag.x; if(Math.abs(dx)>3){ moved=true; svg.setPointerCapture(e.pointerId); }
+  if(moved){ var dt=dx*(drag.b-drag.a)/W; setView(drag.a-dt,drag.b-dt); }
+});
+function up(e){ delete ptrs[e.pointerId]; if(!Object.keys(ptrs).length) drag=null; }
+svg.addEventListener('pointerup',up); svg.addEventListener('pointercancel',up);
+var detail=document.getElementById('detail');
+svg.addEventListener('click',function(e){
+  if(moved){ moved=false; return; }
+  var lane=e.target.closest('.lname');
+  if(lane){ var l=laneOf(lane); l.collapsed=!l.collapsed; layout(); render(); return; }
+  var el=e.target.closest('[id^="m"],g.band,g.counterexample');
+  if(el){ var t=el.querySelector(':scope > title'); if(t) detail.textContent=t.textContent; }
+});
+// Stories.
+var stories=[].slice.call(document.querySelectorAll('.story')), cur=null;
+function select(si,k){
+  var st=stories[si]; if(!st) return; var steps=st.querySelectorAll('.step'); if(k<0||k>=steps.length) return;
+  document.querySelectorAll('.hl').forEach(function(e){ e.classList.remove('hl'); });
+  document.querySelectorAll('.step.cur').forEach(function(e){ e.classList.remove('cur'); });
+  var li=steps[k]; li.classList.add('cur'); cur={s:si,k:k};
+  var lo=Infinity, hi=-Infinity;
+  (li.dataset.marks||'').split(' ').forEach(function(id){
+    var m=byId[id]; if(!m) return; m.el.classList.add('hl');
+    if(m.lane&&m.lane.collapsed){ m.lane.collapsed=false; layout(); }
+    var a=m.t!==undefined?m.t:m.t0, b=m.t!==undefined?m.t:m.t1; lo=Math.min(lo,a); hi=Math.max(hi,b);
+  });
+  if(lo===Infinity) (li.dataset.ts||'').split(' ').forEach(function(t){ if(t){ lo=Math.min(lo,+t); hi=Math.max(hi,+t); } });
+  detail.textContent='Step '+(k+1)+': '+li.textContent;
+  if(lo!==Infinity){
+    var span=view.b-view.a; if(hi-lo>span*0.8) span=(hi-lo)*1.3; if(span<MIN_SPAN) span=MIN_SPAN;
+    var c=(lo+hi)/2; setView(c-span/2,c+span/2,true);
+  } else render();
+}
+function step(d){
+  if(!stories.length) return;
+  if(!cur){ select(0,0); return; }
+  var n=stories[cur.s].querySelectorAll('.step').length, k=cur.k+d, s=cur.s;
+  if(k>=n){ if(s+1<stories.length){ s++; k=0; } else k=n-1; }
+  if(k<0){ if(s>0){ s--; k=stories[s].querySelectorAll('.step').length-1; } else k=0; }
+  select(s,k);
+}
+stories.forEach(function(st,si){
+  st.querySelectorAll('.step').forEach(function(li,k){
+    li.tabIndex=0; li.setAttribute('role','button');
+    li.addEventListener('click',function(){ select(si,k); });
+    li.addEventListener('keydown',function(e){ if(e.key==='Enter'||e.key===' '){ e.preventDefault(); select(si,k); } });
+  });
+  st.querySelector('.prev').addEventListener('click',function(){ if(!cur||cur.s!==si) select(si,0); else step(-1); });
+  st.querySelector('.next').addEventListener('click',function(){ if(!cur||cur.s!==si) select(si,0); else step(1); });
+});
+// Buttons and keys.
+function btn(id,f){ var b=document.getElementById(id); if(b) b.addEventListener('click',f); }
+btn('zin',function(){ zoom(0.5); }); btn('zout',function(){ zoom(2); });
+btn('pl',function(){ pan(-0.25); }); btn('pr',function(){ pan(0.25); });
+btn('whole',whole); btn('tocx',toCx);
+plot.addEventListener('keydown',function(e){
+  var k=e.key, done=true;
+  if(k==='+'||k==='=') zoom(0.5); else if(k==='-'||k==='_') zoom(2);
+  else if(k==='ArrowLeft') pan(-0.25); else if(k==='ArrowRight') pan(0.25);
+  else if(k==='0'||k==='Home') whole(); else if(k==='c') toCx();
+  else if(k==='n') step(1); else if(k==='p') step(-1); else done=false;
+  if(done) e.preventDefault();
+});
+function fit(){ var w=Math.max(500,Math.floor(plot.clientWidth-LEFT-34)); if(w!==W){ W=w; layout(); render(); } }
+W=Math.max(500,Math.floor(plot.clientWidth-LEFT-34));
+layout();
+if(CXV){ view.a=CXV[0]; view.b=CXV[1]; }
+render();
+window.addEventListener('resize',function(){ fit(); });
+window.fencesimTimeline={view:view,setView:setView,zoom:zoom,select:select,render:render,marks:marks};
+document.body.dataset.ready=String(Math.max(1,Math.round(performance.now())));
+})();
+</script>
+)JS";
 
 }  // namespace
 
 std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   Canvas c(s, r);
   zoom_axis(c);
-  draw_frame(c);
   draw_faults(c);
   draw_leases(c);
   draw_grants(c);
+  draw_lease_ends(c);
   draw_renewals(c);
   draw_resource_ops(c);
-  draw_notes_and_counterexamples(c);
+  draw_notes(c);
+  for (std::size_t i = 0; i < c.items.size(); ++i) c.items[i].id = i;
+
+  std::vector<Story> stories = stories_of(r);
+  const auto window = story_window(stories, c.end);
+  const Selection sel = select_items(c, window);
+  match_steps(stories, c, sel);
+
+  // Lanes: a lane with nothing drawn collapses to a thin named line.
+  std::vector<bool> busy(c.lanes.size(), false);
+  for (const Item& it : c.items) busy[it.lane] = true;
+  int cx_rows = 0;
+  for (const Verdict& v : r.verdicts) cx_rows += v.status == Status::kViolated && v.at ? 1 : 0;
+  const double top = 10 + kCxRow * std::max(1, cx_rows);
+  std::vector<double> lane_top(c.lanes.size());
+  double y = top;
+  for (std::size_t i = 0; i < c.lanes.size(); ++i) {
+    lane_top[i] = y;
+    y += busy[i] ? kLaneH : kCollapsedH;
+  }
+  const double axis_y = y;
+  const double height = axis_y + 50;
+  thin_static(c, sel, lane_top);
+
+  std::string svg = fmt::format(
+      R"(<svg id="tl" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}" data-left="{}" data-width="{}" data-top="{}" data-end="{}"{}>)",
+      kLeft + kWidth + 30, height, esc(s.name), kLeft, kWidth, top, c.end.count(),
+      window ? fmt::format(R"( data-v0="{}" data-v1="{}")", window->first.count(), window->second.count()) : "");
+  svg += "\n";
+  svg += fmt::format(R"SVG(<defs>
+<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#E69F00" fill-opacity="0.25"/><line x1="0" y1="0" x2="0" y2="6" stroke="#E69F00" stroke-width="3"/></pattern>
+<pattern id="pausehatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><rect width="6" height="6" fill="#bbbbbb" fill-opacity="0.35"/><line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="1.5"/></pattern>
+<pattern id="unsafe" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#D55E00" fill-opacity="0.35"/><path d="M0 8 L8 0" stroke="#D55E00" stroke-width="2"/></pattern>
+<pattern id="parthatch" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="8" fill="#CC79A7" fill-opacity="0.15"/><circle cx="4" cy="4" r="1.3" fill="#CC79A7"/></pattern>
+<clipPath id="clip"><rect id="cliprect" x="{}" y="-100" width="{}" height="100000"/></clipPath>
+</defs>
+)SVG",
+                     kLeft, kWidth);
+  svg += "<g id=\"bgs\">\n";
+  for (std::size_t i = 0; i < c.lanes.size(); ++i) {
+    svg += fmt::format(R"(<rect id="bg-{}" x="{}" y="{:.1f}" width="{}" height="{}" fill="{}"/>)", i, kLeft,
+                       lane_top[i], kWidth, busy[i] ? kLaneH : kCollapsedH, i % 2 == 0 ? "#f6f6f6" : "#ffffff") +
+           "\n";
+  }
+  svg += "</g>\n<g id=\"grid\">\n";
+  const std::int64_t step = tick_step(c.end.count(), kWidth);
+  std::string ticks;
+  for (std::int64_t t = 0; t <= c.end.count(); t += step) {
+    const double x = c.x(Duration{t});
+    svg += fmt::format(R"(<line x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}" stroke="#ddd"/>)", x, top, x, axis_y) + "\n";
+    ticks += fmt::format(R"(<text x="{:.1f}" y="{}" class="axis tick">{}</text>)", x - 10, axis_y + 14,
+                         tick_label(t, step)) +
+             "\n";
+  }
+  svg += "</g>\n<g id=\"lanes\">\n";
+  std::vector<std::string> lane_items(c.lanes.size());
+  for (std::size_t i = 0; i < c.items.size(); ++i) {
+    if (sel.detailed[i]) lane_items[c.items[i].lane] += render_item(c, c.items[i]);
+  }
+  for (std::size_t i = 0; i < c.lanes.size(); ++i) {
+    svg += fmt::format(R"T(<g class="lane{}" id="lane-{}" transform="translate(0,{:.1f})">)T",
+                       busy[i] ? "" : " collapsed", i, lane_top[i]);
+    if (busy[i]) {
+      svg += fmt::format(R"(<text class="lname" x="8" y="{}">{}</text>)", kLaneH / 2 + 4, esc(c.lanes[i]));
+    } else {
+      svg += fmt::format(
+          R"(<text class="lname" x="8" y="12">{}<title>nothing drawn on {} in this run (click to expand or collapse)</title></text>)",
+          esc(c.lanes[i]), esc(c.lanes[i]));
+    }
+    svg += "\n<g clip-path=\"url(#clip)\">\n" + render_band(c, sel, i) + lane_items[i] + "</g></g>\n";
+  }
+  svg += "</g>\n<g id=\"cxs\">\n";
+  int row = 0;
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = c.x(*v.at);
+    const bool right =
+        x + 8.0 * static_cast<double>(std::string(to_string(v.property)).size()) + 20 > kLeft + kWidth + 30;
+    svg += fmt::format(
+        R"T(<g class="counterexample" data-t="{}" transform="translate({:.1f},0)"><line x1="0" y1="{}" x2="0" y2="{}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{}" class="cx"{}>✗ {}</text><title>{}: {}</title></g>)T",
+        v.at->count(), x, top - 4, axis_y, right ? -3 : 3, 12.0 + kCxRow * row++, right ? R"( text-anchor="end")" : "",
+        to_string(v.property), to_string(v.property), esc(v.summary));
+    svg += "\n";
+  }
+  svg += "</g>\n<g id=\"axis\">\n" + ticks + "</g>\n";
+  svg += fmt::format(
+      R"(<text id="caption" x="{}" y="{}" class="axis">{}</text>)", kLeft, axis_y + 42,
+      esc(c.end < s.duration ? fmt::format("true time → (the run went on to {}; nothing was recorded after {})",
+                                           sim::format_duration(s.duration), format_time(c.last))
+                             : std::string("true time →")));
+  svg += "\n</svg>\n";
 
   const History& h = r.history;
-  std::string html = html_head(s, r, m);
+  std::string html;
+  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  html += "<title>fencesim timeline: " + esc(s.name) + "</title>\n";
+  html += kStyle;
+  html += "</head><body>\n<h1>" + esc(s.name) + "</h1>\n";
+  html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
+                      sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
+  html += html_legend(sel.aggregated > 0);
+  if (sel.aggregated > 0) {
+    html += fmt::format(
+        "<p class=\"note\">This run drew {} marks. The {} nearest {} are drawn one by one (from {} to {}); the other "
+        "{} are counted per pixel column, as grey bands in their lanes (taller: more). Zoom into that range for the "
+        "details; trace.jsonl has every event.</p>\n",
+        c.items.size(), c.items.size() - sel.aggregated, window ? "the first counterexample" : "the start of the run",
+        format_time(sel.from), format_time(sel.to), sel.aggregated);
+  }
+  html += "<div class=\"main\"><div class=\"pic\">\n";
+  html += fmt::format(
+      "<div class=\"controls js\" hidden><button id=\"zout\" title=\"zoom out (-)\">− zoom out</button><button "
+      "id=\"zin\" title=\"zoom in (+)\">+ zoom in</button><button id=\"pl\" title=\"pan left (←)\">◀</button><button "
+      "id=\"pr\" title=\"pan right (→)\">▶</button><button id=\"whole\" title=\"whole run (0)\">whole run</button>{}"
+      "<span id=\"range\"></span><span style=\"color:#666\">wheel or pinch: zoom · drag: pan · keys (click the "
+      "picture first): + − ← → 0{}</span></div>\n",
+      window ? "<button id=\"tocx\" title=\"the first counterexample (c)\">first counterexample</button>" : "",
+      window ? " c, n / p: next / previous step" : "");
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
-  html += "<div class=\"scroll\">\n" + c.svg.str() + "</div>\n";
+  html +=
+      "<div id=\"plot\" tabindex=\"0\" aria-label=\"timeline; keys + and - zoom, arrows pan\" "
+      "style=\"touch-action:none\">\n" +
+      svg + "</div>\n</div>\n";
+  html += html_stories(stories);
+  html += "</div>\n";
   if (!s.description.empty()) html += "<p class=\"desc\">" + esc(s.description) + "</p>\n";
   html += html_verdicts(r);
   html += fmt::format(
       "<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
       version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
-  html += R"JS(<script>
-document.querySelectorAll('svg g, svg rect').forEach(function(el){
-  var t = el.querySelector(':scope > title'); if(!t) return;
-  el.style.cursor='pointer';
-  el.addEventListener('click', function(ev){ document.getElementById('detail').textContent = t.textContent; ev.stopPropagation(); });
-});
-</script>
-</body></html>
-)JS";
-  (void)kGrey;
+  html += kScript;
+  html += "</body></html>\n";
   return html;
 }
 

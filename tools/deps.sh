@@ -10,6 +10,10 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
   # sweep shards run through GNU parallel and merged (tests/cli/shard_parallel_test.sh)
   pkgs+=(parallel)
+  # timeline.html driven in Chromium by puppeteer-core (tests/browser): Node.js and npm
+  # (a Node.js that bundles npm, e.g. NodeSource's, needs no separate npm package)
+  pkgs+=(nodejs)
+  command -v npm >/dev/null || pkgs+=(npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

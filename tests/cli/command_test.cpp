@@ -402,6 +402,22 @@ TEST_F(Command, TheTimelineOfABigEtcdRunStaysUnderTwoMegabytes) {
   EXPECT_EQ(html.find("https://"), std::string::npos);
 }
 
+TEST_F(Command, TheTimelineOfAnHourLongRunNearTheEventBudgetStaysUnderThreeMegabytes) {
+  // 50 clients on a 5-member etcd cluster for 1 h: about 4.8 million events.
+  const std::string big = std::string(FENCESIM_SOURCE_DIR) + "/tests/cli/big-etcd-1h.json";
+  const Result r = run("run " + big + " -q --out " + (dir_ / "a").string());
+  ASSERT_LE(r.code, 1) << r.err;
+  const fs::path page = dir_ / "a" / "big-etcd-1h" / "timeline.html";
+  ASSERT_TRUE(fs::exists(page));
+  EXPECT_LT(fs::file_size(page), 3u * 1000 * 1000);
+  const std::string html = slurp(page);
+  // Beyond the detail budget the page says what it drew one by one and what it counted.
+  EXPECT_NE(html.find("are counted per pixel column"), std::string::npos);
+  EXPECT_NE(html.find("class=\"band\""), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no external assets
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
 TEST_F(Command, ReportJsonHasTheDocumentedTopLevelKeys) {
   const fs::path f = write_file("worked.json", kWorked);
   ASSERT_EQ(run("run " + f.string() + " -q --out " + (dir_ / "a").string()).code, 0);

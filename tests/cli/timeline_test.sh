@@ -14,7 +14,7 @@ page=$(ls "$work"/out/*/timeline.html)
 flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --user-data-dir="$work/profile")
 timeout 120 chromium "${flags[@]}" --dump-dom "file://$page" >"$work/dom.html" 2>/dev/null
-for mark in 'class="belief"' 'class="held"' 'class="unsafe"' 'class="fault pause"' 'class="mark grant"' \
+for mark in 'class="span belief"' 'class="span held"' 'class="span unsafe"' 'class="span fault pause"' 'class="mark grant"' \
             'class="mark rejected"' 'class="counterexample"' 'mutual_exclusion'; do
   grep -q "$mark" "$work/dom.html" || { echo "missing in the rendered page: $mark"; exit 1; }
 done
