@@ -637,7 +637,7 @@ class Loader {
         fail(p, quote(it.key()) + " is a lock-table setting; it needs \"service\": \"table\"");
       }
       if (s_.lock.service == ServiceKind::kTable && (contains(kRedisKeys, it.key()) || contains(kEtcdKeys, it.key()))) {
-        fail(p, quote(it.key()) + " is a " + (contains(kRedisKeys, it.key()) ? "Redis" : "etcd") +
+        fail(p, quote(it.key()) + (contains(kRedisKeys, it.key()) ? " is a Redis" : " is an etcd") +
                     " setting; it does not apply to \"service\": \"table\"");
       }
       fail(p,
