@@ -92,17 +92,25 @@ class ShedLockClient final : public TableClientBase {
       // Step 1: the clock reading the statements carry (holder_clock).
       const Time now = node_.wall();
       const Time sent = node_.monotonic();
-      std::optional<Result> got;
+      bool granted = false;
+      std::optional<std::int64_t> token;
       if (!record_known_) {
-        got = exec(p, statement(Op::kInsert, value, now));
-        // Created, or a duplicate key: either way the record exists now.
-        if (got) record_known_ = true;
-        if (got && !got->ok) got.reset();
+        if (const auto r = exec(p, statement(Op::kInsert, value, now))) {
+          // Created, or a duplicate key: either way the record exists now.
+          record_known_ = true;
+          granted = r->ok;
+          token = token_of(*r);
+        }
       }
       // Step 3, with the reading of step 1.
-      if (!got && record_known_) got = exec(p, statement(Op::kAcquire, value, now));
-      if (got && got->ok) {
-        Lease lease{value, token_of(*got), ""};
+      if (!granted && record_known_) {
+        if (const auto r = exec(p, statement(Op::kAcquire, value, now)); r && r->ok) {
+          granted = true;
+          token = token_of(*r);
+        }
+      }
+      if (granted) {
+        Lease lease{value, token, ""};
         confirmed(sent);
         begin_belief(lease);
         start_renewal(lease);
