@@ -70,7 +70,7 @@ TEST(ServiceRegistry, RegisteringAKindTwiceIsRefused) {
     std::unique_ptr<LockService> build(ServiceContext&) const override { return nullptr; }
   };
   EXPECT_THROW(register_service(std::make_unique<Again>()), std::invalid_argument);
-  EXPECT_EQ(service_registry().size(), 4u);
+  EXPECT_EQ(service_registry().size(), 5u);
 }
 
 TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
