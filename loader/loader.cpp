@@ -258,6 +258,7 @@ const Keys kEtcdKeys = {"nodes",
                         "mutex_checks_own_key",
                         "lock_fails_on_session_end"};
 const Keys kQueueKeys = {"service", "visibility_timeout", "messages", "fifo", "max_receives"};
+const Keys kTableKeys = {"expiry", "token", "lock_delay"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
 const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_interval", "renew_clock",
                           "retry_interval", "command_timeout", "resource", "workload",
@@ -390,7 +391,7 @@ class Loader {
         {"the top level", &kTopKeys}, {"network", &kNetworkKeys}, {"lock", &kLockCommonKeys},
         {"lock", &kRedisKeys},        {"lock", &kEtcdKeys},       {"lock", &kQueueKeys},
         {"resource", &kResourceKeys}, {"a client", &kClientKeys}, {"a workload", &kWorkloadKeys},
-        {"nemesis", &kNemesisKeys}};
+        {"nemesis", &kNemesisKeys},   {"lock", &kTableKeys}};
     for (const auto& [block, keys] : kBlocks) {
       if (block != where && contains(*keys, key)) return quote(key) + " belongs in " + block;
     }
@@ -597,11 +598,11 @@ class Loader {
   void load_lock() {
     const json& v = require(root_, "", "lock", "the lock service, e.g. {\"service\": \"redis\", \"ttl\": \"10s\"}");
     expect_object(v, "lock", "the lock service");
-    static const Keys kServices = {"redis", "etcd", "none", "queue"};
-    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\", \"none\" or \"queue\"");
+    static const Keys kServices = {"redis", "etcd", "none", "queue", "table"};
+    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\", \"none\", \"queue\" or \"table\"");
     const std::size_t service = get_enum(svc, "lock.service", kServices);
     static const ServiceKind kKinds[] = {ServiceKind::kRedis, ServiceKind::kEtcd, ServiceKind::kNone,
-                                         ServiceKind::kQueue};
+                                         ServiceKind::kQueue, ServiceKind::kTable};
     s_.lock.service = kKinds[service];
     if (s_.lock.service == ServiceKind::kQueue) {
       load_queue(v);
@@ -614,7 +615,9 @@ class Loader {
       allowed = {"service"};
     } else {
       allowed = kLockCommonKeys;
-      const Keys& own = s_.lock.service == ServiceKind::kRedis ? kRedisKeys : kEtcdKeys;
+      const Keys& own = s_.lock.service == ServiceKind::kRedis  ? kRedisKeys
+                        : s_.lock.service == ServiceKind::kEtcd ? kEtcdKeys
+                                                                : kTableKeys;
       allowed.insert(allowed.end(), own.begin(), own.end());
     }
     const std::string svc_name = to_string(s_.lock.service);
@@ -631,6 +634,14 @@ class Loader {
       if (s_.lock.service == ServiceKind::kEtcd && contains(kRedisKeys, it.key())) {
         fail(p, quote(it.key()) + " is a Redis setting; it does not apply to \"service\": \"etcd\"");
       }
+      if (s_.lock.service != ServiceKind::kTable && s_.lock.service != ServiceKind::kNone &&
+          contains(kTableKeys, it.key())) {
+        fail(p, quote(it.key()) + " is a lock-table setting; it needs \"service\": \"table\"");
+      }
+      if (s_.lock.service == ServiceKind::kTable && (contains(kRedisKeys, it.key()) || contains(kEtcdKeys, it.key()))) {
+        fail(p, quote(it.key()) + (contains(kRedisKeys, it.key()) ? " is a Redis" : " is an etcd") +
+                    " setting; it does not apply to \"service\": \"table\"");
+      }
       fail(p,
            "unknown key " + quote(it.key()) + " in lock (service " + svc_name + "); expected one of " +
                join_list(allowed, 20),
@@ -643,9 +654,24 @@ class Loader {
     if (const json* k = find(v, "key")) s_.lock.key = get_string(*k, "lock.key", 1024);
     if (s_.lock.service == ServiceKind::kRedis) {
       load_redis(v);
+    } else if (s_.lock.service == ServiceKind::kTable) {
+      load_table(v);
     } else {
       load_etcd(v);
     }
+  }
+
+  /// `"service": "table"` (its rules: validate_lock).
+  void load_table(const json& v) {
+    TableSpec& t = s_.lock.table;
+    if (const json* x = find(v, "expiry")) {
+      static const TableExpiry kExpiry[] = {TableExpiry::kHolderClock, TableExpiry::kDbClock, TableExpiry::kObserved};
+      t.expiry = kExpiry[get_enum(*x, "lock.expiry", Keys{"holder_clock", "db_clock", "observed"})];
+    }
+    if (const json* x = find(v, "token")) {
+      t.token = get_enum(*x, "lock.token", Keys{"none", "version"}) == 0 ? TableToken::kNone : TableToken::kVersion;
+    }
+    if (const json* x = find(v, "lock_delay")) t.lock_delay = get_duration(*x, "lock.lock_delay");
   }
 
   void load_redis(const json& v) {

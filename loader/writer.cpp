@@ -80,6 +80,12 @@ ojson lock_json(const LockSpec& l) {
     if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = sim::clock_name(r.expiry_clock);
     if (r.counter_key) j["counter_key"] = *r.counter_key;
     if (r.persistence != rd.persistence) j["persistence"] = to_string(r.persistence);
+  } else if (l.service == ServiceKind::kTable) {
+    const TableSpec& t = l.table;
+    const TableSpec td;
+    if (t.expiry != td.expiry) j["expiry"] = to_string(t.expiry);
+    if (t.token != td.token) j["token"] = t.token == TableToken::kVersion ? "version" : "none";
+    if (t.lock_delay != td.lock_delay) j["lock_delay"] = dur(t.lock_delay);
   } else {
     const EtcdSpec& e = l.etcd;
     const EtcdSpec ed;
@@ -162,8 +168,9 @@ bool same_but_name(ClientSpec a, const ClientSpec& b) {
 
 /// Can `base` be the name of a client with `count` (the loader's rules)?
 bool countable_base(const std::string& base) {
-  static const std::vector<std::string_view> kReserved = {
-      "clients", "redis", "sentinels", "etcd", "resources", "queues", "queue", "redis-primary", "etcd-leader"};
+  static const std::vector<std::string_view> kReserved = {"clients",     "redis",  "sentinels", "etcd",
+                                                          "resources",   "queues", "queue",     "redis-primary",
+                                                          "etcd-leader", "tables"};
   return !base.empty() && base.size() <= LoaderLimits::kMaxNameLength &&
          std::find(kReserved.begin(), kReserved.end(), base) == kReserved.end();
 }

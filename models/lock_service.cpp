@@ -39,7 +39,8 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor()}, {}};
+  static Registry r{
+      {&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(), &table::descriptor()}, {}};
   return r;
 }
 

@@ -18,7 +18,7 @@
 //    safety verdict).
 //
 // The registry (`service_registry()`) holds one descriptor per kind: the
-// built-in ones (redis, etcd, none, queue) in this order, then any registered with
+// built-in ones (redis, etcd, none, queue, table) in this order, then any registered with
 // `register_service` (tests use it for a fake service). The order fixes the
 // order of node groups and of group and role names in messages.
 //
@@ -178,7 +178,7 @@ class ServiceDescriptor {
   virtual std::unique_ptr<LockService> build(ServiceContext& ctx) const = 0;
 };
 
-/// Every registered descriptor, built-in ones first (redis, etcd, none, queue).
+/// Every registered descriptor, built-in ones first (redis, etcd, none, queue, table).
 const std::vector<const ServiceDescriptor*>& service_registry();
 /// The descriptor of `kind`; throws std::out_of_range if none is registered.
 const ServiceDescriptor& service_descriptor(ServiceKind kind);
@@ -213,6 +213,10 @@ namespace queue {
 /// The work queue with visibility timeouts (models/queue/queue.hpp).
 const ServiceDescriptor& descriptor();
 }  // namespace queue
+namespace table {
+/// The lock table (models/table/table.hpp).
+const ServiceDescriptor& descriptor();
+}  // namespace table
 /// `none`: CAS at the resource without a lock; no nodes, no lock clients.
 const ServiceDescriptor& none_descriptor();
 

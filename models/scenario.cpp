@@ -12,6 +12,7 @@ const char* to_string(ServiceKind k) {
     case ServiceKind::kEtcd: return "etcd";
     case ServiceKind::kNone: return "none";
     case ServiceKind::kQueue: return "queue";
+    case ServiceKind::kTable: return "table";
   }
   return "?";
 }
@@ -20,6 +21,14 @@ const char* to_string(RedisPersistence p) {
     case RedisPersistence::kNone: return "none";
     case RedisPersistence::kAofAlways: return "aof_always";
     case RedisPersistence::kAofEverysec: return "aof_everysec";
+  }
+  return "?";
+}
+const char* to_string(TableExpiry e) {
+  switch (e) {
+    case TableExpiry::kHolderClock: return "holder_clock";
+    case TableExpiry::kDbClock: return "db_clock";
+    case TableExpiry::kObserved: return "observed";
   }
   return "?";
 }

@@ -25,7 +25,7 @@ namespace fencesim {
 using sim::Duration;
 using namespace std::chrono_literals;
 
-enum class ServiceKind { kRedis, kEtcd, kNone, kQueue };
+enum class ServiceKind { kRedis, kEtcd, kNone, kQueue, kTable };
 enum class RedisToken { kIncr, kNone };
 /// What a Redis node keeps across a restart (docs/FORMAT.md `lock.persistence`).
 enum class RedisPersistence { kNone, kAofAlways, kAofEverysec };
@@ -124,6 +124,29 @@ struct QueueSpec {
   bool operator==(const QueueSpec&) const = default;
 };
 
+/// `lock.service: "table"` (models/table/table.hpp): whose clock decides
+/// that a lock record's lease has run out.
+enum class TableExpiry {
+  kHolderClock,  ///< ShedLock's default: lock_until and :now from the acquirer's wall clock
+  kDbClock,      ///< ShedLock's usingDbTime(): the database's wall clock for both
+  kObserved      ///< client-go leaderelection, DynamoDB lock client: the candidate's own monotonic clock
+};
+/// "holder_clock", "db_clock", "observed".
+const char* to_string(TableExpiry);
+enum class TableToken { kNone, kVersion };
+
+/// `lock.service: "table"`: lock records in one database node `db`.
+struct TableSpec {
+  TableExpiry expiry = TableExpiry::kHolderClock;
+  TableToken token = TableToken::kNone;
+  /// After a lease ends at the service other than by release (its
+  /// lock_until passed), nobody can acquire for this long (Consul sessions'
+  /// LockDelay, Chubby's lock-delay); 0: no delay. Not with `observed`.
+  Duration lock_delay = 0s;
+
+  bool operator==(const TableSpec&) const = default;
+};
+
 struct LockSpec {
   ServiceKind service = ServiceKind::kRedis;
   /// The lease TTL in effect. For etcd, already raised to the minimum etcd
@@ -134,6 +157,7 @@ struct LockSpec {
   RedisSpec redis;
   EtcdSpec etcd;
   QueueSpec queue;
+  TableSpec table;
 
   bool operator==(const LockSpec&) const = default;
 };

@@ -590,6 +590,20 @@ Problem validate_queue(const Scenario& s) {
   return std::nullopt;
 }
 
+/// The lock table (models/table/table.hpp).
+Problem validate_table(const Scenario& s) {
+  const TableSpec& t = s.lock.table;
+  FENCESIM_CHECK(non_negative("lock.lock_delay", t.lock_delay));
+  if (t.expiry == TableExpiry::kObserved && t.lock_delay > Duration::zero()) {
+    return problem("lock.lock_delay",
+                   "lock_delay needs a service that decides when a lease runs out (lock.expiry \"db_clock\" or "
+                   "\"holder_clock\"); with \"observed\" each candidate decides it on its own clock, so the "
+                   "table cannot hold a lock back after it",
+                   "remove lock_delay, or use \"expiry\": \"db_clock\"");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
@@ -598,6 +612,7 @@ std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSo
   FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
   if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
   if (s.lock.service == ServiceKind::kRedis) return validate_redis(s);
+  if (s.lock.service == ServiceKind::kTable) return validate_table(s);
   return validate_etcd(s, src);
 }
 
@@ -739,6 +754,32 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
   return std::nullopt;
 }
 
+/// The lock table's "observed" expiry: client-go's NewLeaderElector refuses
+/// a config without a RenewDeadline, with LeaseDuration <= RenewDeadline, or
+/// with RenewDeadline <= JitterFactor (1.2) × RetryPeriod.
+Problem leader_election_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  if (s.lock.service != ServiceKind::kTable || s.lock.table.expiry != TableExpiry::kObserved) return std::nullopt;
+  const std::string p = key(path, "lease_loss_after");
+  if (!c.lease_loss_after) {
+    return problem(p,
+                   "with lock.expiry \"observed\" every client needs lease_loss_after: it is client-go's "
+                   "RenewDeadline, after which a leader that could not renew stops leading (client-go refuses a "
+                   "leader elector without one)",
+                   "add \"lease_loss_after\": \"10s\" (client-go's default with a 15s lease duration)");
+  }
+  if (*c.lease_loss_after >= s.lock.ttl) {
+    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
+                          ") must be shorter than lock.ttl (LeaseDuration, " + fmt_d(s.lock.ttl) +
+                          "), as client-go requires (\"leaseDuration must be greater than renewDeadline\")");
+  }
+  if (*c.lease_loss_after * 5 <= c.renew_interval * 6) {
+    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
+                          ") must be longer than 1.2 x renew_interval (RetryPeriod, " + fmt_d(c.renew_interval) +
+                          "), as client-go requires (\"renewDeadline must be greater than retryPeriod*JitterFactor\")");
+  }
+  return std::nullopt;
+}
+
 /// workload.retries and the client policies (docs/FORMAT.md "Client policies").
 Problem client_policies(const Scenario& s, const ClientSpec& c, const std::string& path) {
   const std::string w = key(path, "workload");
@@ -763,6 +804,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
     FENCESIM_CHECK(positive(key(path, "lease_loss_after"), *c.lease_loss_after));
   }
   FENCESIM_CHECK(client_ttl_and_library(s, c, path));
+  FENCESIM_CHECK(leader_election_client(s, c, path));
   return std::nullopt;
 }
 

@@ -116,6 +116,11 @@ ojson settings_json(const Scenario& s) {
     // Written only when set, so reports of files without them stay as they were.
     if (r.counter_key) lock["counter_key"] = *r.counter_key;
     if (r.persistence != RedisPersistence::kNone) lock["persistence"] = to_string(r.persistence);
+  } else if (s.lock.service == ServiceKind::kTable) {
+    const TableSpec& t = s.lock.table;
+    lock["expiry"] = to_string(t.expiry);
+    lock["token"] = t.token == TableToken::kVersion ? "version" : "none";
+    lock["lock_delay"] = duration_json(t.lock_delay);
   } else if (s.lock.service == ServiceKind::kEtcd) {
     const EtcdSpec& e = s.lock.etcd;
     lock["requested_ttl"] = duration_json(s.lock.requested_ttl);
@@ -376,6 +381,15 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
     for (const std::string& k : etcd::version_overrides(s.lock.etcd)) overrides += (overrides.empty() ? "" : ", ") + k;
     o += fmt::format(" (version {}, overrides: {})", s.lock.etcd.version, overrides.empty() ? "none" : overrides);
   }
+  if (s.lock.service == ServiceKind::kTable) {
+    const TableSpec& t = s.lock.table;
+    static const char* const kWho[] = {
+        "expiry on the holder's wall clock (ShedLock)", "expiry on the database's wall clock (ShedLock usingDbTime)",
+        "expiry observed by each candidate on its own clock (client-go leader election)"};
+    o += fmt::format(" (one record on db, {}, token {}{})", kWho[static_cast<int>(t.expiry)],
+                     t.token == TableToken::kVersion ? "the record version" : "none",
+                     t.lock_delay > Duration::zero() ? ", lock_delay " + dur(t.lock_delay) : std::string());
+  }
   if (s.lock.service == ServiceKind::kQueue) {
     const QueueSpec& q = s.lock.queue;
     o += fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
@@ -521,6 +535,11 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
     const QueueSpec& q = s.lock.queue;
     o += fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
                      q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());
+  }
+  if (s.lock.service == ServiceKind::kTable) {
+    const TableSpec& t = s.lock.table;
+    o += fmt::format(" expiry {} token {}", to_string(t.expiry), t.token == TableToken::kVersion ? "version" : "none");
+    if (t.lock_delay > Duration::zero()) o += " lock_delay " + dur(t.lock_delay);
   }
   if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& rs = s.lock.redis;

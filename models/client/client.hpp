@@ -139,6 +139,12 @@ std::unique_ptr<LockClient> make_etcd_client(sim::Node& node, History& h, const 
 std::unique_ptr<LockClient> make_queue_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               sim::NodeId queue);
 
+/// The lock table's client (models/table/table.hpp): ShedLock for expiry
+/// "holder_clock" and "db_clock", client-go's LeaderElector for "observed"
+/// (models/client/table_client.cpp says what each step does).
+std::unique_ptr<LockClient> make_table_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                              sim::NodeId db);
+
 /// The node of one client: the iterations, its lock client and its workload.
 ///
 /// Each iteration: an IterationRecord ("started"), acquire (if there is a

@@ -44,9 +44,10 @@ TEST(LoaderServiceNames, ARoleOfAnotherServiceNamesItsService) {
 }
 
 TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndEveryGroup) {
-  EXPECT_EQ(error_of(with_fault(scenario(kRedis), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
-            "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-1, sentinel-0, sentinel-1, "
-            "sentinel-2, resource, roles redis-primary, groups clients, redis, sentinels, etcd, queues, resources");
+  EXPECT_EQ(
+      error_of(with_fault(scenario(kRedis), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
+      "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-1, sentinel-0, sentinel-1, "
+      "sentinel-2, resource, roles redis-primary, groups clients, redis, sentinels, etcd, queues, tables, resources");
   EXPECT_EQ(error_of(with_fault(scenario(kNone), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"etcd"}}})),
             "the group \"etcd\" has no nodes in this scenario (lock service none)");
   EXPECT_EQ(error_of(with_fault(scenario(kRedis),

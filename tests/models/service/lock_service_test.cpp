@@ -41,6 +41,8 @@ TEST(ServiceRegistry, HoldsTheBuiltInServicesInOrder) {
   EXPECT_EQ(service_registry()[1]->name(), "etcd");
   EXPECT_EQ(service_registry()[2]->name(), "none");
   EXPECT_EQ(service_registry()[3]->name(), "queue");
+  EXPECT_EQ(service_registry()[4]->name(), "table");
+  EXPECT_EQ(&service_descriptor(ServiceKind::kTable), &table::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kQueue), &queue::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kRedis), &redis::descriptor());
   EXPECT_EQ(&service_descriptor(ServiceKind::kEtcd), &etcd::descriptor());
@@ -51,7 +53,7 @@ TEST(ServiceRegistry, HoldsTheBuiltInServicesInOrder) {
 }
 
 TEST(ServiceRegistry, GroupAndRoleNamesAreThoseTheLoaderReserves) {
-  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
+  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "resources"}));
   EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader"}));
   EXPECT_EQ(role_owner("redis-primary"), &redis::descriptor());
   EXPECT_EQ(role_owner("etcd-leader"), &etcd::descriptor());
@@ -68,7 +70,7 @@ TEST(ServiceRegistry, RegisteringAKindTwiceIsRefused) {
     std::unique_ptr<LockService> build(ServiceContext&) const override { return nullptr; }
   };
   EXPECT_THROW(register_service(std::make_unique<Again>()), std::invalid_argument);
-  EXPECT_EQ(service_registry().size(), 4u);
+  EXPECT_EQ(service_registry().size(), 5u);
 }
 
 TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
@@ -93,7 +95,7 @@ TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(),
             (Names{"A", "B", "redis-0", "redis-1", "redis-2", "sentinel-0", "sentinel-1", "sentinel-2", "resource"}));
-  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "resources"}));
   EXPECT_EQ(d.group("etcd"), Names{});
   EXPECT_EQ(d.group("nodes"), std::nullopt);
   EXPECT_EQ(d.roles(), (Names{"redis-primary"}));
@@ -178,13 +180,28 @@ TEST(QueueDescriptor, OneDurableQueueNodeNoRolesNoTokenSequence) {
   EXPECT_TRUE(queue::descriptor().own_properties().empty());
 }
 
+TEST(TableDescriptor, OneDatabaseNodeNoRolesTheVersionTokenOnRequest) {
+  Scenario s = with_service(ServiceKind::kTable);
+  const NodeDirectory d = directory(s);
+  EXPECT_EQ(d.all(), (Names{"A", "B", "db", "resource"}));
+  EXPECT_EQ(d.group("tables"), (Names{"db"}));
+  EXPECT_TRUE(d.roles().empty());
+  EXPECT_EQ(d.service_nodes(), (Names{"db"}));
+  EXPECT_TRUE(table::descriptor().takes_lock());
+  EXPECT_FALSE(table::descriptor().hands_out_tokens(s));  // the libraries' default
+  s.lock.table.token = TableToken::kVersion;
+  EXPECT_TRUE(table::descriptor().hands_out_tokens(s));
+  EXPECT_TRUE(table::descriptor().service_faults().empty());
+  EXPECT_TRUE(table::descriptor().own_properties().empty());
+}
+
 TEST(NoneDescriptor, NoNodesNoRolesNoLock) {
   Scenario s = with_service(ServiceKind::kNone);
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(), (Names{"A", "B", "resource"}));
   EXPECT_TRUE(d.roles().empty());
   EXPECT_TRUE(d.service_nodes().empty());
-  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "resources"}));
   EXPECT_FALSE(none_descriptor().takes_lock());
   EXPECT_FALSE(none_descriptor().hands_out_tokens(s));
   EXPECT_EQ(none_descriptor().why_no_token(s), "the design takes no lock, so it hands out no token");

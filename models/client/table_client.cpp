@@ -1,0 +1,324 @@
+// Lock clients of the lock table (models/table/table.hpp; the sources are
+// cited there).
+//
+// ShedLock (expiry "holder_clock" and "db_clock"), one lock attempt:
+//   1. read the wall clock: now, lock_until = now + ttl (lockAtMostFor).
+//      With db_clock the database reads its own clock instead, but the
+//      client still goes through the same steps.
+//   2. the process's first attempt (StorageBasedLockProvider's
+//      LockRecordRegistry is empty after a start or restart): INSERT the
+//      record; granted if there was none, otherwise the name is remembered
+//      and the client goes on to
+//   3. UPDATE ... WHERE lock_until <= :now, with the `now` and lock_until of
+//      step 1. Steps 1 and 3 are separate steps in time: the INSERT's round
+//      trip lies between them on a first attempt, so a pause there (a GC
+//      pause, ShedLock#132) makes the UPDATE carry a clock reading from
+//      before the pause.
+//   A refused or timed-out attempt is retried after retry_interval with a
+//   fresh clock reading (each scheduled run of a ShedLock task is a new
+//   LockConfiguration). A timed-out UPDATE may have taken the record.
+//   Renewal (`renew`, KeepAliveLockProvider's extend): every renew_interval
+//   on renew_clock, UPDATE lock_until = now + ttl WHERE locked_by = me AND
+//   lock_until > now; a refusal is a lease loss, a timeout is asked again.
+//   Release: UPDATE lock_until = now (asked again until answered).
+//
+// client-go leader election (expiry "observed"): LeaderElector.acquire calls
+// tryAcquireOrRenew every renew_interval (RetryPeriod, without jitter) until
+// it succeeds; then renew() runs rounds of tryAcquireOrRenew every
+// renew_interval after the last success (the first at once), retrying a
+// failed one every renew_interval. The client gives the lease up (its
+// belief ends: OnStoppedLeading) through lease_loss_after (RenewDeadline),
+// counted on its monotonic clock from the send of the last successful
+// update (client-go counts from the start of the round, one RetryPeriod
+// after the last success). tryAcquireOrRenew, as in leaderelection.go:
+//   now = monotonic reading;
+//   fast path: if the last record seen names this client and
+//     observedTime + leaseDuration > now, compare-and-set on that version;
+//     success: done;
+//   otherwise GET; no record: create it (compare-and-set on version 0);
+//   a version other than the one seen last: remember it, observedTime =
+//     the monotonic clock now;
+//   a holder other than this client with observedTime + leaseDuration > now:
+//     fail;
+//   compare-and-set on the version read (holder this client, leaseDuration
+//     the ttl): success or a conflict.
+// Release (after an iteration of a workload that does not keep the lock, or
+// the leader's last): one compare-and-set clearing the holder, as release()
+// does with ReleaseOnCancel; its failure leaves the record to run out.
+#include <fmt/format.h>
+
+#include "models/client/client.hpp"
+#include "models/table/table.hpp"
+#include "sim/time.hpp"
+
+namespace fencesim::client {
+
+using table::Op;
+using table::Result;
+using table::Statement;
+
+namespace {
+
+class TableClientBase : public LockClientBase {
+ public:
+  TableClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock, sim::NodeId db)
+      : LockClientBase(node, h, spec, lock), db_(db) {}
+
+ protected:
+  std::optional<Result> exec(sim::Process& p, std::shared_ptr<Statement> st) {
+    st->holder = spec_.name;
+    auto r = p.call(db_, st, spec_.command_timeout);
+    const auto* res = r ? r->as<Result>() : nullptr;
+    if (res == nullptr) return std::nullopt;
+    return *res;
+  }
+  std::optional<std::int64_t> token_of(const Result& r) const {
+    return lock_.table.token == TableToken::kVersion ? std::optional<std::int64_t>(r.version) : std::nullopt;
+  }
+
+  sim::NodeId db_;
+  Lease lease_;
+};
+
+// ---------------------------------------------------------------- ShedLock --
+
+class ShedLockClient final : public TableClientBase {
+ public:
+  using TableClientBase::TableClientBase;
+
+  Lease acquire(sim::Process& p) override {
+    for (;;) {
+      const std::string value = fresh_value();
+      // Step 1: the clock reading the statements carry (holder_clock).
+      const Time now = node_.wall();
+      const Time sent = node_.monotonic();
+      bool granted = false;
+      std::optional<std::int64_t> token;
+      if (!record_known_) {
+        if (const auto r = exec(p, statement(Op::kInsert, value, now))) {
+          // Created, or a duplicate key: either way the record exists now.
+          record_known_ = true;
+          granted = r->ok;
+          token = token_of(*r);
+        }
+      }
+      // Step 3, with the reading of step 1.
+      if (!granted && record_known_) {
+        if (const auto r = exec(p, statement(Op::kAcquire, value, now)); r && r->ok) {
+          granted = true;
+          token = token_of(*r);
+        }
+      }
+      if (granted) {
+        Lease lease{value, token, ""};
+        confirmed(sent);
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      p.sleep(spec_.retry_interval);
+    }
+  }
+
+  void release(sim::Process& p) override {
+    ++renew_gen_;
+    const Lease lease = lease_;
+    end_belief("release");
+    for (;;) {
+      if (exec(p, statement(Op::kUnlock, lease.value, node_.wall()))) return;
+    }
+  }
+
+  void on_crash() override {
+    LockClientBase::on_crash();
+    record_known_ = false;  // LockRecordRegistry is in memory
+  }
+
+ private:
+  std::shared_ptr<Statement> statement(Op op, const std::string& value, Time now) const {
+    auto st = sim::make_payload<Statement>();
+    st->op = op;
+    st->value = value;
+    st->now = now;
+    st->lock_until = now + lock_.ttl;
+    return st;
+  }
+
+  void start_renewal(const Lease& lease) {
+    lease_ = lease;
+    const std::uint64_t gen = ++renew_gen_;
+    if (!spec_.renew) return;
+    const Time granted = clock_now();
+    node_.spawn("extend", [this, gen, lease, granted](sim::Process& p) {
+      Time last = granted;
+      for (;;) {
+        p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+        if (gen != renew_gen_) return;
+        const Time first_sent = node_.sim().now();
+        for (;;) {
+          const Time sent = node_.monotonic();
+          auto r = exec(p, statement(Op::kExtend, lease.value, node_.wall()));
+          if (gen != renew_gen_) return;
+          if (!r) continue;  // timed out: ask again
+          history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), r->ok});
+          if (!r->ok) {
+            lose_lease("extend refused");
+            return;
+          }
+          confirmed(sent);
+          last = clock_now();
+          break;
+        }
+      }
+    });
+  }
+
+  bool record_known_ = false;
+};
+
+// ------------------------------------------------- client-go leader election --
+
+class LeaderElectionClient final : public TableClientBase {
+ public:
+  using TableClientBase::TableClientBase;
+
+  Lease acquire(sim::Process& p) override {
+    const std::string value = fresh_value();
+    for (;;) {
+      Time sent{0};
+      if (try_acquire_or_renew(p, value, sent)) {
+        Lease lease{value, token_of(last_), ""};
+        confirmed(sent);
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      p.sleep(spec_.renew_interval);  // RetryPeriod
+    }
+  }
+
+  void release(sim::Process& p) override {
+    ++renew_gen_;
+    const Lease lease = lease_;
+    end_belief("release");
+    // release(): only while the last record seen names this client.
+    if (!observed_ || observed_->holder != spec_.name) return;
+    auto st = cas(observed_->version, "", lease.value);
+    st->lease_duration = std::chrono::seconds(1);  // LeaseDurationSeconds: 1
+    if (auto r = exec_raw(p, st); r && r->ok) observe(*r);
+  }
+
+  void on_crash() override {
+    LockClientBase::on_crash();
+    observed_.reset();
+  }
+
+ private:
+  struct Observed {
+    std::string holder;
+    std::int64_t version = 0;
+    Duration lease_duration{0};
+    Time at{0};  ///< observedTime: the monotonic clock when this record was first seen
+  };
+
+  std::shared_ptr<Statement> cas(std::int64_t expected, const std::string& holder, const std::string& value) const {
+    auto st = sim::make_payload<Statement>();
+    st->op = Op::kCas;
+    st->expected_version = expected;
+    st->value = value;
+    st->lease_duration = lock_.ttl;
+    st->holder = holder;
+    return st;
+  }
+  /// exec() with the statement's holder as given (a release clears it).
+  std::optional<Result> exec_raw(sim::Process& p, std::shared_ptr<Statement> st) {
+    auto r = p.call(db_, st, spec_.command_timeout);
+    const auto* res = r ? r->as<Result>() : nullptr;
+    if (res == nullptr) return std::nullopt;
+    return *res;
+  }
+
+  void observe(const Result& r) {
+    last_ = r;
+    observed_ = Observed{r.holder, r.version, r.lease_duration, node_.monotonic()};
+  }
+  bool is_leader() const { return observed_ && observed_->holder == spec_.name; }
+  bool lease_valid(Time now) const { return observed_ && observed_->at + observed_->lease_duration > now; }
+
+  /// One tryAcquireOrRenew; `sent` is the send of the update that succeeded.
+  bool try_acquire_or_renew(sim::Process& p, const std::string& value, Time& sent) {
+    const Time now = node_.monotonic();
+    // 1. Fast path: update optimistically on the version seen last.
+    if (is_leader() && lease_valid(now)) {
+      sent = node_.monotonic();
+      if (auto r = exec(p, cas(observed_->version, spec_.name, value)); r && r->ok) {
+        observe(*r);
+        return true;
+      }
+    }
+    // 2. Read the record (or create it).
+    auto got = exec(p, [] {
+      auto st = sim::make_payload<Statement>();
+      st->op = Op::kGet;
+      return st;
+    }());
+    if (!got) return false;
+    if (!got->found) {
+      sent = node_.monotonic();
+      auto r = exec(p, cas(0, spec_.name, value));
+      if (!r || !r->ok) return false;
+      observe(*r);
+      return true;
+    }
+    // 3. A record other than the one seen last: observedTime = now.
+    if (!observed_ || observed_->version != got->version) observe(*got);
+    if (!observed_->holder.empty() && lease_valid(now) && !is_leader()) return false;
+    // 4. Update on the version read.
+    sent = node_.monotonic();
+    auto r = exec(p, cas(got->version, spec_.name, value));
+    if (!r || !r->ok) return false;
+    observe(*r);
+    return true;
+  }
+
+  void start_renewal(const Lease& lease) {
+    lease_ = lease;
+    const std::uint64_t gen = ++renew_gen_;
+    if (!spec_.renew) return;
+    node_.spawn("renew", [this, gen, lease](sim::Process& p) {
+      for (;;) {
+        // One round: PollImmediateUntil(RetryPeriod, tryAcquireOrRenew);
+        // lease_loss_after (RenewDeadline) ends it from outside.
+        const Time first_sent = node_.sim().now();
+        for (;;) {
+          Time sent{0};
+          const bool ok = try_acquire_or_renew(p, lease.value, sent);
+          if (gen != renew_gen_) return;
+          if (ok) {
+            history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+            confirmed(sent);
+            break;
+          }
+          p.sleep(spec_.renew_interval);
+          if (gen != renew_gen_) return;
+        }
+        p.sleep_until(spec_.renew_clock, clock_now() + spec_.renew_interval);
+        if (gen != renew_gen_) return;
+      }
+    });
+  }
+
+  std::optional<Observed> observed_;
+  Result last_;
+};
+
+}  // namespace
+
+std::unique_ptr<LockClient> make_table_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                              sim::NodeId db) {
+  if (lock.table.expiry == TableExpiry::kObserved)
+    return std::make_unique<LeaderElectionClient>(node, h, spec, lock, db);
+  return std::make_unique<ShedLockClient>(node, h, spec, lock, db);
+}
+
+}  // namespace fencesim::client

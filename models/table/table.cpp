@@ -1,0 +1,222 @@
+// models/table/table.cpp — the lock table's database node and its
+// descriptor (semantics and sources: table.hpp).
+#include "models/table/table.hpp"
+
+#include <fmt/format.h>
+
+#include "models/client/client.hpp"
+#include "sim/time.hpp"
+
+namespace fencesim::table {
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::kInsert: return "INSERT";
+    case Op::kAcquire: return "UPDATE (acquire)";
+    case Op::kExtend: return "UPDATE (extend)";
+    case Op::kUnlock: return "UPDATE (unlock)";
+    case Op::kGet: return "GET";
+    case Op::kCas: return "UPDATE (compare-and-set)";
+  }
+  return "?";
+}
+
+std::string Statement::describe() const {
+  if (op == Op::kCas) return fmt::format("{} version {} holder {}", to_string(op), expected_version, holder);
+  return fmt::format("{} {}", to_string(op), holder);
+}
+
+std::string Result::describe() const {
+  return fmt::format("{} version {}{}", ok ? "OK" : "REFUSED", version, holder.empty() ? "" : " holder " + holder);
+}
+
+namespace {
+
+class TableService final : public LockService, public sim::NodeBehaviour {
+ public:
+  TableService(sim::Simulation& s, History& h, const Scenario& sc, sim::NodeId node)
+      : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.table), node_(s.node(node)) {
+    node_.set_behaviour(this);
+  }
+
+  void start() override {}
+
+  std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                  std::size_t) override {
+    return client::make_table_client(node, h, c, lock_, node_.id());
+  }
+
+  void on_message(const sim::Message& m) override {
+    const auto* st = m.as<Statement>();
+    if (st == nullptr) return;
+    auto reply = sim::make_payload<Result>();
+    reply->ok = execute(m, *st);
+    reply->found = found_;
+    reply->holder = holder_;
+    reply->version = version_;
+    reply->lease_duration = lease_duration_;
+    node_.reply(m, reply);
+  }
+
+ private:
+  Time db_now() const { return node_.clock(sim::ClockKind::kWall); }
+
+  /// The statement's `now` and new lock_until: the request's (holder_clock)
+  /// or the database's wall clock (db_clock).
+  std::pair<Time, Time> times(const Statement& st) const {
+    if (spec_.expiry == TableExpiry::kHolderClock) return {st.now, st.lock_until};
+    const Time now = db_now();
+    return {now, now + lock_.ttl};
+  }
+
+  bool execute(const sim::Message& m, const Statement& st) {
+    const std::string client = sim_.node(m.from).name();
+    switch (st.op) {
+      case Op::kInsert: {
+        if (found_) return false;  // duplicate key
+        const auto [now, until] = times(st);
+        (void)now;
+        found_ = true;
+        take(client, st, until, "");
+        return true;
+      }
+      case Op::kAcquire: {
+        if (!found_) return false;  // UPDATE of no row
+        const auto [now, until] = times(st);
+        const Time free_at = unlocked_ ? lock_until_ : lock_until_ + spec_.lock_delay;
+        if (!(free_at <= now)) return false;
+        take(client, st, until,
+             fmt::format("{} acquired the record (lock_until {} <= now {}{})", client,
+                         sim::format_duration(lock_until_), sim::format_duration(now),
+                         !unlocked_ && spec_.lock_delay > Duration::zero()
+                             ? " - lock_delay " + sim::format_duration(spec_.lock_delay)
+                             : ""));
+        return true;
+      }
+      case Op::kExtend: {
+        const auto [now, until] = times(st);
+        if (!found_ || holder_ != st.holder || !(lock_until_ > now)) return false;
+        lock_until_ = until;
+        ++version_;
+        watch();
+        return true;
+      }
+      case Op::kUnlock: {
+        // holder_clock: `WHERE name = :name` (no locked_by condition).
+        if (!found_ || (spec_.expiry == TableExpiry::kDbClock && holder_ != st.holder)) return false;
+        const auto [now, until] = times(st);
+        (void)until;
+        const bool own = holder_ == st.holder && value_ == st.value;
+        end_lease(own ? "unlocked"
+                      : fmt::format("unlocked by {} (ShedLock's unlock has no locked_by condition)", client));
+        lock_until_ = now;
+        unlocked_ = true;
+        ++version_;
+        ++gen_;
+        return true;
+      }
+      case Op::kGet: return found_;
+      case Op::kCas: {
+        if (version_ != st.expected_version) return false;  // 409 Conflict: the object has been modified
+        found_ = true;
+        ++version_;
+        lease_duration_ = st.lease_duration;
+        if (st.holder.empty()) {
+          end_lease(st.value == value_ ? "released (holder cleared)" : "released by " + client);
+          holder_.clear();
+          value_.clear();
+          return true;
+        }
+        if (st.value != value_) {
+          end_lease(fmt::format("{} took the record over at version {}", client, version_));
+          holder_ = st.holder;
+          value_ = st.value;
+          grant(client);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// A new holder (insert or acquire): the previous lease ends, a grant.
+  void take(const std::string& client, const Statement& st, Time until, const std::string& why) {
+    end_lease(why.empty() ? "record replaced" : why);
+    holder_ = st.holder;
+    value_ = st.value;
+    lock_until_ = until;
+    unlocked_ = false;
+    ++version_;
+    grant(client);
+    watch();
+  }
+
+  void grant(const std::string& client) {
+    const std::optional<std::int64_t> token =
+        spec_.token == TableToken::kVersion ? std::optional<std::int64_t>(version_) : std::nullopt;
+    history_.grant(sim_.now(), client, value_, token, node_.name());
+  }
+
+  void end_lease(const std::string& reason) {
+    if (value_.empty()) return;
+    history_.lease_end(sim_.now(), value_, reason);
+  }
+
+  /// db_clock: the lease ends when the database's wall clock reaches
+  /// lock_until + lock_delay (nothing at the service decides it otherwise).
+  void watch() {
+    const std::uint64_t gen = ++gen_;
+    if (spec_.expiry != TableExpiry::kDbClock) return;
+    const Time at = lock_until_ + spec_.lock_delay;
+    const std::string value = value_;
+    sim_.observe_clock(node_.id(), sim::ClockKind::kWall, at, [this, gen, value] {
+      if (gen != gen_ || value != value_) return;
+      history_.lease_end(sim_.now(), value,
+                         spec_.lock_delay > Duration::zero()
+                             ? fmt::format("lock_until passed on db's wall clock, and the lock_delay of {} ran out",
+                                           sim::format_duration(spec_.lock_delay))
+                             : std::string("lock_until passed on db's wall clock"));
+    });
+  }
+
+  sim::Simulation& sim_;
+  History& history_;
+  LockSpec lock_;
+  TableSpec spec_;
+  sim::Node& node_;
+  // The one lock record (durable: a crash keeps it).
+  bool found_ = false;
+  std::string holder_;  ///< locked_by / holderIdentity
+  std::string value_;   ///< the lease value of the current holder's acquisition
+  Time lock_until_{0};
+  bool unlocked_ = false;  ///< the last change was an unlock: no lock_delay
+  std::int64_t version_ = 0;
+  Duration lease_duration_{0};
+  std::uint64_t gen_ = 0;  ///< bumps with every new deadline
+};
+
+class TableDescriptor final : public ServiceDescriptor {
+ public:
+  ServiceKind kind() const override { return ServiceKind::kTable; }
+  std::string name() const override { return "table"; }
+  std::string display_name() const override { return "lock table"; }
+
+  std::vector<std::string> group_names() const override { return {"tables"}; }
+  /// "tables": the one durable database node `db`.
+  std::vector<NodeGroup> groups(const Scenario&) const override { return {NodeGroup{"tables", {"db"}}}; }
+
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.table.token == TableToken::kVersion; }
+
+  std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
+    return std::make_unique<TableService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0).at(0));
+  }
+};
+
+}  // namespace
+
+const ServiceDescriptor& descriptor() {
+  static const TableDescriptor kTable;
+  return kTable;
+}
+
+}  // namespace fencesim::table

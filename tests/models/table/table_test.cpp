@@ -1,0 +1,293 @@
+// The lock table (models/table/table.hpp) through whole runs: ShedLock's
+// INSERT-then-UPDATE and its clock reading taken before a pause, a client
+// clock ahead, the unlock without a locked_by condition, db_clock expiry and
+// lock_delay, and client-go's observed expiry (a candidate waits a lease
+// duration on its own clock; a fast clock shortens it), the version token
+// and the rules on the design's settings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "models/checkers/checkers.hpp"
+#include "models/validate.hpp"
+#include "models/world.hpp"
+
+namespace fencesim {
+namespace {
+
+const Verdict& verdict(const RunResult& r, Property p) {
+  for (const Verdict& v : r.verdicts) {
+    if (v.property == p) return v;
+  }
+  throw std::out_of_range("no verdict");
+}
+
+ClientSpec client(const std::string& name, WorkloadKind kind, Duration work, int iterations) {
+  ClientSpec c;
+  c.name = name;
+  c.workload.kind = kind;
+  c.workload.work = work;
+  c.workload.iterations = iterations;
+  c.renew_interval = kResolveRenewInterval;
+  return c;
+}
+
+FaultSpec fault(FaultKind kind, Duration at, const std::string& target) {
+  FaultSpec f;
+  f.kind = kind;
+  f.at = at;
+  f.target = target;
+  f.origin = "faults[0]";
+  return f;
+}
+
+Scenario table(TableExpiry expiry, Duration ttl) {
+  Scenario s;
+  s.name = "table-test";
+  s.duration = 60s;
+  s.settle = 20s;
+  s.lock.service = ServiceKind::kTable;
+  s.lock.ttl = s.lock.requested_ttl = ttl;
+  s.lock.table.expiry = expiry;
+  s.resource.kind = ResourceKind::kUnfenced;
+  return s;
+}
+
+/// ShedLock#132: B creates the record at 0 s; A reads its clock at 5 s, is
+/// paused for 20 s while its INSERT is answered, then UPDATEs.
+Scenario gc_pause(TableExpiry expiry) {
+  Scenario s = table(expiry, 10s);
+  ClientSpec b = client("B", WorkloadKind::kCounter, 1s, 2);
+  b.workload.think = 29s;
+  ClientSpec a = client("A", WorkloadKind::kCounter, 8s, 1);
+  a.start = 5s;
+  for (ClientSpec* c : {&a, &b}) {
+    c->renew = false;
+    c->command_timeout = 30s;
+  }
+  s.clients = {b, a};
+  FaultSpec p = fault(FaultKind::kPause, 5001ms, "A");
+  p.duration = 20s;
+  s.faults.push_back(p);
+  resolve_scenario(s);
+  return s;
+}
+
+const GrantRecord& grant_of(const History& h, const std::string& client, std::size_t nth = 0) {
+  for (const GrantRecord& g : h.grants) {
+    if (g.client == client && nth-- == 0) return g;
+  }
+  throw std::out_of_range("no grant of " + client);
+}
+
+TEST(Table, TheFirstAttemptInsertsTheRecordAndLaterOnesUpdateIt) {
+  const RunResult r = run_scenario(gc_pause(TableExpiry::kHolderClock));
+  // B's INSERT took the lock at once: one round trip.
+  EXPECT_EQ(grant_of(r.history, "B").at, 1ms);
+  // A's INSERT failed on the duplicate key, its UPDATE came after the pause.
+  EXPECT_EQ(grant_of(r.history, "A").at, 25002ms);
+  // B's second run goes straight to the UPDATE (read at 30.008 s, one round trip).
+  const GrantRecord& b2 = grant_of(r.history, "B", 1);
+  EXPECT_EQ(b2.at, 30009ms);
+}
+
+TEST(Table, HolderClockUpdateCarriesTheReadingFromBeforeThePause) {
+  const RunResult r = run_scenario(gc_pause(TableExpiry::kHolderClock));
+  const std::string a_value = grant_of(r.history, "A").value;
+  // A's record said lock_until = 5 s + 10 s: B took it over at its next run.
+  const LeaseEndRecord& end = r.history.lease_ends.at(a_value);
+  EXPECT_NE(end.reason.find("lock_until 15s <= now"), std::string::npos) << end.reason;
+  EXPECT_EQ(verdict(r, Property::kMutualExclusion).status, Status::kViolated);
+  EXPECT_EQ(verdict(r, Property::kNoLostUpdate).status, Status::kViolated);
+}
+
+TEST(Table, DbClockUpdateUsesTheDatabaseClockWhenItRuns) {
+  const RunResult r = run_scenario(gc_pause(TableExpiry::kDbClock));
+  const GrantRecord& a = grant_of(r.history, "A");
+  EXPECT_EQ(a.at, 25002ms);
+  // B waited for A's unlock.
+  EXPECT_GT(grant_of(r.history, "B", 1).at, r.history.lease_ends.at(a.value).at);
+  EXPECT_EQ(r.history.lease_ends.at(a.value).reason, "unlocked");
+  EXPECT_EQ(verdict(r, Property::kMutualExclusion).status, Status::kHolds);
+  EXPECT_EQ(verdict(r, Property::kNoLostUpdate).status, Status::kHolds);
+}
+
+/// A holds for 20 s (ttl 30 s); B, whose wall clock is 30 s ahead, tries at 5 s.
+Scenario clock_ahead(TableExpiry expiry) {
+  Scenario s = table(expiry, 30s);
+  ClientSpec a = client("A", WorkloadKind::kCounter, 20s, 1);
+  ClientSpec b = client("B", WorkloadKind::kCounter, 2s, 1);
+  b.start = 5s;
+  a.renew = b.renew = false;
+  s.clients = {a, b};
+  FaultSpec j = fault(FaultKind::kClockJump, 0s, "B");
+  j.by = 30s;
+  s.faults.push_back(j);
+  resolve_scenario(s);
+  return s;
+}
+
+TEST(Table, AClockAheadStealsTheLockOnlyWithHolderClock) {
+  const RunResult holder = run_scenario(clock_ahead(TableExpiry::kHolderClock));
+  EXPECT_LT(grant_of(holder.history, "B").at, 6s);
+  EXPECT_EQ(verdict(holder, Property::kMutualExclusion).status, Status::kViolated);
+  const RunResult db = run_scenario(clock_ahead(TableExpiry::kDbClock));
+  EXPECT_GT(grant_of(db.history, "B").at, 20s);
+  EXPECT_EQ(verdict(db, Property::kMutualExclusion).status, Status::kHolds);
+}
+
+TEST(Table, AHolderClockUnlockReleasesWhoeverHoldsTheRecord) {
+  // With holder_clock, A's late unlock (at 20 s) has no locked_by condition:
+  // in clock_ahead B had released at 7 s, so make B hold longer.
+  Scenario s = clock_ahead(TableExpiry::kHolderClock);
+  s.clients[1].workload.work = 30s;
+  const RunResult r = run_scenario(s);
+  const LeaseEndRecord& end = r.history.lease_ends.at(grant_of(r.history, "B").value);
+  EXPECT_EQ(end.reason, "unlocked by A (ShedLock's unlock has no locked_by condition)");
+  EXPECT_LT(end.at, 21s);
+}
+
+TEST(Table, DbClockLeaseEndsOnTheDatabaseClockAfterTheLockDelay) {
+  for (const Duration delay : {Duration{0}, Duration{15s}}) {
+    Scenario s = table(TableExpiry::kDbClock, 10s);
+    s.lock.table.lock_delay = delay;
+    ClientSpec a = client("A", WorkloadKind::kCounter, 5s, 1);
+    ClientSpec b = client("B", WorkloadKind::kCounter, 1s, 1);
+    b.start = 1s;
+    s.clients = {a, b};
+    FaultSpec p = fault(FaultKind::kPause, 2s, "A");
+    p.duration = 40s;
+    s.faults.push_back(p);
+    resolve_scenario(s);
+    const RunResult r = run_scenario(s);
+    const GrantRecord& g = grant_of(r.history, "A");
+    const LeaseEndRecord& end = r.history.lease_ends.at(g.value);
+    // Granted at 1 ms on db's clock; lock_until 10.001 s, never extended.
+    EXPECT_EQ(end.at, g.at + 10s + delay) << sim::format_duration(delay);
+    // Nobody acquires before the delay has run out.
+    EXPECT_GE(grant_of(r.history, "B").at, end.at);
+    EXPECT_LT(grant_of(r.history, "B").at, end.at + 200ms);
+  }
+}
+
+TEST(Table, NoLockDelayAfterAnUnlock) {
+  Scenario s = table(TableExpiry::kDbClock, 10s);
+  s.lock.table.lock_delay = 15s;
+  ClientSpec a = client("A", WorkloadKind::kCounter, 1s, 1);
+  ClientSpec b = client("B", WorkloadKind::kCounter, 1s, 1);
+  b.start = 100ms;
+  s.clients = {a, b};
+  resolve_scenario(s);
+  const RunResult r = run_scenario(s);
+  const LeaseEndRecord& end = r.history.lease_ends.at(grant_of(r.history, "A").value);
+  EXPECT_EQ(end.reason, "unlocked");
+  EXPECT_LT(grant_of(r.history, "B").at, end.at + 200ms);
+}
+
+/// client-go defaults; A leads, B is a candidate from 1 s; A paused at 5 s.
+Scenario leader_election(std::int64_t b_ppm, TableToken token = TableToken::kNone) {
+  Scenario s = table(TableExpiry::kObserved, 15s);
+  s.lock.table.token = token;
+  for (const char* n : {"A", "B"}) {
+    ClientSpec c = client(n, WorkloadKind::kLeader, 1s, 30);
+    c.renew_interval = 2s;
+    c.lease_loss_after = 10s;
+    if (n[0] == 'B') c.start = 1s;
+    s.clients.push_back(c);
+  }
+  FaultSpec p = fault(FaultKind::kPause, 5500ms, "A");
+  p.duration = 30s;
+  s.faults.push_back(p);
+  if (b_ppm != 0) {
+    FaultSpec d = fault(FaultKind::kClockDrift, 0s, "B");
+    d.ppm = b_ppm;
+    d.origin = "faults[1]";
+    s.faults.push_back(d);
+  }
+  resolve_scenario(s);
+  return s;
+}
+
+/// The last renewal A got in before `t`.
+Time last_renewal_before(const History& h, Time t) {
+  Time last{0};
+  for (const RenewalRecord& r : h.renewals) {
+    if (r.client == "A" && r.success && r.replied < t) last = std::max(last, r.replied);
+  }
+  return last;
+}
+
+TEST(Table, ACandidateTakesOverAfterALeaseDurationOnItsOwnClock) {
+  const RunResult r = run_scenario(leader_election(0));
+  const Time last = last_renewal_before(r.history, 5500ms);
+  const Time b = grant_of(r.history, "B").at;
+  // B sees A's last version within one RetryPeriod (2 s) of its write, and
+  // takes over at its first attempt (every 2 s) 15 s after that.
+  EXPECT_GE(b, last + 15s);
+  EXPECT_LE(b, last + 19s + 10ms);
+  EXPECT_NE(r.history.lease_ends.at(grant_of(r.history, "A").value).reason.find("B took the record over"),
+            std::string::npos);
+}
+
+TEST(Table, ACandidateWhoseClockRunsTwiceAsFastWaitsHalfAsLong) {
+  const RunResult r = run_scenario(leader_election(1'000'000));
+  const Time last = last_renewal_before(r.history, 5500ms);
+  const Time b = grant_of(r.history, "B").at;
+  // The same on B's clock, which runs at twice the rate: 15 s on it are
+  // 7.5 s of true time, and its RetryPeriod is 1 s.
+  EXPECT_GE(b, last + 7500ms);
+  EXPECT_LE(b, last + 9500ms + 10ms);
+  // Without the drift B takes over 15 s or more after A's last renewal.
+  EXPECT_LT(b, last + 15s);
+}
+
+TEST(Table, TheVersionTokenIsTheVersionOfTheAcquisition) {
+  const RunResult r = run_scenario(leader_election(0, TableToken::kVersion));
+  const GrantRecord& a = grant_of(r.history, "A");
+  const GrantRecord& b = grant_of(r.history, "B");
+  ASSERT_TRUE(a.token && b.token);
+  EXPECT_EQ(*a.token, 1);  // created the record
+  // A's renewals bumped the version in between; B's token is past them.
+  EXPECT_GT(*b.token, *a.token + 1);
+  EXPECT_EQ(verdict(r, Property::kTokenMonotonic).status, Status::kHolds);
+}
+
+TEST(Table, ObservedNeedsARenewDeadlineAsClientGoDoes) {
+  Scenario s = leader_election(0);
+  s.clients[1].lease_loss_after.reset();
+  auto p = validate_scenario(s);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->path, "clients[1].lease_loss_after");
+  EXPECT_NE(p->message.find("RenewDeadline"), std::string::npos) << p->message;
+
+  s = leader_election(0);
+  s.clients[0].lease_loss_after = 15s;  // not below LeaseDuration
+  p = validate_scenario(s);
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->message.find("leaseDuration must be greater than renewDeadline"), std::string::npos) << p->message;
+
+  s = leader_election(0);
+  s.clients[0].lease_loss_after = 2400ms;  // = 1.2 x RetryPeriod
+  p = validate_scenario(s);
+  ASSERT_TRUE(p);
+  EXPECT_NE(p->message.find("retryPeriod*JitterFactor"), std::string::npos) << p->message;
+  s.clients[0].lease_loss_after = 2401ms;
+  EXPECT_FALSE(validate_scenario(s)) << validate_scenario(s)->to_string();
+}
+
+TEST(Table, LockDelayIsRefusedWithObservedExpiry) {
+  Scenario s = leader_election(0);
+  s.lock.table.lock_delay = 5s;
+  const auto p = validate_scenario(s);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->path, "lock.lock_delay");
+}
+
+TEST(Table, TheSameScenarioRunsTheSameWay) {
+  const Scenario s = leader_election(1'000'000, TableToken::kVersion);
+  EXPECT_EQ(run_scenario(s).fingerprint, run_scenario(s).fingerprint);
+}
+
+}  // namespace
+}  // namespace fencesim
