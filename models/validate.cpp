@@ -764,6 +764,12 @@ Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src)
       return problem(
           path, what + " is already the name of a service node (" + join_names(service_list) + "); choose another");
     }
+    for (const NodeGroup& g : dir.groups) {
+      // A group that only this scenario has (Redis Cluster's "redis-s0" …).
+      if (g.alias && g.name == n) {
+        return problem(path, what + " is reserved: it is a group name in node lists (a Redis Cluster shard)");
+      }
+    }
     auto [it, fresh] = seen.emplace(n, from.index);
     if (!fresh) {
       return problem(path, "duplicate client name: " + what + " is also used by clients[" + std::to_string(it->second) +
