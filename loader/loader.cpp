@@ -246,8 +246,9 @@ const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration
 const Keys kNetworkKeys = {"latency", "loss"};
 const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key"};
-const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels",   "down_after", "expiry_clock",
-                         "token",    "redlock",           "counter_key", "persistence"};
+const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels",   "down_after",  "expiry_clock",
+                         "token",    "redlock",           "counter_key", "persistence", "cluster"};
+const Keys kClusterKeys = {"shards", "replicas", "node_timeout"};
 const Keys kEtcdKeys = {"nodes",
                         "election_timeout",
                         "heartbeat",
@@ -676,7 +677,10 @@ class Loader {
 
   void load_redis(const json& v) {
     RedisSpec& r = s_.lock.redis;
-    if (const json* x = find(v, "redlock")) r.redlock = static_cast<int>(get_int(*x, "lock.redlock", Ranges::kRedlock));
+    if (const json* c = find(v, "cluster")) {
+      load_cluster(v, *c);
+    } else if (const json* x = find(v, "redlock"))
+      r.redlock = static_cast<int>(get_int(*x, "lock.redlock", Ranges::kRedlock));
     if (r.redlock > 0) {
       // Redlock's defaults: independent primaries, no replicas, no Sentinel,
       // no token (validate_lock refuses any other value).
@@ -707,6 +711,40 @@ class Loader {
                       : p == 1 ? RedisPersistence::kAofAlways
                                : RedisPersistence::kAofEverysec;
     }
+  }
+
+  /// `lock.cluster`: Redis Cluster mode. Sentinel, Redlock and the single
+  /// primary's replicas do not apply beside it.
+  void load_cluster(const json& lock, const json& v) {
+    RedisSpec& r = s_.lock.redis;
+    if (find(lock, "sentinels") != nullptr) {
+      fail("lock.sentinels",
+           "\"sentinels\" does not apply with lock.cluster: Redis Cluster fails over by itself (the primaries "
+           "elect a replica), Sentinel does not monitor a cluster",
+           "remove lock.sentinels");
+    }
+    if (find(lock, "redlock") != nullptr) {
+      fail("lock.redlock",
+           "\"redlock\" does not apply with lock.cluster: Redlock runs over independent primaries, a cluster "
+           "shards one key space over primaries with replicas; choose one",
+           "remove lock.redlock or lock.cluster");
+    }
+    if (find(lock, "replicas") != nullptr) {
+      fail("lock.replicas", "\"replicas\" does not apply with lock.cluster: a cluster's replicas are per shard",
+           "use lock.cluster.replicas");
+    }
+    expect_object(v, "lock.cluster", "the Redis Cluster settings, e.g. {\"shards\": 3}");
+    check_keys(v, "lock.cluster", kClusterKeys, "lock.cluster");
+    RedisClusterSpec c;
+    c.shards = static_cast<int>(get_int(require(v, "lock.cluster", "shards", "the number of primaries, e.g. 3"),
+                                        "lock.cluster.shards", Ranges::kClusterShards));
+    if (const json* x = find(v, "replicas")) {
+      c.replicas = static_cast<int>(get_int(*x, "lock.cluster.replicas", Ranges::kClusterReplicas));
+    }
+    if (const json* x = find(v, "node_timeout")) c.node_timeout = get_duration(*x, "lock.cluster.node_timeout");
+    r.cluster = c;
+    r.replicas = 0;
+    r.sentinels = 0;
   }
 
   /// `"service": "queue"`: its own keys only (a lock's are pointed at).

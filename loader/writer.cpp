@@ -67,7 +67,15 @@ ojson lock_json(const LockSpec& l) {
   if (l.service == ServiceKind::kRedis) {
     const RedisSpec& r = l.redis;
     const RedisSpec rd;
-    if (r.redlock > 0) {
+    if (r.cluster) {
+      // The loader sets replicas 0 and sentinels 0 itself.
+      const RedisClusterSpec cd;
+      ojson c{{"shards", r.cluster->shards}};
+      if (r.cluster->replicas != cd.replicas) c["replicas"] = r.cluster->replicas;
+      if (r.cluster->node_timeout != cd.node_timeout) c["node_timeout"] = dur(r.cluster->node_timeout);
+      j["cluster"] = c;
+      if (r.token != rd.token) j["token"] = redis_token_name(r.token);
+    } else if (r.redlock > 0) {
       // The loader sets replicas 0, sentinels 0 and token none itself.
       j["redlock"] = r.redlock;
     } else {

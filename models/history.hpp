@@ -192,6 +192,10 @@ class History {
   std::vector<NoteRecord> notes;
   std::vector<MessageRecord> messages;  ///< the queue design's messages, in id order; empty otherwise
   std::int64_t lease_losses = 0;        ///< refused renewals / ended sessions
+  /// Permanent errors the lock service answered an acquire with (Redis
+  /// Cluster's CROSSSLOT), by error text → how many times; written by the
+  /// client node. Empty in every other design.
+  std::map<std::string, std::int64_t> service_errors;
 
   void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token, std::string server) {
     grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size()});

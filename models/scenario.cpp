@@ -82,7 +82,9 @@ std::optional<Property> property_from_string(const std::string& s) {
 
 std::vector<std::string> NodeDirectory::all() const {
   std::vector<std::string> out;
-  for (const NodeGroup& g : groups) out.insert(out.end(), g.nodes.begin(), g.nodes.end());
+  for (const NodeGroup& g : groups) {
+    if (!g.alias) out.insert(out.end(), g.nodes.begin(), g.nodes.end());
+  }
   return out;
 }
 
@@ -116,7 +118,7 @@ const std::vector<std::string>& NodeDirectory::resources() const { return nodes_
 std::vector<std::string> NodeDirectory::service_nodes() const {
   std::vector<std::string> out;
   for (const NodeGroup& g : groups) {
-    if (g.name != "clients" && g.name != "resources") out.insert(out.end(), g.nodes.begin(), g.nodes.end());
+    if (g.name != "clients" && g.name != "resources" && !g.alias) out.insert(out.end(), g.nodes.begin(), g.nodes.end());
   }
   return out;
 }

@@ -73,6 +73,15 @@ struct NetworkSpec {
   bool operator==(const NetworkSpec&) const = default;
 };
 
+/// `lock.cluster`: Redis Cluster mode (models/redis/cluster.hpp). Shard s
+/// has the nodes redis-s<s>-0 (its initial primary) … redis-s<s>-<replicas>.
+struct RedisClusterSpec {
+  int shards = 1;               ///< primaries, each owning an even share of the 16384 hash slots, in order
+  int replicas = 1;             ///< replicas per shard
+  Duration node_timeout = 15s;  ///< cluster-node-timeout
+  bool operator==(const RedisClusterSpec&) const = default;
+};
+
 struct RedisSpec {
   int replicas = 1;
   Duration replication_delay = 5ms;
@@ -85,6 +94,9 @@ struct RedisSpec {
   /// followed by ":token" (redis_counter_key).
   std::optional<std::string> counter_key;
   RedisPersistence persistence = RedisPersistence::kNone;
+  /// Present: Redis Cluster mode (lock.cluster); `replicas`, `sentinels`
+  /// and `redlock` do not apply then (the loader sets them to 0).
+  std::optional<RedisClusterSpec> cluster;
 
   bool operator==(const RedisSpec&) const = default;
 };
@@ -307,6 +319,10 @@ struct Scenario {
 struct NodeGroup {
   std::string name;
   std::vector<std::string> nodes;
+  /// A named subset of nodes that another group lists already (Redis
+  /// Cluster's "redis-s0" …): usable in node lists, but not a second copy
+  /// of its nodes (NodeDirectory::all and service_nodes skip it).
+  bool alias = false;
 };
 
 /// Node names of a scenario in declaration order, and its group names.

@@ -8,6 +8,7 @@
 #include "models/etcd/versions.hpp"
 
 #include "models/lock_service.hpp"
+#include "models/redis/cluster.hpp"
 
 #include <algorithm>
 #include <map>
@@ -290,6 +291,18 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
 
 void note_service(const Scenario& s, std::vector<std::string>& out) {
   const RedisSpec& r = s.lock.redis;
+  if (s.lock.service == ServiceKind::kRedis && r.cluster && r.token == RedisToken::kIncr) {
+    const std::string counter = redis_counter_key(s.lock);
+    const int a = redis::key_hash_slot(s.lock.key);
+    const int b = redis::key_hash_slot(counter);
+    if (a != b) {
+      out.push_back("lock.key " + quote_text(s.lock.key) + " (slot " + std::to_string(a) + ") and the token counter " +
+                    quote_text(counter) + " (slot " + std::to_string(b) +
+                    ") hash to different slots: under lock.cluster the acquire script fails with \"CROSSSLOT Keys "
+                    "in request don't hash to the same slot\" and nothing is granted; a hash tag such as " +
+                    quote_text("{" + s.lock.key + "}") + " in both keys puts them in one slot");
+    }
+  }
   if (s.lock.service == ServiceKind::kRedis && r.redlock == 0 && r.sentinels > 0 && r.replicas == 0) {
     out.push_back("lock.sentinels is " + std::to_string(r.sentinels) +
                   " but lock.replicas is 0: Sentinel has no replica to promote, so it never fails over");
@@ -500,7 +513,31 @@ namespace {
 Problem validate_redis(const Scenario& s) {
   const RedisSpec& r = s.lock.redis;
   FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
-  if (r.redlock > 0) {
+  if (r.cluster) {
+    const RedisClusterSpec& c = *r.cluster;
+    if (r.redlock != 0) {
+      return problem("lock.redlock",
+                     "must be 0 (or left out) with lock.cluster: Redlock runs over independent "
+                     "primaries, a cluster shards one key space over primaries with replicas");
+    }
+    if (r.sentinels != 0) {
+      return problem("lock.sentinels",
+                     "must be 0 (or left out) with lock.cluster: Redis Cluster fails over by "
+                     "itself, Sentinel does not monitor a cluster");
+    }
+    if (r.replicas != 0) {
+      return problem("lock.replicas", "must be 0 (or left out) with lock.cluster: a cluster's replicas are per shard",
+                     "use lock.cluster.replicas");
+    }
+    FENCESIM_CHECK(in_range("lock.cluster.shards", c.shards, Ranges::kClusterShards));
+    FENCESIM_CHECK(in_range("lock.cluster.replicas", c.replicas, Ranges::kClusterReplicas));
+    if (c.shards * (c.replicas + 1) > Limits::kMaxServiceNodes) {
+      return problem("lock.cluster.replicas", "the cluster would have " + std::to_string(c.shards * (c.replicas + 1)) +
+                                                  " nodes (shards × (replicas + 1)); at most " +
+                                                  std::to_string(Limits::kMaxServiceNodes));
+    }
+    FENCESIM_CHECK(positive("lock.cluster.node_timeout", c.node_timeout));
+  } else if (r.redlock > 0) {
     const std::string why = " when redlock > 0: Redlock runs over independent primaries";
     if (r.replicas != 0) return problem("lock.replicas", "must be 0 (or left out)" + why + " and has no replicas");
     if (r.sentinels != 0) return problem("lock.sentinels", "must be 0 (or left out)" + why + " and has no Sentinel");
@@ -825,6 +862,12 @@ Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src)
     if (service_nodes.count(n) != 0) {
       return problem(
           path, what + " is already the name of a service node (" + join_names(service_list) + "); choose another");
+    }
+    for (const NodeGroup& g : dir.groups) {
+      // A group that only this scenario has (Redis Cluster's "redis-s0" …).
+      if (g.alias && g.name == n) {
+        return problem(path, what + " is reserved: it is a group name in node lists (a Redis Cluster shard)");
+      }
     }
     auto [it, fresh] = seen.emplace(n, from.index);
     if (!fresh) {

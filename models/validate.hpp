@@ -133,6 +133,9 @@ struct Ranges {
   static constexpr IntRange kRedisReplicas{0, 24, " (the primary and its replicas are at most 25 nodes)"};
   static constexpr IntRange kSentinels{0, 25};
   static constexpr IntRange kEtcdNodes{1, 25};
+  // lock.cluster.shards, lock.cluster.replicas (Redis Cluster; at most 25 nodes in all)
+  static constexpr IntRange kClusterShards{1, 25};
+  static constexpr IntRange kClusterReplicas{0, 24};
   // resource.replicas, resource.initial
   static constexpr IntRange kResourceReplicas{0, 24, " (at most 25 copies)"};
   static constexpr IntRange kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};

@@ -116,6 +116,11 @@ ojson settings_json(const Scenario& s) {
     // Written only when set, so reports of files without them stay as they were.
     if (r.counter_key) lock["counter_key"] = *r.counter_key;
     if (r.persistence != RedisPersistence::kNone) lock["persistence"] = to_string(r.persistence);
+    if (r.cluster) {
+      lock["cluster"] = ojson{{"shards", r.cluster->shards},
+                              {"replicas", r.cluster->replicas},
+                              {"node_timeout", duration_json(r.cluster->node_timeout)}};
+    }
   } else if (s.lock.service == ServiceKind::kTable) {
     const TableSpec& t = s.lock.table;
     lock["expiry"] = to_string(t.expiry);
@@ -296,6 +301,12 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
       {"holder_audit_findings", mt.audit_findings},
       {"iterations", mt.iterations},
       {"iterations_succeeded", mt.iterations_ok}};
+  if (!mt.service_errors.empty()) {
+    // Written only when there were any, so other reports stay as they were.
+    ojson errors = ojson::array();
+    for (const auto& [text, n] : mt.service_errors) errors.push_back(ojson{{"error", text}, {"count", n}});
+    metrics["service_errors"] = errors;
+  }
   if (mt.first_audit) {
     const AuditFinding& a = *mt.first_audit;
     metrics["first_holder_audit_finding"] = ojson{{"at", duration_json(a.at)},
@@ -368,7 +379,13 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
   o += fmt::format("- lock service: {}", to_string(s.lock.service));
   if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& rs = s.lock.redis;
-    if (rs.redlock > 0) {
+    if (rs.cluster) {
+      o += fmt::format(
+          " (Redis Cluster: {} shards of a primary and {} replicas, node_timeout {}, expiry on the {} "
+          "clock, token {})",
+          rs.cluster->shards, rs.cluster->replicas, dur(rs.cluster->node_timeout), clock_text(rs.expiry_clock),
+          rs.token == RedisToken::kIncr ? "INCR" : "none");
+    } else if (rs.redlock > 0) {
       o += fmt::format(" (Redlock over {} primaries)", rs.redlock);
     } else {
       o += fmt::format(" ({} replicas, {} sentinels, expiry on the {} clock, token {})", rs.replicas, rs.sentinels,
@@ -486,6 +503,12 @@ std::string md_metrics(const RunResult& r) {
         format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
   }
   if (mt.first_write_after_belief) o += write_after_belief_text(mt) + "\n\n";
+  for (const auto& [text, n] : mt.service_errors) {
+    o += fmt::format(
+        "The lock service refused {} acquire{} with a permanent error, each iteration failing without a "
+        "grant: `{}`.\n\n",
+        n, n == 1 ? "" : "s", text);
+  }
   return o;
 }
 
@@ -543,9 +566,12 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
   }
   if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& rs = s.lock.redis;
-    o += rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
-                        : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
-                                      clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "incr" : "none");
+    o += rs.cluster       ? fmt::format(" cluster {} shards replicas {} node_timeout {} token {}", rs.cluster->shards,
+                                        rs.cluster->replicas, dur(rs.cluster->node_timeout),
+                                  rs.token == RedisToken::kIncr ? "incr" : "none")
+         : rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
+                          : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
+                                        clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "incr" : "none");
   }
   o += fmt::format("  resource {}", to_string(s.resource.kind));
   if (s.resource.kind == ResourceKind::kFenced) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ struct Metrics {
   std::int64_t grants = 0;        ///< at the service
   std::int64_t acquisitions = 0;  ///< grants a client received (beliefs)
   std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
+  /// Permanent errors the lock service answered acquires with (History::
+  /// service_errors): error text → count. Empty in most designs.
+  std::map<std::string, std::int64_t> service_errors;
   LatencySummary renewal_latency;
   sim::Duration ttl{0};
   sim::Duration longest_overlap{0};  ///< longest two-holder overlap in true time

@@ -47,6 +47,7 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
   m.grants = static_cast<std::int64_t>(h.grants.size());
   m.acquisitions = static_cast<std::int64_t>(h.beliefs.size());
   m.lease_losses = h.lease_losses;
+  m.service_errors = h.service_errors;
   std::vector<sim::Duration> lat;
   for (const RenewalRecord& r : h.renewals) {
     if (r.success) lat.push_back(r.replied - r.first_sent);

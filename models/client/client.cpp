@@ -172,6 +172,15 @@ void ClientNode::iterate(sim::Process& p, int index) {
   current_iteration_ = rec;
   // A leader that still believes it holds the lock goes on under it.
   if (lock_ && !keeping_lock()) lease_ = lock_->acquire(p);
+  if (const std::string error = lock_ ? lock_->acquire_error() : std::string(); !error.empty()) {
+    // A permanent error of the design (CROSSSLOT): nothing was granted, so
+    // there is nothing to write under and nothing to release.
+    ++history_.service_errors[error];
+    history_.iterations[rec].outcome = "acquire failed: " + error;
+    lease_ = Lease{};
+    current_iteration_.reset();
+    return;
+  }
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
   workloads::IterationResult result = workload_->iterate(

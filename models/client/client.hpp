@@ -75,6 +75,11 @@ class LockClient {
     (void)succeeded;
     release(p);
   }
+  /// Not empty after an acquire that gave up on a permanent error of the
+  /// design (Redis Cluster's CROSSSLOT): the service's error text; the
+  /// Lease it returned is empty, and the iteration fails without a write
+  /// and without a release.
+  virtual std::string acquire_error() const { return ""; }
   /// Messages that are not replies (e.g. Sentinel +switch-master).
   virtual void on_message(const sim::Message& m) { (void)m; }
   /// The node crashed: the belief ends; volatile state goes.
@@ -127,6 +132,13 @@ class LockClientBase : public LockClient {
 /// `service_nodes` are redis-0 … (or etcd-0 …), `sentinels` sentinel-0 ….
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels);
+
+/// The cluster-aware client of Redis Cluster mode (lock.cluster): `servers`
+/// are redis-s0-0 … in shard-major order, `shards` their number; client k
+/// asks server k mod n first for the slot map.
+std::unique_ptr<LockClient> make_redis_cluster_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                      const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                                      int shards, std::size_t index);
 
 /// The etcd session + concurrency.Mutex client; `index` is the client's
 /// position k in the expanded client list (it starts on member k mod n).

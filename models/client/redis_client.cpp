@@ -14,11 +14,14 @@
 // the validity ttl − elapsed − drift (drift = 1% of the TTL + 2 ms) is
 // positive; otherwise the client deletes its value everywhere and retries.
 // Extension runs on every primary and needs a majority.
+//
+// Redis Cluster (lock.cluster): ClusterLockClient below.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "models/client/client.hpp"
+#include "models/redis/cluster.hpp"
 #include "models/redis/protocol.hpp"
 
 namespace fencesim::client {
@@ -314,7 +317,173 @@ class RedlockClient final : public LockClientBase {
   std::string lease_value_;
 };
 
+// ---------------------------------------------------------- Redis Cluster --
+//
+// A cluster-aware client (the Redis Cluster specification, "Redirection and
+// resharding" and "Redirection ... clients": a client keeps the slot map,
+// sends each command to the primary of its key's slot, updates the map on a
+// MOVED and asks again; go-redis osscluster.go also reloads the map from a
+// reachable node after a failed request and retries, up to MaxRedirects = 3
+// redirects per command). Here: the slot map is the owner of each shard
+// (the slots of a shard never move), asked of the servers with CLUSTER
+// SLOTS at start, after a timeout and after CLUSTERDOWN; a MOVED updates the
+// shard's owner and the command goes there at once (at most 3 times, then
+// the caller's retry_interval); CROSSSLOT is a permanent error of the design
+// (the script's two keys can never be in one slot): the acquire gives up.
+
+class ClusterLockClient final : public LockClientBase {
+ public:
+  ClusterLockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                    std::vector<sim::NodeId> servers, int shards, std::size_t index)
+      : LockClientBase(node, h, spec, lock), servers_(std::move(servers)), shards_(shards), first_(index) {
+    reset_map();
+  }
+
+  void init(sim::Process& p) override { refresh(p); }
+
+  Lease acquire(sim::Process& p) override {
+    const bool with_token = lock_.redis.token == RedisToken::kIncr;
+    acquire_error_.clear();
+    for (;;) {
+      const std::string value = fresh_value();
+      const sim::Time sent = node_.monotonic();
+      sim::NodeId target = sim::kNoNode;
+      CallResult r = call(p, make_command(Op::kAcquire, lock_, value, with_token), target);
+      if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
+        Lease lease{value, with_token ? r.reply.integer : std::nullopt, ""};
+        confirmed(sent);
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      if (r.status == CallStatus::kReply && r.reply.error.rfind("CROSSSLOT", 0) == 0) {
+        acquire_error_ = r.reply.error;
+        return Lease{"", std::nullopt, ""};
+      }
+      // A timed-out attempt may have succeeded: delete it if it did.
+      if (r.status != CallStatus::kReply && target != sim::kNoNode) {
+        node_.send(target, make_command(Op::kRelease, lock_, value, false));
+      }
+      p.sleep(spec_.retry_interval);
+    }
+  }
+
+  void release(sim::Process& p) override {
+    ++renew_gen_;
+    const std::string value = lease_value_;
+    end_belief("release");
+    // Retried until answered; once the TTL has passed since the release
+    // began, the key has expired anyway and the client stops asking (a
+    // minority side answers CLUSTERDOWN for as long as it is cut off).
+    const sim::Time give_up = node_.monotonic() + lock_.ttl;
+    while (node_.monotonic() < give_up) {
+      sim::NodeId target = sim::kNoNode;
+      CallResult r = call(p, make_command(Op::kRelease, lock_, value, false), target);
+      if (r.status == CallStatus::kReply && r.reply.error.empty()) return;
+      if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);
+    }
+  }
+
+  void on_crash() override {
+    LockClientBase::on_crash();
+    reset_map();
+  }
+  std::string acquire_error() const override { return acquire_error_; }
+
+ private:
+  void reset_map() {
+    owners_.clear();
+    const std::size_t per = servers_.size() / static_cast<std::size_t>(shards_);
+    for (int s = 0; s < shards_; ++s) owners_.push_back(servers_[static_cast<std::size_t>(s) * per]);
+  }
+
+  /// CLUSTER SLOTS from the first server that answers, starting at this
+  /// client's own (index mod n); the map stays as it was if none answers.
+  void refresh(sim::Process& p) {
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+      const sim::NodeId n = servers_[(first_ + i) % servers_.size()];
+      auto r = p.call(n, sim::make_payload<redis::ClusterSlotsRequest>(), spec_.command_timeout);
+      if (!r) continue;
+      if (const auto* slots = r->as<redis::ClusterSlotsReply>()) {
+        owners_ = slots->owners;
+        return;
+      }
+    }
+  }
+
+  CallResult call(sim::Process& p, std::shared_ptr<Command> cmd, sim::NodeId& target) {
+    const int shard = redis::shard_of_slot(redis::key_hash_slot(cmd->key), shards_);
+    CallResult out;
+    for (int redirects = 0;; ++redirects) {
+      target = owners_[static_cast<std::size_t>(shard)];
+      auto reply = p.call(target, cmd, spec_.command_timeout);
+      const auto* r = reply ? reply->as<Reply>() : nullptr;
+      if (r == nullptr) {
+        out.status = CallStatus::kTimeout;
+        refresh(p);
+        return out;
+      }
+      out.status = CallStatus::kReply;
+      out.reply = *r;
+      if (r->error.rfind("MOVED", 0) == 0 && r->redirect != sim::kNoNode) {
+        owners_[static_cast<std::size_t>(shard)] = r->redirect;
+        if (redirects < 3) continue;
+        return out;
+      }
+      if (r->error.rfind("CLUSTERDOWN", 0) == 0) refresh(p);
+      return out;
+    }
+  }
+
+  void start_renewal(const Lease& lease) {
+    lease_value_ = lease.value;
+    const std::uint64_t gen = ++renew_gen_;
+    if (!spec_.renew) return;
+    const sim::Time granted = clock_now();
+    node_.spawn("renewal", [this, gen, lease, granted](sim::Process& p) {
+      sim::Time last = granted;
+      for (;;) {
+        p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+        if (gen != renew_gen_) return;
+        const sim::Time first_sent = node_.sim().now();
+        for (;;) {
+          const sim::Time sent = node_.monotonic();
+          sim::NodeId target = sim::kNoNode;
+          CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false), target);
+          if (gen != renew_gen_) return;
+          if (r.status == CallStatus::kReply && r.reply.integer) {
+            const bool ok = *r.reply.integer == 1;
+            history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), ok});
+            if (!ok) {
+              lose_lease("renewal refused");
+              return;
+            }
+            confirmed(sent);
+            last = clock_now();
+            break;
+          }
+          // CLUSTERDOWN, MOVED past the redirect limit: try again.
+          if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);
+        }
+      }
+    });
+  }
+
+  std::vector<sim::NodeId> servers_;
+  int shards_;
+  std::size_t first_;
+  std::vector<sim::NodeId> owners_;  ///< by shard: the primary this client sends to
+  std::string lease_value_;
+  std::string acquire_error_;  ///< the last acquire's permanent error (CROSSSLOT), or ""
+};
+
 }  // namespace
+
+std::unique_ptr<LockClient> make_redis_cluster_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                      const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                                      int shards, std::size_t index) {
+  return std::make_unique<ClusterLockClient>(node, h, spec, lock, std::move(servers), shards, index);
+}
 
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels) {

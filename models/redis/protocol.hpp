@@ -45,6 +45,8 @@ struct Reply final : sim::Payload {
   std::optional<std::int64_t> integer;
   std::string text;
   std::string error;
+  /// Redis Cluster: the node a MOVED error names (kNoNode otherwise).
+  NodeId redirect = sim::kNoNode;
   std::string describe() const override;
 };
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/redis/cluster.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -71,6 +73,13 @@ RedisServer::RedisServer(RedisService& svc, sim::Node& node, int index, bool pri
       primary_(primary),
       following_(primary_of) {
   node_.set_behaviour(this);
+}
+
+RedisServer::~RedisServer() = default;
+
+void RedisServer::enable_cluster(int shard) {
+  shard_ = shard;
+  cluster_ = std::make_unique<ClusterNode>(svc_, *this, shard);
 }
 
 void RedisServer::start() {
@@ -375,6 +384,8 @@ void RedisServer::command_release(const sim::Message& m, const Command& c) {
 }
 
 void RedisServer::handle_command(const sim::Message& m, const Command& c) {
+  // Cluster mode: CROSSSLOT, CLUSTERDOWN and MOVED come before the command.
+  if (cluster_ && cluster_->redirect(m, c)) return;
   const bool is_write = c.op != Op::kGet;
   if (is_write && !primary_) {
     auto r = sim::make_payload<Reply>();
@@ -423,6 +434,13 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
 void RedisServer::on_message(const sim::Message& m) {
   if (const auto* c = m.as<Command>()) {
     handle_command(m, *c);
+  } else if (const auto* cm = m.as<ClusterMsg>()) {
+    if (cluster_) cluster_->on_message(m, *cm);
+  } else if (m.as<ClusterSlotsRequest>() != nullptr) {
+    if (!cluster_) return;
+    auto r = sim::make_payload<ClusterSlotsReply>();
+    r->owners = cluster_->owners();
+    node_.reply(m, r);
   } else if (const auto* s = m.as<ReplStream>()) {
     if (primary_ || m.from != following_) return;
     if (s->replid != replid_) {
@@ -564,7 +582,14 @@ void RedisServer::on_restart() {
   replicas_.clear();
   last_sync_request_ = Time{-1};
   ++role_epoch_;
-  if (!svc_.sentinels().empty() && !svc_.redlock()) {
+  if (cluster_) {
+    // nodes.conf: the role the node's saved view gives it (the owner of its
+    // shard's slots, or a replica of that owner).
+    cluster_->on_restart();
+    const NodeId owner = cluster_->owner(shard_);
+    primary_ = owner == node_.id();
+    following_ = primary_ ? sim::kNoNode : owner;
+  } else if (!svc_.sentinels().empty() && !svc_.redlock()) {
     const NodeId cur = svc_.current_primary();
     if (cur == node_.id()) {
       primary_ = true;  // still the primary: nobody was promoted meanwhile
@@ -583,7 +608,7 @@ void RedisServer::on_restart() {
       persistent ? fmt::format("restarted from its AOF ({} keys) {}", data_.size(), role) : "restarted empty " + role);
   if (primary_) {
     // Replicas reconnect to a restarted primary and resync from it.
-    for (NodeId r : svc_.servers()) {
+    for (NodeId r : svc_.shard_servers(shard_)) {
       if (r != node_.id()) replicas_.insert(r);
     }
     start();
@@ -592,6 +617,7 @@ void RedisServer::on_restart() {
     request_sync();
     retry_sync(role_epoch_);
   }
+  if (cluster_) cluster_->start();
   svc_.reevaluate();
 }
 
@@ -838,6 +864,29 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
       sentinel_ids_(std::move(sentinels)),
       client_ids_(std::move(clients)),
       current_primary_(server_ids_.front()) {
+  if (cluster()) {
+    // redis-s0-0, redis-s0-1 …, redis-s1-0 …: shard-major, primary first.
+    const int shards = spec_.cluster->shards;
+    const std::size_t per = static_cast<std::size_t>(spec_.cluster->replicas) + 1;
+    for (int sh = 0; sh < shards; ++sh) {
+      const auto first = server_ids_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(sh) * per);
+      shard_servers_.emplace_back(first, first + static_cast<std::ptrdiff_t>(per));
+      shard_primary_.push_back(shard_servers_.back().front());
+    }
+    key_shard_ = shard_of_slot(key_hash_slot(key_), shards);
+    counter_shard_ = shard_of_slot(key_hash_slot(counter_key()), shards);
+    current_primary_ = shard_primary_[static_cast<std::size_t>(key_shard_)];
+    for (std::size_t i = 0; i < server_ids_.size(); ++i) {
+      const std::size_t sh = i / per;
+      const bool primary = i % per == 0;
+      servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), primary,
+                                                       primary ? sim::kNoNode : shard_servers_[sh].front()));
+    }
+    for (std::size_t i = 0; i < server_ids_.size(); ++i) servers_[i]->enable_cluster(static_cast<int>(i / per));
+    return;
+  }
+  shard_servers_.push_back(server_ids_);
+  shard_primary_.push_back(server_ids_.front());
   for (std::size_t i = 0; i < server_ids_.size(); ++i) {
     const bool primary = redlock() || i == 0;
     servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), primary,
@@ -853,12 +902,13 @@ RedisService::~RedisService() = default;
 void RedisService::start() {
   for (auto& s : servers_) {
     if (s->is_primary() && !redlock()) {
-      for (NodeId r : server_ids_) {
+      for (NodeId r : shard_servers(s->shard())) {
         if (r != s->node().id()) s->connect_replica(r);
       }
     }
     s->start();
     s->start_persistence();
+    if (s->cluster() != nullptr) s->cluster()->start();
   }
   for (auto& s : sentinel_objs_) s->start();
 }
@@ -884,7 +934,8 @@ Sentinel* RedisService::sentinel(NodeId n) {
 }
 
 void RedisService::on_promoted(RedisServer& s) {
-  current_primary_ = s.node().id();
+  shard_primary_[static_cast<std::size_t>(s.shard())] = s.node().id();
+  if (s.shard() == key_shard_) current_primary_ = s.node().id();
   history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
 }
 
@@ -948,7 +999,10 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
   // replica holds it, or while what the primary will restart with (its
   // AOF) holds it (docs/FORMAT.md "Lease end at the service").
   for (const auto& s : servers_) {
-    if (s.get() != primary && s->node().up() && !s->is_primary() && s->holds(key_, value)) return true;
+    if (s.get() != primary && s->shard() == primary->shard() && s->node().up() && !s->is_primary() &&
+        s->holds(key_, value)) {
+      return true;
+    }
   }
   if (primary->persisted_holds(key_, value)) return true;
   why_not = fmt::format("{} is down and no live replica holds it", primary->node().name());
@@ -989,12 +1043,18 @@ bool RedisService::failover_now(std::string& why) {
   RedisServer* old = &server(current_primary_);
   RedisServer* best = nullptr;
   for (auto& s : servers_) {
-    if (s.get() == old || !s->node().up()) continue;
+    if (s.get() == old || !s->node().up() || s->shard() != old->shard()) continue;
     if (best == nullptr || s->offset() > best->offset()) best = s.get();
   }
   if (best == nullptr) {
     why = "no live replica to promote";
     return false;
+  }
+  if (cluster()) {
+    // CLUSTER FAILOVER TAKEOVER on the best replica of the lock key's shard;
+    // the others learn the new owner from the cluster bus.
+    best->cluster()->takeover();
+    return true;
   }
   std::uint64_t epoch = next_epoch();
   for (auto& s : sentinel_objs_) epoch = std::max(epoch, s->epoch() + 1);
@@ -1011,7 +1071,7 @@ bool RedisService::failover_now(std::string& why) {
 }
 
 bool RedisService::reset_counter(std::int64_t value, std::string& why) {
-  RedisServer& p = server(current_primary_);
+  RedisServer& p = server(shard_primary(counter_shard_));
   if (!p.node().up()) {
     why = "the primary is down";
     return false;

@@ -61,6 +61,12 @@
 //    At the service a Redlock lease is held while a majority of primaries
 //    block others: they hold the value, or are down (antirez, "Is Redlock
 //    safe?": a primary restarted only after the TTL cannot hand the lock out).
+//  * Redis Cluster (lock.cluster): shards of a primary and replicas each,
+//    redis-s<s>-0 …; the cluster bus, slots, CROSSSLOT / CLUSTERDOWN / MOVED
+//    and the replica election are in cluster.hpp (Redis 7.0.15 cluster.c
+//    and the Redis Cluster specification). Replication within a shard is
+//    the same asynchronous replication as above, so a failover loses what
+//    the primary acknowledged but had not yet sent.
 //
 // The lease observer (an outside view, not node code) records in the History
 // when each lease ends at the service, as docs/FORMAT.md "Lease end at the service" defines it.
@@ -83,11 +89,18 @@
 namespace fencesim::redis {
 
 class RedisService;
+class ClusterNode;
 
 /// One Redis server (primary or replica).
 class RedisServer final : public sim::NodeBehaviour {
  public:
   RedisServer(RedisService& svc, sim::Node& node, int index, bool primary, NodeId primary_of);
+  ~RedisServer() override;
+  /// Cluster mode: this node belongs to `shard` and joins the cluster bus.
+  void enable_cluster(int shard);
+  int shard() const { return shard_; }
+  /// The node's cluster bus part (cluster mode), else nullptr.
+  ClusterNode* cluster() const { return cluster_.get(); }
 
   void on_message(const sim::Message& m) override;
   void on_crash() override;
@@ -163,6 +176,8 @@ class RedisServer final : public sim::NodeBehaviour {
   RedisService& svc_;
   sim::Node& node_;
   int index_;
+  int shard_ = 0;                         ///< cluster mode: the node's shard
+  std::unique_ptr<ClusterNode> cluster_;  ///< cluster mode only
   bool configured_primary_;
   NodeId configured_following_;
   bool primary_;
@@ -273,6 +288,17 @@ class RedisService final : public LockService {
   int majority() const;
 
   const std::vector<NodeId>& servers() const { return server_ids_; }
+  /// Cluster mode (lock.cluster present).
+  bool cluster() const { return spec_.cluster.has_value(); }
+  /// The servers of one shard, its initial primary first (cluster mode;
+  /// otherwise shard 0 is every server).
+  const std::vector<NodeId>& shard_servers(int shard) const {
+    return shard_servers_.at(static_cast<std::size_t>(shard));
+  }
+  /// The authoritative primary of `shard`: the last one promoted.
+  NodeId shard_primary(int shard) const { return shard_primary_.at(static_cast<std::size_t>(shard)); }
+  /// The shard that owns the lock key's slot (0 outside cluster mode).
+  int key_shard() const { return key_shard_; }
   const std::vector<NodeId>& sentinels() const { return sentinel_ids_; }
   const std::vector<NodeId>& clients() const { return client_ids_; }
   RedisServer& server(NodeId n);
@@ -280,7 +306,8 @@ class RedisService final : public LockService {
   Sentinel* sentinel(NodeId n);
 
   /// The authoritative primary: the one the sentinels last promoted (or
-  /// redis-0). Role alias `redis-primary`.
+  /// redis-0); in cluster mode the primary of the lock key's shard. Role
+  /// alias `redis-primary`.
   NodeId current_primary() const { return current_primary_; }
 
   // --- faults -------------------------------------------------------------
@@ -320,6 +347,10 @@ class RedisService final : public LockService {
   std::vector<NodeId> client_ids_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<Sentinel>> sentinel_objs_;
+  std::vector<std::vector<NodeId>> shard_servers_;
+  std::vector<NodeId> shard_primary_;
+  int key_shard_ = 0;
+  int counter_shard_ = 0;
   NodeId current_primary_;
   std::uint64_t epoch_ = 0;
   std::uint64_t replid_ = 1;

@@ -1,6 +1,8 @@
 // models/redis/service.cpp — Redis as a lock service (models/lock_service.hpp):
 // its descriptor (node groups, role, faults, properties) and RedisService's
 // LockService methods.
+#include <fmt/format.h>
+
 #include "models/client/client.hpp"
 #include "models/redis/redis.hpp"
 
@@ -19,6 +21,23 @@ class RedisDescriptor final : public ServiceDescriptor {
   /// "sentinels": the Sentinels (none in Redlock mode).
   std::vector<NodeGroup> groups(const Scenario& s) const override {
     const RedisSpec& r = s.lock.redis;
+    if (r.cluster) {
+      // Redis Cluster: redis-s<s>-0 (the shard's initial primary), then its
+      // replicas; "redis" holds them all, "redis-s<s>" one shard (an alias).
+      NodeGroup servers{"redis", {}};
+      std::vector<NodeGroup> shards;
+      for (int sh = 0; sh < r.cluster->shards; ++sh) {
+        NodeGroup g{"redis-s" + std::to_string(sh), {}, true};
+        for (int i = 0; i <= r.cluster->replicas; ++i) {
+          g.nodes.push_back(fmt::format("redis-s{}-{}", sh, i));
+          servers.nodes.push_back(g.nodes.back());
+        }
+        shards.push_back(std::move(g));
+      }
+      std::vector<NodeGroup> out{std::move(servers), NodeGroup{"sentinels", {}}};
+      for (NodeGroup& g : shards) out.push_back(std::move(g));
+      return out;
+    }
     const int primaries = r.redlock > 0 ? r.redlock : 1;
     const int nodes = primaries + (r.redlock > 0 ? 0 : r.replicas);
     NodeGroup servers{"redis", {}};
@@ -38,6 +57,12 @@ class RedisDescriptor final : public ServiceDescriptor {
   std::vector<FaultKind> service_faults() const override { return {FaultKind::kFailover, FaultKind::kCounterReset}; }
   std::string fault_problem(const Scenario& s, const FaultSpec& f) const override {
     const RedisSpec& r = s.lock.redis;
+    if (f.kind == FaultKind::kFailover && r.cluster) {
+      if (r.cluster->replicas == 0) {
+        return "failover needs a replica to promote: set lock.cluster.replicas to 1 or more";
+      }
+      return "";
+    }
     if (f.kind == FaultKind::kFailover) {
       if (r.redlock > 0) return "failover does not apply in Redlock mode: the primaries have no replicas";
       if (r.replicas == 0) return "failover needs a replica to promote: set lock.replicas to 1 or more";
@@ -80,7 +105,10 @@ bool RedisService::apply_fault(const FaultSpec& f, std::string& why) {
 }
 
 std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, History& h, const ClientSpec& c,
-                                                              std::size_t) {
+                                                              std::size_t index) {
+  if (cluster()) {
+    return client::make_redis_cluster_client(node, h, c, lock_, server_ids_, spec_.cluster->shards, index);
+  }
   return client::make_redis_client(node, h, c, lock_, server_ids_, sentinel_ids_);
 }
 

@@ -149,7 +149,7 @@ TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
 TEST(MatrixFile, TheShippedSeedTableLoads) {
   const MatrixLoad m = load_matrix_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json");
   ASSERT_FALSE(m.error) << m.error->to_string();
-  EXPECT_EQ(m.matrix->rows.size(), 22u);  // 21 + the lock table (observed)
+  EXPECT_EQ(m.matrix->rows.size(), 23u);  // 21 + the lock table (observed) + Redis Cluster
   EXPECT_EQ(m.matrix->columns.size(), 7u);
   EXPECT_EQ(m.matrix->seeds, 10u);
 }
