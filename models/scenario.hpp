@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@
 #include "sim/time.hpp"
 
 namespace fencesim {
+
+class ResourceCheck;  // models/policy.hpp
+class ClientPolicy;   // models/policy.hpp
 
 using sim::Duration;
 using namespace std::chrono_literals;
@@ -188,6 +192,10 @@ struct ResourceSpec {
   std::int64_t initial = 0;
   int replicas = 0;  ///< further copies resource-replica-0 …
   Duration replication_delay = 50ms;
+  /// A check of the user's (models/policy.hpp, C++ only: a file cannot
+  /// name one); nullptr: the built-in check `kind`, `check` and
+  /// `fence_reads` describe. Shared by every copy and run; compared by identity.
+  std::shared_ptr<const ResourceCheck> custom_check;
 
   bool operator==(const ResourceSpec&) const = default;
 };
@@ -240,6 +248,11 @@ struct ClientSpec {
   /// clients[].library: the etcd client library modelled (etcd only;
   /// models/client/etcd_client.cpp). kGo: clientv3, the default.
   EtcdLibrary library = EtcdLibrary::kGo;
+  /// A client policy of the user's (models/policy.hpp, C++ only); nullptr:
+  /// the built-in one made of renew, renew_interval, renew_clock and the
+  /// client policies above, which a custom policy replaces (they must keep
+  /// their defaults). Compared by identity.
+  std::shared_ptr<const ClientPolicy> policy;
 
   bool operator==(const ClientSpec&) const = default;
 };

@@ -3,6 +3,8 @@
 // file and a Scenario built in code get the same words at the same path.
 #include "models/validate.hpp"
 
+#include "models/policy.hpp"
+
 #include "models/checkers/metric_expect.hpp"
 #include "models/checkers/registry.hpp"
 #include "models/etcd/versions.hpp"
@@ -257,7 +259,7 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
   for (const ClientSpec& c : s.clients) {
     const Duration ttl_d = client_ttl(s.lock, c);
     const std::string ttl = fmt_d(ttl_d);
-    if (lock && c.renew && c.renew_interval >= ttl_d) {
+    if (lock && c.renew && !c.policy && c.renew_interval >= ttl_d) {
       add("renew_interval " + fmt_d(c.renew_interval) + " is not shorter than the lease TTL " + ttl +
               ": the lease can expire before each renewal is sent",
           c.name);
@@ -693,6 +695,24 @@ std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
                    quote_text(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
                        quote_text(to_string(r.kind)));
   }
+  if (r.custom_check) {
+    if (s.lock.service == ServiceKind::kQueue) {
+      return problem("resource.custom_check",
+                     "a custom ResourceCheck (\"" + r.custom_check->name() +
+                         "\") decides reads and writes of the register; the queue design's ledger has its own "
+                         "rules: use lock.service \"redis\" or \"etcd\" or \"none\"");
+    }
+    if (r.kind != ResourceKind::kFenced && r.kind != ResourceKind::kUnfenced) {
+      return problem("resource.kind", "a custom ResourceCheck (\"" + r.custom_check->name() +
+                                          "\") replaces the built-in check: leave kind \"unfenced\" or \"fenced\"");
+    }
+    if (r.check != FenceCheck::kStrict || r.fence_reads) {
+      const char* k = r.check != FenceCheck::kStrict ? "check" : "fence_reads";
+      return problem(std::string("resource.") + k, "a custom ResourceCheck (\"" + r.custom_check->name() +
+                                                       "\") replaces the built-in check: leave " + quote_text(k) +
+                                                       " out (fences_reads() says whether reads carry the token)");
+    }
+  }
   FENCESIM_CHECK(in_range("resource.initial", r.initial, Ranges::kInitial));
   FENCESIM_CHECK(in_range("resource.replicas", r.replicas, Ranges::kResourceReplicas));
   FENCESIM_CHECK(non_negative("resource.replication_delay", r.replication_delay));
@@ -821,7 +841,9 @@ Problem leader_election_client(const Scenario& s, const ClientSpec& c, const std
 Problem client_policies(const Scenario& s, const ClientSpec& c, const std::string& path) {
   const std::string w = key(path, "workload");
   FENCESIM_CHECK(in_range(key(w, "retries"), c.workload.retries, Ranges::kRetries));
-  if (c.workload.retries != WorkloadSpec{}.retries && s.resource.kind != ResourceKind::kCas) {
+  const bool versions =
+      s.resource.custom_check ? s.resource.custom_check->compares_versions() : s.resource.kind == ResourceKind::kCas;
+  if (c.workload.retries != WorkloadSpec{}.retries && !versions) {
     return problem(key(w, "retries"),
                    std::string("\"retries\" applies only to a cas resource (a version conflict is ") +
                        "what is retried); resource.kind is " + quote_text(to_string(s.resource.kind)));
@@ -831,6 +853,18 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
     return problem(key(path, k), std::string("\"") + k +
                                      "\" is a policy for the lease of a lock, and lock.service is \"none\": remove it");
   };
+  if (c.policy) {
+    if (!lock) return needs_lock("policy");
+    const auto replaced = [&](const char* k) {
+      return problem(key(path, k), "the custom ClientPolicy \"" + c.policy->name() + "\" replaces " + quote_text(k) +
+                                       ": leave it out (the policy decides it)");
+    };
+    if (!c.renew) return replaced("renew");
+    if (c.renew_clock != sim::ClockKind::kMonotonic) return replaced("renew_clock");
+    if (c.check_lease_before_write) return replaced("check_lease_before_write");
+    if (c.on_lease_loss != LeaseLossPolicy::kContinue) return replaced("on_lease_loss");
+    if (c.lease_loss_after) return replaced("lease_loss_after");
+  }
   if (c.check_lease_before_write) {
     if (!lock) return needs_lock("check_lease_before_write");
     FENCESIM_CHECK(non_negative(key(path, "check_lease_before_write"), *c.check_lease_before_write));

@@ -11,6 +11,7 @@
 #include "models/fingerprint.hpp"
 #include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
+#include "models/policy_runtime.hpp"
 #include "models/resource/resource.hpp"
 #include "sim/simulation.hpp"
 
@@ -236,13 +237,10 @@ void judge(const Scenario& s, const RunOptions& opt, const std::vector<Verdict>&
 
 }  // namespace
 
-RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
-  // A scenario that breaks a rule of the format is refused, with the words
-  // and JSON path a file would get (models/validate.hpp).
-  if (auto problem = validate_scenario(sc)) throw InvalidScenario(std::move(*problem));
+namespace {
+
+RunResult run_once(const Scenario& s, const RunOptions& opt) {
   RunResult out;
-  Scenario s = sc;
-  if (opt.seed) s.seed = *opt.seed;
   out.seed = s.seed;
   collect_faults(s, out);
 
@@ -263,6 +261,84 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
 
   judge(s, opt, service_verdicts, out);
   out.fingerprint = run_fingerprint(history_fingerprint(out.history), engine_fp, service_fp);
+  return out;
+}
+
+/// One run inside a RunScope: a misuse the debug checks caught comes out as
+/// PolicyMisuse even when it was thrown inside a process (a sim::ModelBug then).
+RunResult run_scoped(const Scenario& s, const RunOptions& opt, bool record,
+                     std::vector<policy_detail::CallRecord>* calls) {
+  policy_detail::RunScope scope(record);
+  try {
+    RunResult r = run_once(s, opt);
+    if (calls != nullptr) *calls = std::move(scope.state().calls);
+    return r;
+  } catch (const sim::ModelBug&) {
+    if (!scope.state().misuse.empty()) throw PolicyMisuse(scope.state().misuse);
+    throw;
+  }
+}
+
+std::string call_text(const policy_detail::CallRecord& c, std::size_t i) {
+  return fmt::format("call #{} to policy \"{}\" ({}) for {} at {}", i + 1, c.policy, c.what, c.node, format_time(c.at));
+}
+
+/// The self-check: the same run again, every policy call compared.
+void self_check(const Scenario& s, const RunOptions& opt, const RunResult& first,
+                const std::vector<policy_detail::CallRecord>& a) {
+  std::vector<policy_detail::CallRecord> b;
+  const RunResult second = run_scoped(s, opt, true, &b);
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& x = a[i];
+    const auto& y = b[i];
+    if (x.policy != y.policy || x.what != std::string_view(y.what) || x.node != y.node || x.at != y.at ||
+        x.in != y.in) {
+      throw PolicyMisuse(fmt::format(
+          "self-check: two runs of scenario \"{}\" seed {} parted before {} (the second run made {}): a policy "
+          "changed the run through something other than its answers (a draw from a stream other than its "
+          "PolicyContext::rng, shared state)",
+          s.name, first.seed, call_text(x, i), call_text(y, i)));
+    }
+    if (x.out != y.out) {
+      throw PolicyMisuse(fmt::format(
+          "self-check: {} got the same arguments in two runs of scenario \"{}\" seed {} and answered "
+          "differently: the policy depends on something outside its arguments (a member it changes, a global, a "
+          "real clock, OS randomness, a thread); see models/policy.hpp \"Determinism\"",
+          call_text(x, i), s.name, first.seed));
+    }
+  }
+  if (a.size() != b.size() || first.fingerprint != second.fingerprint) {
+    throw PolicyMisuse(fmt::format(
+        "self-check: two runs of scenario \"{}\" seed {} differed ({} and {} policy calls, fingerprints {:016x} and "
+        "{:016x}) although every policy call compared answered the same",
+        s.name, first.seed, a.size(), b.size(), first.fingerprint, second.fingerprint));
+  }
+}
+
+}  // namespace
+
+bool has_custom_policy(const Scenario& s) {
+  if (s.resource.custom_check) return true;
+  return std::any_of(s.clients.begin(), s.clients.end(), [](const ClientSpec& c) { return c.policy != nullptr; });
+}
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
+  // A scenario that breaks a rule of the format is refused, with the words
+  // and JSON path a file would get (models/validate.hpp).
+  if (auto problem = validate_scenario(sc)) throw InvalidScenario(std::move(*problem));
+  Scenario s = sc;
+  if (opt.seed) s.seed = *opt.seed;
+#ifdef NDEBUG
+  constexpr bool kDebugBuild = false;
+#else
+  constexpr bool kDebugBuild = true;
+#endif
+  const bool check = has_custom_policy(s) && opt.self_check.value_or(kDebugBuild);
+  if (!check) return run_scoped(s, opt, false, nullptr);
+  std::vector<policy_detail::CallRecord> calls;
+  RunResult out = run_scoped(s, opt, true, &calls);
+  self_check(s, opt, out, calls);
   return out;
 }
 

@@ -44,6 +44,13 @@ struct RunOptions {
   bool trace = true;                  ///< build the trace (JSON Lines) of the run
   std::uint64_t event_budget = Limits::kEventBudget;
   std::size_t pending_budget = Limits::kPendingBudget;  ///< events waiting at once
+  /// The determinism self-check of a scenario with a custom ResourceCheck
+  /// or ClientPolicy (models/policy.hpp): the run is made twice and each
+  /// policy call's arguments and answer compared; a policy that answered
+  /// the same arguments differently throws PolicyMisuse naming it. nullopt:
+  /// on in a debug build of fencesim (NDEBUG not defined), off otherwise. A
+  /// scenario without a custom policy is never run twice.
+  std::optional<bool> self_check;
 };
 
 struct RunResult {
@@ -69,7 +76,12 @@ struct RunResult {
   bool all_met = true;
 };
 
+/// Throws PolicyMisuse (models/policy.hpp) when a custom policy broke a
+/// rule of models/policy.hpp "Determinism" that the debug checks catch.
 RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
+
+/// Does the scenario carry a custom ResourceCheck or ClientPolicy?
+bool has_custom_policy(const Scenario& s);
 
 /// When each fault ends (docs/FORMAT.md "Faults"): nullopt for a
 /// fault that never ends. Faults that start at or after `run_end` never happen and are ignored.

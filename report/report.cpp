@@ -17,6 +17,7 @@
 #include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
 #include "models/validate.hpp"
+#include "models/policy.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {
@@ -92,6 +93,12 @@ ojson duration_json(sim::Duration d) { return ojson{{"ns", d.count()}, {"text", 
 
 const char* clock_text(sim::ClockKind k) { return k == sim::ClockKind::kWall ? "wall" : "monotonic"; }
 
+/// The resource's kind as reports name it: a custom check's name(), else the built-in kind.
+std::string resource_kind_name(const ResourceSpec& r) {
+  return r.custom_check ? r.custom_check->name() : std::string(to_string(r.kind));
+}
+std::string client_policy_name(const ClientSpec& c) { return c.policy ? c.policy->name() : std::string("built-in"); }
+
 ojson settings_json(const Scenario& s) {
   ojson lock{{"service", to_string(s.lock.service)}};
   if (s.lock.service != ServiceKind::kNone) {
@@ -146,8 +153,9 @@ ojson settings_json(const Scenario& s) {
     lock["mutex_checks_own_key"] = e.mutex_checks_own_key;
     lock["lock_fails_on_session_end"] = e.lock_fails_on_session_end;
   }
-  ojson resource{{"kind", to_string(s.resource.kind)}};
-  if (s.resource.kind == ResourceKind::kFenced) {
+  // A custom ResourceCheck is named where the built-in kind would be.
+  ojson resource{{"kind", resource_kind_name(s.resource)}};
+  if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     resource["check"] = s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic";
     resource["fence_reads"] = s.resource.fence_reads;
     if (s.lock.service == ServiceKind::kQueue) resource["idempotent"] = s.resource.idempotent;
@@ -173,6 +181,13 @@ ojson settings_json(const Scenario& s) {
              {"command_timeout", duration_json(c.command_timeout)},
              {"resource", c.resource},
              {"workload", w}};
+    // A custom ClientPolicy replaces renew_interval and renew_clock (and the
+    // policies below, which it requires unset): its name instead.
+    if (c.policy) {
+      cj.erase("renew_interval");
+      cj.erase("renew_clock");
+      cj["policy"] = client_policy_name(c);
+    }
     // The client policies, only when one is set (docs/REPORTS.md).
     if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
     if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = "abort";
@@ -417,14 +432,17 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
     o += fmt::format(", TTL {}", dur(s.lock.ttl));
   }
   o += "\n";
-  o += fmt::format("- resource: {}", to_string(s.resource.kind));
-  if (s.resource.kind == ResourceKind::kFenced) {
+  o += fmt::format("- resource: {}", resource_kind_name(s.resource));
+  if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     o += fmt::format(" ({} check{}{})", s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic",
                      s.resource.fence_reads ? ", fenced reads" : "", s.resource.idempotent ? ", idempotent" : "");
   }
   if (s.resource.replicas > 0) o += fmt::format(", {} further copies", s.resource.replicas);
   o += "\n";
   o += fmt::format("- clients: {}\n", s.clients.size());
+  for (const ClientSpec& c : s.clients) {
+    if (c.policy) o += fmt::format("- client {}: policy {}\n", c.name, client_policy_name(c));
+  }
   for (const std::string& n : s.notes) o += "- note: " + n + "\n";
   o += fmt::format("- reproduce: `{}`\n\n", reproduce_command(s, r, m));
 
@@ -573,12 +591,15 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
                           : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
                                         clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "incr" : "none");
   }
-  o += fmt::format("  resource {}", to_string(s.resource.kind));
-  if (s.resource.kind == ResourceKind::kFenced) {
+  o += fmt::format("  resource {}", resource_kind_name(s.resource));
+  if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     o += s.resource.check == FenceCheck::kStrict ? " strict" : " monotonic";
     if (s.resource.fence_reads) o += " fence_reads";
   }
   o += fmt::format("  clients {}  faults {} ({} drawn)\n", s.clients.size(), r.faults.size(), r.drawn.size());
+  for (const ClientSpec& c : s.clients) {
+    if (c.policy) o += fmt::format("  client {} policy {}\n", c.name, client_policy_name(c));
+  }
   for (const std::string& n : s.notes) o += "  note: " + n + "\n";
   o += fmt::format("\n  {:<19} {:<10} {:<15} {}\n", "property", "expected", "got", "");
   for (const Verdict& v : r.verdicts) {

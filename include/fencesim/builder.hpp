@@ -34,11 +34,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "models/policy.hpp"
 #include "models/scenario.hpp"
 #include "models/validate.hpp"
 #include "models/world.hpp"
@@ -123,7 +125,10 @@ class ScenarioBuilder {
   }
 
   ScenarioBuilder& unfenced(std::int64_t initial = 0) {
-    return set([&] { s_.resource.kind = ResourceKind::kUnfenced, s_.resource.initial = initial; });
+    return set([&] {
+      s_.resource.kind = ResourceKind::kUnfenced, s_.resource.initial = initial;
+      s_.resource.custom_check = nullptr;
+    });
   }
   ScenarioBuilder& fenced(FenceCheck check = FenceCheck::kStrict, bool fence_reads = false, std::int64_t initial = 0) {
     return set([&] {
@@ -131,10 +136,21 @@ class ScenarioBuilder {
       s_.resource.check = check;
       s_.resource.fence_reads = fence_reads;
       s_.resource.initial = initial;
+      s_.resource.custom_check = nullptr;
     });
   }
   ScenarioBuilder& cas(std::int64_t initial = 0) {
-    return set([&] { s_.resource.kind = ResourceKind::kCas, s_.resource.initial = initial; });
+    return set([&] {
+      s_.resource.kind = ResourceKind::kCas, s_.resource.initial = initial;
+      s_.resource.custom_check = nullptr;
+    });
+  }
+  /// A storage rule of your own (fencesim/policy.hpp): every copy of the
+  /// resource decides reads and writes with `check`; reports name it by
+  /// check->name(). Replaces unfenced/fenced/cas (a later one of those
+  /// clears it). Not nullptr.
+  ScenarioBuilder& resource_check(std::shared_ptr<const ResourceCheck> check) {
+    return set([&] { s_.resource.custom_check = std::move(check); });
   }
   ScenarioBuilder& resource_copies(int replicas, Duration delay) {
     return set([&] { s_.resource.replicas = replicas, s_.resource.replication_delay = delay; });
@@ -150,6 +166,18 @@ class ScenarioBuilder {
     if (tweak) tweak(c);
     clients_.push_back(c);
     return *this;
+  }
+
+  /// A client whose lock library decides by `policy` (fencesim/policy.hpp)
+  /// when to renew, what to do before a write and on a failed renewal;
+  /// reports name it by policy->name(). The knobs it replaces (renew_clock,
+  /// check_lease_before_write, on_lease_loss, lease_loss_after) stay unset.
+  ScenarioBuilder& client(std::string name, WorkloadSpec w, std::shared_ptr<const ClientPolicy> policy,
+                          const std::function<void(ClientSpec&)>& tweak = {}) {
+    return client(std::move(name), w, [&](ClientSpec& c) {
+      c.policy = policy;
+      if (tweak) tweak(c);
+    });
   }
 
   ScenarioBuilder& fault(FaultSpec f) {

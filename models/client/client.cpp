@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/validate.hpp"
+#include "models/resource/resource.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim::client {
@@ -12,11 +13,29 @@ namespace fencesim::client {
 // ========================================================= LockClientBase ==
 
 LockClientBase::LockClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock)
-    : node_(node), history_(h), spec_(spec), lock_(lock), rng_(node.sim().rng("client/" + spec.name)) {
+    : node_(node),
+      history_(h),
+      spec_(spec),
+      lock_(lock),
+      rng_(node.sim().rng("client/" + spec.name)),
+      policy_(node, spec_) {
   // The client's own copy of the lock spec carries the TTL it asks for
   // (clients[].ttl, else lock.ttl): every SET PX, renewal, Redlock validity
   // and etcd lease grant of this client uses it.
   lock_.ttl = client_ttl(lock, spec);
+}
+
+void LockClientBase::sleep_until_renewal(sim::Process& p, sim::Time granted, sim::Time last, int renewals) {
+  p.sleep_until(policy_.renew_clock(), policy_.next_renewal(RenewalFacts{lock_.ttl, granted, last, renewals}));
+}
+
+bool LockClientBase::renewal_failed(sim::Time first_sent, int failures) {
+  const LeaseState st = lease_state();
+  const LeaseFacts f{lock_.ttl, st.believes, st.lost, st.lost ? st.lost_reason : std::string(), st.confirmed_sent};
+  if (policy_.on_renewal_failure(f, failures) == RenewalFailure::kRetry) return false;
+  history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
+  lease_loss_deadline("renewal failed (" + policy_.name() + ")");
+  return true;
 }
 
 void LockClientBase::begin_belief(const Lease& l) {
@@ -37,12 +56,12 @@ void LockClientBase::lose_lease(const std::string& reason) {
 
 void LockClientBase::confirmed(sim::Time sent) {
   confirmed_sent_ = sent;
-  if (!spec_.lease_loss_after) return;
+  if (!policy_.lease_loss_after()) return;
   // "No acquire or renewal has succeeded for that long on its monotonic
   // clock", counted from the send of the request that succeeded last.
   node_.cancel(loss_timer_);
   const std::uint64_t gen = ++loss_gen_;
-  const Duration after = *spec_.lease_loss_after;
+  const Duration after = *policy_.lease_loss_after();
   loss_timer_ = node_.at_clock(sim::ClockKind::kMonotonic, sent + after, [this, gen, after] {
     if (gen != loss_gen_) return;
     loss_timer_ = sim::TimerId{};
@@ -73,7 +92,7 @@ void LockClientBase::on_crash() {
   lost_ = false;
   lost_reason_.clear();
   confirmed_sent_.reset();
-  if (spec_.lease_loss_after) {
+  if (policy_.lease_loss_after()) {
     ++loss_gen_;
     node_.cancel(loss_timer_);
     loss_timer_ = sim::TimerId{};
@@ -109,7 +128,11 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       workload_(std::move(workload)),
       workload_rng_(node.sim().rng("client/" + spec.name + "/workload")) {
   if (!workload_) throw std::invalid_argument("ClientNode " + spec.name + ": no workload");
-  if (lock_) policies_ = std::make_unique<ClientPolicies>(node_, spec_, client_ttl(sc.lock, spec_), *lock_);
+  if (lock_) {
+    ClientPolicyRunner* runner = lock_->policy_runner();
+    if (runner == nullptr) runner = (own_policy_ = std::make_unique<ClientPolicyRunner>(node_, spec_)).get();
+    policies_ = std::make_unique<ClientPolicies>(client_ttl(sc.lock, spec_), *lock_, *runner);
+  }
   node_.set_behaviour(this);
 }
 
@@ -182,7 +205,7 @@ void ClientNode::iterate(sim::Process& p, int index) {
     return;
   }
   history_.iterations[rec].acquired = node_.sim().now();
-  const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
+  const bool fencing = spec_.fencing && resource::takes_tokens(resource_);
   workloads::IterationResult result = workload_->iterate(
       workloads::Iteration{p, index, lease_.value, fencing ? lease_.token : std::nullopt, lease_.message_id,
                            policies_.get(), draw(spec_.workload.work, spec_.workload.work_max)});

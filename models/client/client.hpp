@@ -86,6 +86,9 @@ class LockClient {
   virtual void on_crash() = 0;
   /// The client's own record of its lease (a client without one: nothing).
   virtual LeaseState lease_state() const { return {}; }
+  /// The client's ClientPolicy (models/client/policy.hpp); nullptr: the
+  /// ClientNode makes one of the spec for the workload.
+  virtual ClientPolicyRunner* policy_runner() { return nullptr; }
 };
 
 /// Shared bookkeeping for implementations: belief records in the History.
@@ -94,6 +97,7 @@ class LockClientBase : public LockClient {
   LockClientBase(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock);
   void on_crash() override;
   LeaseState lease_state() const override;
+  ClientPolicyRunner* policy_runner() override { return &policy_; }
 
  protected:
   void begin_belief(const Lease& l);
@@ -110,7 +114,19 @@ class LockClientBase : public LockClient {
   virtual void lease_loss_deadline(const std::string& reason);
   /// A fresh random value for an acquire attempt (hex, 16 digits).
   std::string fresh_value();
-  sim::Time clock_now() const { return node_.clock(spec_.renew_clock); }
+  /// The policy's renew clock (renew_clock for the built-in one).
+  sim::Time clock_now() const { return node_.clock(policy_.renew_clock()); }
+  /// Does the client renew (the policy's renews(); `renew` for the built-in)?
+  bool renews() const { return policy_.renews(); }
+  /// Sleeps on `p` until the next renewal the policy gives for a lease
+  /// granted at `granted` whose last successful renewal's reply came at
+  /// `last` (both on clock_now()'s clock) after `renewals` renewals.
+  void sleep_until_renewal(sim::Process& p, sim::Time granted, sim::Time last, int renewals);
+  /// A renewal attempt got no answer for the `failures`-th time: true when
+  /// the policy gives the lease up — then the failed renewal is recorded
+  /// (it began at true time `first_sent`) and lease_loss_deadline ends the
+  /// belief ("renewal failed (<policy>)"); the renewal must stop.
+  bool renewal_failed(sim::Time first_sent, int failures);
 
   sim::Node& node_;
   History& history_;
@@ -119,6 +135,7 @@ class LockClientBase : public LockClient {
   sim::Rng rng_;
   std::optional<std::size_t> belief_;
   std::uint64_t renew_gen_ = 0;  ///< bumps on release/crash to stop the renewal process
+  ClientPolicyRunner policy_;    ///< ClientSpec::policy, or the built-in one
 
  private:
   bool lost_ = false;
@@ -204,10 +221,11 @@ class ClientNode final : public sim::NodeBehaviour {
 
   sim::Rng workload_rng_;  ///< "client/<name>/workload": only ranges draw from it
   int next_iteration_ = 0;
-  bool start_reached_ = false;                    ///< the true time `spec.start` has come
-  std::optional<std::size_t> current_iteration_;  ///< index into history.iterations
-  Lease lease_;                                   ///< the lease of the current belief
-  std::unique_ptr<ClientPolicies> policies_;      ///< nullptr without a lock client
+  bool start_reached_ = false;                      ///< the true time `spec.start` has come
+  std::optional<std::size_t> current_iteration_;    ///< index into history.iterations
+  Lease lease_;                                     ///< the lease of the current belief
+  std::unique_ptr<ClientPolicies> policies_;        ///< nullptr without a lock client
+  std::unique_ptr<ClientPolicyRunner> own_policy_;  ///< for a lock client without a policy_runner()
 };
 
 }  // namespace fencesim::client

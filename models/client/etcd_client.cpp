@@ -220,7 +220,7 @@ class EtcdLockClient final : public LockClientBase {
     }
     reset_deadline(gen);
     const sim::Time granted = clock_now();
-    if (spec_.renew) {
+    if (renews()) {
       node_.spawn("keepalive", [this, gen, granted](sim::Process& kp) { keepalive_loop(kp, gen, granted); });
     }
     return true;
@@ -339,12 +339,13 @@ class EtcdLockClient final : public LockClientBase {
     signals_.push(WatchSignal{0, 0});
   }
 
-  void keepalive_loop(sim::Process& p, std::uint64_t gen, sim::Time last) {
-    for (;;) {
-      p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+  void keepalive_loop(sim::Process& p, std::uint64_t gen, sim::Time granted) {
+    sim::Time last = granted;
+    for (int renewals = 0;; ++renewals) {
+      sleep_until_renewal(p, granted, last, renewals);
       if (gen != session_gen_) return;
       const sim::Time first_sent = node_.sim().now();
-      for (;;) {
+      for (int failures = 1;; ++failures) {
         auto req = sim::make_payload<Request>();
         req->kind = ReqKind::kKeepAlive;
         req->lease = lease_id_;
@@ -364,6 +365,7 @@ class EtcdLockClient final : public LockClientBase {
           last = clock_now();
           break;
         }
+        if (renewal_failed(first_sent, failures)) return;
         p.sleep(spec_.retry_interval);
         if (gen != session_gen_) return;
       }

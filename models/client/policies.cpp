@@ -1,7 +1,5 @@
 #include "models/client/policies.hpp"
 
-#include <fmt/format.h>
-
 #include "models/client/client.hpp"
 #include "sim/time.hpp"
 
@@ -14,26 +12,23 @@ std::string ClientPolicies::lost_reason() const {
   return st.lost ? st.lost_reason : std::string();
 }
 
-std::optional<std::string> ClientPolicies::stop_before_step() const {
-  if (spec_.on_lease_loss != LeaseLossPolicy::kAbort) return std::nullopt;
+LeaseFacts ClientPolicies::facts() const {
   const LeaseState st = lock_.lease_state();
-  if (!st.lost) return std::nullopt;
-  return "stopped: the lease was lost (" + st.lost_reason + ")";
+  return LeaseFacts{ttl_, st.believes, st.lost, st.lost ? st.lost_reason : std::string(), st.confirmed_sent};
 }
 
-std::optional<std::string> ClientPolicies::stop_before_write() const {
-  if (auto stop = stop_before_step()) return stop;
-  if (!spec_.check_lease_before_write) return std::nullopt;
-  const Duration margin = *spec_.check_lease_before_write;
-  const LeaseState st = lock_.lease_state();
-  const Duration limit = ttl_ - margin;
-  if (!st.confirmed_sent) return "abandoned before the write: the lease was never confirmed";
-  const Duration since = node_.monotonic() - *st.confirmed_sent;
-  if (since < limit) return std::nullopt;
-  return fmt::format(
-      "abandoned before the write: {} since the last confirmed grant or renewal was sent, not below "
-      "TTL {} - margin {}",
-      sim::format_duration(since), sim::format_duration(ttl_), sim::format_duration(margin));
+std::optional<std::string> ClientPolicies::stop_before_step() const { return policy_.stop_before_step(facts()); }
+
+std::optional<std::string> ClientPolicies::stop_before_write(sim::Process& p) const {
+  for (;;) {
+    if (auto stop = stop_before_step()) return stop;
+    WriteDecision d = policy_.before_write(facts());
+    switch (d.action) {
+      case WriteAction::kGo: return std::nullopt;
+      case WriteAction::kAbandon: return std::move(d.reason);
+      case WriteAction::kRecheck: p.sleep(d.recheck_after); break;
+    }
+  }
 }
 
 }  // namespace fencesim::client

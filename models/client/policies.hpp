@@ -22,6 +22,10 @@
 //     the lock client ends its belief itself when no acquire or renewal has
 //     succeeded for that long on its monotonic clock.
 //
+// These rules are BuiltinClientPolicy (models/client/policy.hpp), one
+// implementation of ClientPolicy (models/policy.hpp); ClientSpec::policy
+// replaces it with a policy of the user's, asked the same way.
+//
 // The check and the write's send happen at one instant of the model; what
 // comes between them in a real process is modelled by what delays the
 // write after the check (a pause during a `slow` send, network latency):
@@ -31,6 +35,7 @@
 #include <optional>
 #include <string>
 
+#include "models/client/policy.hpp"
 #include "models/scenario.hpp"
 #include "models/workloads/workload.hpp"
 #include "sim/node.hpp"
@@ -41,24 +46,25 @@ class LockClient;
 
 class ClientPolicies final : public workloads::LeaseView {
  public:
-  /// `ttl` is the lease TTL in effect (LockSpec::ttl). `node` and `lock`
+  /// `ttl` is the lease TTL in effect (LockSpec::ttl). `lock` and `policy`
   /// outlive the policies.
-  ClientPolicies(const sim::Node& node, const ClientSpec& spec, Duration ttl, const LockClient& lock)
-      : node_(node), spec_(spec), ttl_(ttl), lock_(lock) {}
+  ClientPolicies(Duration ttl, const LockClient& lock, ClientPolicyRunner& policy)
+      : ttl_(ttl), lock_(lock), policy_(policy) {}
 
   bool believes() const override;
   std::string lost_reason() const override;
   /// "stopped: the lease was lost (renewal refused)".
   std::optional<std::string> stop_before_step() const override;
   /// "abandoned before the write: 9.5s since the last confirmed grant or
-  /// renewal was sent, not below TTL 10s − margin 1s".
-  std::optional<std::string> stop_before_write() const override;
+  /// renewal was sent, not below TTL 10s − margin 1s". A re-check waits on
+  /// `p` and asks again (stop_before_step first).
+  std::optional<std::string> stop_before_write(sim::Process& p) const override;
 
  private:
-  const sim::Node& node_;
-  const ClientSpec& spec_;
+  LeaseFacts facts() const;
   Duration ttl_;
   const LockClient& lock_;
+  ClientPolicyRunner& policy_;
 };
 
 }  // namespace fencesim::client

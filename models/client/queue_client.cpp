@@ -74,17 +74,18 @@ class QueueClient final : public LockClientBase {
   void start_renewal(const Lease& lease) {
     lease_ = lease;
     const std::uint64_t gen = ++renew_gen_;
-    if (!spec_.renew) return;
+    if (!renews()) return;
     const sim::Time received = clock_now();
     node_.spawn("visibility", [this, gen, lease, received](sim::Process& p) { renew_loop(p, gen, lease, received); });
   }
 
-  void renew_loop(sim::Process& p, std::uint64_t gen, const Lease& lease, sim::Time last) {
-    for (;;) {
-      p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+  void renew_loop(sim::Process& p, std::uint64_t gen, const Lease& lease, sim::Time granted) {
+    sim::Time last = granted;
+    for (int renewals = 0;; ++renewals) {
+      sleep_until_renewal(p, granted, last, renewals);
       if (gen != renew_gen_) return;
       const sim::Time first_sent = node_.sim().now();
-      for (;;) {
+      for (int failures = 1;; ++failures) {
         auto req = sim::make_payload<queue::ChangeVisibilityRequest>();
         req->message_id = lease.message_id;
         req->receipt = lease.value;
@@ -92,7 +93,10 @@ class QueueClient final : public LockClientBase {
         auto r = p.call(queue_, req, spec_.command_timeout);
         if (gen != renew_gen_) return;
         const auto* reply = r ? r->as<queue::QueueReply>() : nullptr;
-        if (reply == nullptr) continue;  // timed out: ask again
+        if (reply == nullptr) {  // timed out: ask again, unless the policy gives up
+          if (renewal_failed(first_sent, failures)) return;
+          continue;
+        }
         history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), reply->ok});
         if (reply->ok) {
           last = clock_now();

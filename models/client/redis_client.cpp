@@ -163,19 +163,20 @@ class RedisLockClient final : public LockClientBase {
   void start_renewal(const Lease& lease) {
     lease_value_ = lease.value;
     const std::uint64_t gen = ++renew_gen_;
-    if (!spec_.renew) return;
+    if (!renews()) return;
     const sim::Time granted = clock_now();
     node_.spawn("renewal", [this, gen, lease, granted](sim::Process& p) { renew_loop(p, gen, lease, granted); });
   }
 
-  void renew_loop(sim::Process& p, std::uint64_t gen, Lease lease, sim::Time last) {
-    for (;;) {
+  void renew_loop(sim::Process& p, std::uint64_t gen, Lease lease, sim::Time granted) {
+    sim::Time last = granted;
+    for (int renewals = 0;; ++renewals) {
       // "A timer on a clock is a deadline on that clock": a step of the
       // renew clock moves the renewal.
-      p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+      sleep_until_renewal(p, granted, last, renewals);
       if (gen != renew_gen_) return;
       const sim::Time first_sent = node_.sim().now();
-      for (;;) {
+      for (int failures = 1;; ++failures) {
         const sim::Time sent = node_.monotonic();
         CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false));
         if (gen != renew_gen_) return;
@@ -191,7 +192,10 @@ class RedisLockClient final : public LockClientBase {
           lose_lease("renewal refused");
           return;
         }
-        if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);  // READONLY and the like
+        // No answer (a timeout, a switch) or an error (READONLY and the
+        // like): a failed attempt, retried unless the policy gives up.
+        if (renewal_failed(first_sent, failures)) return;
+        if (r.status == CallStatus::kReply) p.sleep(spec_.retry_interval);
       }
     }
   }
@@ -274,15 +278,15 @@ class RedlockClient final : public LockClientBase {
   void start_renewal(const Lease& lease) {
     lease_value_ = lease.value;
     const std::uint64_t gen = ++renew_gen_;
-    if (!spec_.renew) return;
+    if (!renews()) return;
     const sim::Time granted = clock_now();
     node_.spawn("renewal", [this, gen, lease, granted](sim::Process& p) {
       const int n = static_cast<int>(primaries_.size());
       const int majority = n / 2 + 1;
       const sim::Duration per_primary = lock_.ttl * 5 / 100;
       sim::Time last = granted;
-      for (;;) {
-        p.sleep_until(spec_.renew_clock, last + spec_.renew_interval);
+      for (int renewals = 0;; ++renewals) {
+        sleep_until_renewal(p, granted, last, renewals);
         if (gen != renew_gen_) return;
         const sim::Time first_sent = node_.sim().now();
         for (;;) {

@@ -16,8 +16,46 @@ std::string WriteRequest::describe() const {
                      : fmt::format("WRITE {} tag={} token={}", value, tag, token_text(token));
 }
 
-ResourceCopy::ResourceCopy(ResourceService& svc, sim::Node& node) : svc_(svc), node_(node), value_(svc.spec().initial) {
+ResourceCopy::ResourceCopy(ResourceService& svc, sim::Node& node)
+    : svc_(svc), node_(node), host_(node, "check/" + node.name()) {
+  state_.value = svc.spec().initial;
   node_.set_behaviour(this);
+}
+
+namespace {
+void hash_request(Fingerprint& f, const ResourceRequest& r, const ResourceMarks& s) {
+  f.number(r.op == ResourceOp::kRead ? 0 : 1);
+  f.text(r.client);
+  f.maybe(r.token);
+  f.maybe(r.version_read);
+  f.number(r.value);
+  f.time(r.at);
+  f.number(s.value);
+  f.number(s.version);
+  f.number(s.last_written);
+  f.number(s.last_seen);
+  for (const auto& [k, v] : s.marks) f.text(k), f.number(v);
+}
+}  // namespace
+
+ResourceDecision ResourceCopy::decide(const ResourceRequest& req) {
+  // The data is the copy's: what the check does to value and version is undone.
+  const std::int64_t value = state_.value, version = state_.version;
+  ResourceDecision d = policy_detail::call_policy(
+      host_, svc_.check_name(), req.op == ResourceOp::kRead ? "decide(read)" : "decide(write)",
+      [&](const PolicyContext& ctx) { return svc_.check().decide(ctx, req, state_); },
+      [&](Fingerprint& f) { hash_request(f, req, state_); },
+      [&](Fingerprint& f, const ResourceDecision& a) {
+        f.number(a.accepted);
+        f.text(a.reason);
+        f.number(state_.last_written);
+        f.number(state_.last_seen);
+        for (const auto& [k, v] : state_.marks) f.text(k), f.number(v);
+      });
+  state_.value = value;
+  state_.version = version;
+  if (d.accepted) d.reason.clear();
+  return d;
 }
 
 void ResourceCopy::on_message(const sim::Message& m) {
@@ -29,38 +67,41 @@ void ResourceCopy::on_message(const sim::Message& m) {
     effect(m, *e);
   } else if (const auto* f = m.as<Forward>()) {
     // Replication, not an acceptance: applied unconditionally.
-    value_ = f->value;
-    version_ = f->version;
+    state_.value = f->value;
+    state_.version = f->version;
     tag_ = f->tag;
     if (f->token) {
-      last_written_ = std::max(last_written_, *f->token);
-      last_seen_ = std::max(last_seen_, *f->token);
+      state_.last_written = std::max(state_.last_written, *f->token);
+      state_.last_seen = std::max(state_.last_seen, *f->token);
+    }
+    if (f->marks) {
+      state_.last_written = std::max(state_.last_written, f->marks->last_written);
+      state_.last_seen = std::max(state_.last_seen, f->marks->last_seen);
+      for (const auto& [k, v] : f->marks->marks) {
+        auto [it, fresh] = state_.marks.emplace(k, v);
+        if (!fresh) it->second = std::max(it->second, v);
+      }
     }
   }
 }
 
 void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
-  const ResourceSpec& spec = svc_.spec();
   auto reply = sim::make_payload<OpReply>();
-  reply->accepted = true;
-  if (spec.kind == ResourceKind::kFenced && spec.fence_reads) {
-    if (!r.token) {
-      reply->accepted = false;
-      reply->reason = "read without a token";
-    } else if (*r.token < last_seen_) {
-      reply->accepted = false;
-      reply->reason = fmt::format("token {} < last_seen {}", *r.token, last_seen_);
-    } else {
-      last_seen_ = *r.token;
-    }
-  }
-  reply->value = value_;
-  reply->version = version_;
+  ResourceRequest req;
+  req.op = ResourceOp::kRead;
+  req.client = svc_.sim().node(m.from).name();
+  req.token = r.token;
+  req.at = svc_.sim().now();
+  ResourceDecision d = decide(req);
+  reply->accepted = d.accepted;
+  reply->reason = std::move(d.reason);
+  reply->value = state_.value;
+  reply->version = state_.version;
   reply->tag = tag_;
   ResourceOpRecord rec;
   rec.kind = ResourceOpKind::kRead;
   rec.token = r.token;
-  rec.value = value_;
+  rec.value = state_.value;
   rec.tag = tag_;
   rec.lease_value = r.lease_value;
   rec.iteration = r.iteration;
@@ -73,51 +114,33 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   node_.reply(m, reply);
 }
 
-std::string ResourceCopy::refusal(const WriteRequest& w) const {
-  const ResourceSpec& spec = svc_.spec();
-  switch (spec.kind) {
-    case ResourceKind::kUnfenced:
-    case ResourceKind::kIdempotent: break;  // the queue's ledger (ledger.cpp); its register is never written
-    case ResourceKind::kFenced:
-      if (!w.token) return "write without a token";
-      if (*w.token < last_seen_) return fmt::format("token {} < last_seen {}", *w.token, last_seen_);
-      if (spec.check == FenceCheck::kStrict ? *w.token <= last_written_ : *w.token < last_written_) {
-        return fmt::format("token {} {} last_written {}", *w.token, spec.check == FenceCheck::kStrict ? "<=" : "<",
-                           last_written_);
-      }
-      break;
-    case ResourceKind::kCas:
-      if (!w.expected_version || *w.expected_version != version_) {
-        return fmt::format("version {} != {}", w.expected_version ? *w.expected_version : -1, version_);
-      }
-      break;
-  }
-  return {};
-}
-
 void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   const ResourceSpec& spec = svc_.spec();
   auto reply = sim::make_payload<OpReply>();
-  reply->reason = refusal(w);
-  reply->accepted = reply->reason.empty();
+  ResourceRequest req;
+  req.op = ResourceOp::kWrite;
+  req.client = svc_.sim().node(m.from).name();
+  req.token = w.token;
+  req.version_read = w.expected_version;
+  req.value = w.value;
+  req.at = svc_.sim().now();
+  ResourceDecision d = decide(req);
+  reply->accepted = d.accepted;
+  reply->reason = d.accepted ? std::string() : d.reason.empty() ? std::string("rejected") : std::move(d.reason);
   ResourceOpRecord rec;
   rec.kind = ResourceOpKind::kWrite;
   rec.write = true;
   if (reply->accepted) {
     if (!w.tag.empty()) {
-      rec.effect = fmt::format("version {} by {} replaces version {}{}", w.value, w.tag, value_,
+      rec.effect = fmt::format("version {} by {} replaces version {}{}", w.value, w.tag, state_.value,
                                tag_.empty() ? "" : " by " + tag_);
     }
-    value_ = w.value;
+    state_.value = w.value;
     tag_ = w.tag;
-    ++version_;
-    if (spec.kind == ResourceKind::kFenced) {
-      last_written_ = *w.token;
-      last_seen_ = std::max(last_seen_, *w.token);
-    }
+    ++state_.version;
   }
-  reply->value = value_;
-  reply->version = version_;
+  reply->value = state_.value;
+  reply->version = state_.version;
   reply->tag = tag_;
   rec.token = w.token;
   rec.read_value = w.read_value;
@@ -128,7 +151,7 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   record(m, *reply, std::move(rec));
   if (reply->accepted) {
     ++svc_.accepted_writes;
-    forward(spec.kind == ResourceKind::kFenced ? w.token : std::nullopt);
+    forward(spec.kind == ResourceKind::kFenced && !svc_.custom() ? w.token : std::nullopt);
   } else {
     ++svc_.rejected_writes;
   }
@@ -141,25 +164,26 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceO
   rec.sent = m.sent_at;
   rec.client = svc_.sim().node(m.from).name();
   rec.copy = node_.name();
-  rec.version = version_;
+  rec.version = state_.version;
   rec.accepted = reply.accepted;
   rec.reason = reply.reason;
-  rec.last_written = last_written_;
-  rec.last_seen = last_seen_;
+  rec.last_written = state_.last_written;
+  rec.last_seen = state_.last_seen;
   const Time at = rec.at;
   h.resource_ops.push_back(std::move(rec));
   // Holder audit at every acceptance at a fenced copy (docs/REPORTS.md "Metrics").
-  if (reply.accepted && svc_.spec().kind == ResourceKind::kFenced) h.audit_holders(at, node_.name(), last_seen_);
+  if (reply.accepted && svc_.audits()) h.audit_holders(at, node_.name(), state_.last_seen);
 }
 
 void ResourceCopy::forward(std::optional<std::int64_t> token) {
   if (svc_.copies().size() < 2) return;
   auto p = sim::make_payload<Pending>();
   p->fwd = sim::make_payload<Forward>();
-  p->fwd->value = value_;
-  p->fwd->version = version_;
+  p->fwd->value = state_.value;
+  p->fwd->version = state_.version;
   p->fwd->token = token;
   p->fwd->tag = tag_;
+  if (svc_.custom()) p->fwd->marks = state_;
   outbox_.push_back(p);
   node_.after(svc_.spec().replication_delay, [this, p] {
     if (p->sent) return;
@@ -186,7 +210,13 @@ void ResourceCopy::on_restart() {
 
 ResourceService::ResourceService(sim::Simulation& s, History& h, const ResourceSpec& spec,
                                  std::vector<sim::NodeId> copies)
-    : sim_(s), history_(h), spec_(spec), ids_(std::move(copies)) {
+    : sim_(s),
+      history_(h),
+      spec_(spec),
+      ids_(std::move(copies)),
+      check_(check_of(spec)),
+      check_name_(check_->name()),
+      audits_(spec.custom_check != nullptr || spec.kind == ResourceKind::kFenced) {
   for (sim::NodeId id : ids_) copies_.push_back(std::make_unique<ResourceCopy>(*this, sim_.node(id)));
 }
 

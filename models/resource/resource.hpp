@@ -38,6 +38,11 @@
 // marks of that message (last_written = last_seen = its highest count).
 // The ledger is durable like the register; it has no replicas.
 //
+// The rules of the register are ResourceCheck implementations (check.cpp,
+// models/policy.hpp); ResourceSpec::custom_check replaces them with a
+// check of the user's, called the same way: the copy hands it the request
+// and its marks (ResourceMarks) and stores an accepted write's value.
+//
 // Every read and write the copy answers is appended to the History as a
 // ResourceOpRecord (kind kRead / kWrite); a tagged write's record also says
 // which version it replaced (`effect`).
@@ -51,6 +56,8 @@
 #include <vector>
 
 #include "models/history.hpp"
+#include "models/policy.hpp"
+#include "models/policy_runtime.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -107,6 +114,8 @@ struct Forward final : sim::Payload {
   std::int64_t version = 0;
   std::optional<std::int64_t> token;
   std::string tag;
+  /// A custom check's marks (every mark: the larger one wins); nullopt for the built-ins.
+  std::optional<ResourceMarks> marks;
   std::string describe() const override { return "FORWARD"; }
 };
 
@@ -118,12 +127,14 @@ class ResourceCopy final : public sim::NodeBehaviour {
   void on_message(const sim::Message& m) override;
   void on_restart() override;
 
-  std::int64_t value() const { return value_; }
-  std::int64_t version() const { return version_; }
+  std::int64_t value() const { return state_.value; }
+  std::int64_t version() const { return state_.version; }
   const std::string& tag() const { return tag_; }
-  std::int64_t last_written() const { return last_written_; }
-  std::int64_t last_seen() const { return last_seen_; }
-  void reset_marks(std::int64_t v) { last_written_ = last_seen_ = v; }
+  std::int64_t last_written() const { return state_.last_written; }
+  std::int64_t last_seen() const { return state_.last_seen; }
+  /// The marks of a custom check (models/policy.hpp), by name.
+  const std::map<std::string, std::int64_t>& marks() const { return state_.marks; }
+  void reset_marks(std::int64_t v) { state_.last_written = state_.last_seen = v; }
   sim::Node& node() const { return node_; }
 
  private:
@@ -131,8 +142,8 @@ class ResourceCopy final : public sim::NodeBehaviour {
   void write(const sim::Message& m, const WriteRequest& w);
   /// The ledger of the queue design (ledger.cpp).
   void effect(const sim::Message& m, const EffectRequest& e);
-  /// Why a fenced or CAS copy refuses `w` now; empty: accepted.
-  std::string refusal(const WriteRequest& w) const;
+  /// The check's decision on `req`, as one policy call (it may change the marks).
+  ResourceDecision decide(const ResourceRequest& req);
   void forward(std::optional<std::int64_t> token);
   /// Completes `rec` (time, client, copy, version, marks after the op,
   /// acceptance and reason from `reply`), appends it to the History and, for
@@ -141,11 +152,10 @@ class ResourceCopy final : public sim::NodeBehaviour {
 
   ResourceService& svc_;
   sim::Node& node_;
-  std::int64_t value_;
-  std::int64_t version_ = 0;
+  /// value, version and the marks (models/policy.hpp ResourceMarks).
+  ResourceMarks state_;
   std::string tag_;
-  std::int64_t last_written_ = 0;
-  std::int64_t last_seen_ = 0;
+  policy_detail::PolicyHost host_;  ///< the check's clocks and its stream "check/<copy>"
   struct Pending {
     std::shared_ptr<Forward> fwd;
     bool sent = false;
@@ -176,12 +186,39 @@ class ResourceService {
 
   std::int64_t accepted_writes = 0, rejected_writes = 0, accepted_reads = 0, rejected_reads = 0;
 
+  /// The check every copy applies (the built-in one of the spec, or the custom one).
+  const ResourceCheck& check() const { return *check_; }
+  const std::string& check_name() const { return check_name_; }
+  bool custom() const { return spec_.custom_check != nullptr; }
+  /// Accepted operations are audited against the believed holders (fenced, or a custom check).
+  bool audits() const { return audits_; }
+
  private:
   sim::Simulation& sim_;
   History& history_;
   ResourceSpec spec_;
   std::vector<sim::NodeId> ids_;
   std::vector<std::unique_ptr<ResourceCopy>> copies_;
+  std::shared_ptr<const ResourceCheck> check_;
+  std::string check_name_;
+  bool audits_ = false;
 };
+
+/// The built-in check `spec` describes (check.cpp), ignoring custom_check.
+std::shared_ptr<const ResourceCheck> builtin_check(const ResourceSpec& spec);
+/// custom_check, or the built-in one.
+std::shared_ptr<const ResourceCheck> check_of(const ResourceSpec& spec);
+/// Do reads carry the token (fence_reads, or the custom check's fences_reads)?
+inline bool fences_reads(const ResourceSpec& spec) {
+  return spec.custom_check ? spec.custom_check->fences_reads() : spec.fence_reads;
+}
+/// Do writes carry the version read, and is a rejected write a CAS conflict (retried)?
+inline bool compares_versions(const ResourceSpec& spec) {
+  return spec.custom_check ? spec.custom_check->compares_versions() : spec.kind == ResourceKind::kCas;
+}
+/// Does the client's token reach the resource (a fenced resource, or a custom check)?
+inline bool takes_tokens(const ResourceSpec& spec) {
+  return spec.custom_check != nullptr || spec.kind == ResourceKind::kFenced;
+}
 
 }  // namespace fencesim::resource

@@ -12,7 +12,7 @@ std::shared_ptr<const resource::OpReply> RegisterWorkload::ask(sim::Process& p, 
 
 std::optional<RegisterWorkload::Seen> RegisterWorkload::read(const Iteration& it, std::string& failure) const {
   auto req = sim::make_payload<resource::ReadRequest>();
-  if (setup_.resource.fence_reads) req->token = it.token;
+  if (resource::fences_reads(setup_.resource)) req->token = it.token;
   req->lease_value = it.lease_value;
   req->iteration = it.index;
   const auto reply = ask(it.process, req);
@@ -33,7 +33,7 @@ IterationResult RegisterWorkload::write(const Iteration& it, const Seen& seen, b
   req->token = it.token;
   req->read_value = seen.value;
   req->value = next_value(seen);
-  if (setup_.resource.kind == ResourceKind::kCas) req->expected_version = seen.version;
+  if (resource::compares_versions(setup_.resource)) req->expected_version = seen.version;
   req->tag = tag();
   req->lease_value = it.lease_value;
   req->iteration = it.index;
@@ -41,7 +41,7 @@ IterationResult RegisterWorkload::write(const Iteration& it, const Seen& seen, b
   const auto reply = ask(it.process, req);
   if (reply == nullptr) return {false, "write timed out"};
   if (!reply->accepted) {
-    conflict = setup_.resource.kind == ResourceKind::kCas;
+    conflict = resource::compares_versions(setup_.resource);
     return {false, "write rejected: " + reply->reason};
   }
   return {true, success_text(seen, written)};

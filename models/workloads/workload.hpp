@@ -71,9 +71,10 @@ class LeaseView {
   /// `on_lease_loss: "abort"` and the lease learned lost: the outcome the
   /// iteration stops with before its next step; nullopt: go on.
   virtual std::optional<std::string> stop_before_step() const = 0;
-  /// stop_before_step, then `check_lease_before_write`: the outcome the
-  /// iteration is abandoned with instead of writing; nullopt: write.
-  virtual std::optional<std::string> stop_before_write() const = 0;
+  /// stop_before_step, then `check_lease_before_write` (or a custom
+  /// ClientPolicy's before_write, which may wait on `p` and re-check): the
+  /// outcome the iteration is abandoned with instead of writing; nullopt: write.
+  virtual std::optional<std::string> stop_before_write(sim::Process& p) const = 0;
 };
 
 /// One iteration, as the client hands it over with the lock held (or, with
@@ -87,7 +88,9 @@ struct Iteration {
   const LeaseView* lease = nullptr;   ///< the client's policies; nullptr without a lock
 
   std::optional<std::string> stop_before_step() const { return lease ? lease->stop_before_step() : std::nullopt; }
-  std::optional<std::string> stop_before_write() const { return lease ? lease->stop_before_write() : std::nullopt; }
+  std::optional<std::string> stop_before_write() const {
+    return lease ? lease->stop_before_write(process) : std::nullopt;
+  }
   /// This iteration's work, drawn by the client from WorkloadSpec's range;
   /// nullopt: WorkloadSpec::work.
   std::optional<Duration> work;

@@ -10,3 +10,5 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 cmake -S "$source_dir/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/example" -j2 >/dev/null
 "$work/example/lock_design_test"
+"$work/example/per_row_test"
+"$work/example/renewal_policy_test"
