@@ -16,8 +16,8 @@
 #include "loader/writer.hpp"
 #include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
-#include "models/validate.hpp"
 #include "models/policy.hpp"
+#include "models/validate.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "models/validate.hpp"
 #include "models/resource/resource.hpp"
+#include "models/validate.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim::client {
