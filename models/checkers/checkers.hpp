@@ -66,6 +66,10 @@ struct Metrics {
   std::int64_t acquisitions = 0;  ///< grants a client received (beliefs)
   std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions
   LatencySummary renewal_latency;
+  /// From the first acquire request of an iteration to the grant the client
+  /// handled (the queue: ReceiveMessage sent to a message handed out), over
+  /// the iterations that acquired.
+  LatencySummary acquire_latency;
   sim::Duration ttl{0};
   sim::Duration longest_overlap{0};  ///< longest two-holder overlap in true time
   std::int64_t audit_findings = 0;

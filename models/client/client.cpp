@@ -165,7 +165,10 @@ void ClientNode::iterate(sim::Process& p, int index) {
   const std::size_t rec = history_.iterations.size() - 1;
   current_iteration_ = rec;
   // A leader that still believes it holds the lock goes on under it.
-  if (lock_ && !keeping_lock()) lease_ = lock_->acquire(p);
+  if (lock_ && !keeping_lock()) {
+    history_.iterations[rec].acquire_sent = node_.sim().now();
+    lease_ = lock_->acquire(p);
+  }
   history_.iterations[rec].acquired = node_.sim().now();
   const bool fencing = spec_.fencing && resource_.kind == ResourceKind::kFenced;
   workloads::IterationResult result = workload_->iterate(
