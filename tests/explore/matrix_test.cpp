@@ -151,8 +151,8 @@ TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
 TEST(MatrixFile, TheShippedSeedTableLoads) {
   const MatrixLoad m = load_matrix_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json");
   ASSERT_FALSE(m.error) << m.error->to_string();
-  EXPECT_EQ(m.matrix->rows.size(), 21u);
-  EXPECT_EQ(m.matrix->columns.size(), 7u);
+  EXPECT_EQ(m.matrix->rows.size(), 24u);
+  EXPECT_EQ(m.matrix->columns.size(), 8u);
   EXPECT_EQ(m.matrix->seeds, 10u);
 }
 
