@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "models/validate.hpp"
 
@@ -33,7 +34,7 @@ std::string quote(std::string_view s) { return quote_text(s); }
 const std::vector<std::string> kTopKeys = {"version", "matrix", "title", "description",
                                            "base",    "seeds",  "rows",  "columns"};
 const std::vector<std::string> kRowKeys = {"name", "title", "overrides", "not_applicable", "cells"};
-const std::vector<std::string> kColumnKeys = {"name", "title", "overrides"};
+const std::vector<std::string> kColumnKeys = {"name", "title", "overrides", "metrics"};
 const std::vector<std::string> kCellKeys = {"overrides", "not_applicable"};
 
 constexpr std::size_t kMaxAxis = 100;        ///< rows, columns
@@ -89,6 +90,27 @@ const json& get_overrides(const json& v, const std::string& path) {
   return v;
 }
 
+/// A column's `metrics`: a list of distinct matrix_metric_names().
+std::vector<std::string> get_metrics(const json& v, const std::string& path) {
+  const std::vector<std::string>& names = matrix_metric_names();
+  if (!v.is_array() || v.empty()) {
+    fail(path, "expected a non-empty list of metric names, e.g. [\"acquire_latency_p50\", \"acquire_latency_p99\"]");
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    if (!v[i].is_string()) fail(p, "expected a metric name (a string); metrics are " + join_names(names));
+    const std::string& s = v[i].get_ref<const std::string&>();
+    if (std::find(names.begin(), names.end(), s) == names.end()) {
+      fail(p, "unknown metric " + quote(s) + "; a matrix column can show " + join_names(names),
+           suggest_nearest(s, names));
+    }
+    if (std::find(out.begin(), out.end(), s) != out.end()) fail(p, "metric " + quote(s) + " is listed twice");
+    out.push_back(s);
+  }
+  return out;
+}
+
 struct AxisEntry {
   MatrixAxis axis;
   json overrides = json::object();
@@ -123,6 +145,7 @@ std::vector<AxisEntry> load_axis(const json& root, const char* key, bool rows) {
     if (const json* t = find(e, "title")) a.axis.title = get_text(*t, path + ".title", "a title", false);
     if (const json* o = find(e, "overrides")) a.overrides = get_overrides(*o, path + ".overrides");
     if (const json* n = find(e, "not_applicable")) a.not_applicable = get_reason(*n, path + ".not_applicable");
+    if (const json* ms = find(e, "metrics")) a.axis.metrics = get_metrics(*ms, path + ".metrics");
     out.push_back(std::move(a));
   }
   return out;
@@ -252,6 +275,67 @@ MatrixLoad load_matrix_json(const json& root, const std::string& label, const st
   return out;
 }
 
+struct MetricDef {
+  const char* name;
+  bool duration;
+  std::int64_t (*get)(const SweepMetrics&);
+};
+
+const std::vector<MetricDef>& metric_defs() {
+  static const std::vector<MetricDef> kDefs = {
+      {"writes_accepted", false, [](const SweepMetrics& m) { return m.writes_accepted; }},
+      {"writes_rejected", false, [](const SweepMetrics& m) { return m.writes_rejected; }},
+      {"grants", false, [](const SweepMetrics& m) { return m.grants; }},
+      {"lease_losses", false, [](const SweepMetrics& m) { return m.lease_losses; }},
+      {"longest_overlap", true, [](const SweepMetrics& m) { return m.longest_overlap.count(); }},
+      {"holder_audit_findings", false, [](const SweepMetrics& m) { return m.audit_findings; }},
+      {"iterations", false, [](const SweepMetrics& m) { return m.iterations; }},
+      {"iterations_succeeded", false, [](const SweepMetrics& m) { return m.iterations_ok; }},
+      {"updates_lost", false, [](const SweepMetrics& m) { return m.updates_lost; }},
+      {"acquires", false, [](const SweepMetrics& m) { return m.acquires; }},
+      {"acquire_latency_p50", true, [](const SweepMetrics& m) { return m.acquire_latency_p50.count(); }},
+      {"acquire_latency_p99", true, [](const SweepMetrics& m) { return m.acquire_latency_p99.count(); }},
+  };
+  return kDefs;
+}
+
+const MetricDef& metric_def(const std::string& name) {
+  for (const MetricDef& d : metric_defs()) {
+    if (name == d.name) return d;
+  }
+  throw std::invalid_argument("matrix: unknown metric " + name);
+}
+
+MetricAggregate aggregate_metric(const std::string& name, const std::vector<SweepRun>& runs) {
+  const MetricDef& d = metric_def(name);
+  MetricAggregate a;
+  a.name = name;
+  a.duration = d.duration;
+  a.runs = runs.size();
+  std::vector<std::int64_t> v;
+  for (const SweepRun& r : runs) v.push_back(d.get(r.metrics));
+  if (v.empty()) return a;
+  std::sort(v.begin(), v.end());
+  a.min = v.front();
+  a.max = v.back();
+  a.median = v[(v.size() + 1) / 2 - 1];  // nearest rank: ceil(n / 2)
+  return a;
+}
+
+/// A metric value for MATRIX.md: durations in ms (or s from 10 s on).
+std::string metric_value_text(bool duration, std::int64_t v) {
+  if (!duration) return std::to_string(v);
+  if (v >= 10'000'000'000) return fmt::format("{:.1f} s", static_cast<double>(v) / 1e9);
+  return fmt::format("{:.1f} ms", static_cast<double>(v) / 1e6);
+}
+
+/// How MATRIX.md names a metric.
+std::string metric_label(const std::string& name) {
+  if (name == "acquire_latency_p50") return "acquire p50";
+  if (name == "acquire_latency_p99") return "acquire p99";
+  return name;
+}
+
 /// Short names of the properties in MATRIX.md.
 const char* short_name(Property p) {
   switch (p) {
@@ -261,6 +345,7 @@ const char* short_name(Property p) {
     case Property::kTokenMonotonic: return "TM";
     case Property::kProgress: return "P";
     case Property::kRaftSafety: return "RS";
+    case Property::kNoDuplicateEffect: return "DE";
   }
   return "?";
 }
@@ -303,6 +388,12 @@ std::string cell_text(const MatrixCell& c) {
   if (const PropertyAggregate* p = aggregate(c, Property::kProgress)) {
     o += fmt::format(" · P {}/{}", p->runs - p->violations, p->runs);
   }
+  for (const MetricAggregate& a : c.metrics) {
+    o += " · " + metric_label(a.name) + " " + metric_value_text(a.duration, a.median);
+    if (a.min != a.max) {
+      o += " (" + metric_value_text(a.duration, a.min) + "–" + metric_value_text(a.duration, a.max) + ")";
+    }
+  }
   return o;
 }
 
@@ -320,6 +411,15 @@ std::string md_escape_cell(const std::string& s) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& matrix_metric_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> out;
+    for (const MetricDef& d : metric_defs()) out.push_back(d.name);
+    return out;
+  }();
+  return kNames;
+}
 
 MatrixLoad load_matrix_text(std::string_view text, const std::string& label, const std::string& dir) {
   json root;
@@ -379,6 +479,7 @@ Matrix run_matrix(const MatrixSpec& spec, const MatrixOptions& opt) {
         }
         cell.runs = sr.runs.size();
         cell.properties = std::move(sr.properties);
+        for (const std::string& name : spec.columns[c].metrics) cell.metrics.push_back(aggregate_metric(name, sr.runs));
       }
       row.cells.push_back(std::move(cell));
     }
@@ -395,9 +496,11 @@ std::string render_matrix_markdown(const Matrix& m) {
       "Generated from the matrix file `{}` by `fencesim matrix FILE --seeds {}` (fencesim {}): each cell ran seeds "
       "{} … {} of its scenario (the base scenario merged with the row's and the column's overrides). A cell lists the "
       "properties that broke and in how many runs, with the 95 % Wilson interval of the rate: **ME** "
-      "mutual_exclusion, **SW** no_stale_write, **LU** no_lost_update, **TM** token_monotonic, **RS** raft_safety; "
-      "`safe` when none broke, with the interval's upper bound; then `P` = runs in which `progress` held. N/A cells "
-      "say why.\n\n",
+      "mutual_exclusion, **SW** no_stale_write, **LU** no_lost_update, **TM** token_monotonic, **RS** raft_safety, "
+      "**DE** no_duplicate_effect; `safe` when none broke, with the interval's upper bound; then `P` = runs in which "
+      "`progress` held; then, in a column that lists metrics, each metric's median over the cell's runs of the run's "
+      "value, with the runs' range when they differ (`acquire p50` / `acquire p99`: the run's acquisition latency, "
+      "first acquire request to grant, at the 50th / 99th percentile). N/A cells say why.\n\n",
       m.source, m.seeds, version(), m.first_seed, m.first_seed + m.seeds - 1);
   o += "| design |";
   for (const MatrixAxis& c : m.columns) o += " " + md_escape_cell(c.title) + " |";
@@ -423,7 +526,11 @@ std::string render_matrix_json(const Matrix& m) {
   j["source"] = m.source;
   j["seeds"] = {{"first", m.first_seed}, {"count", m.seeds}};
   nlohmann::ordered_json cols = nlohmann::ordered_json::array();
-  for (const MatrixAxis& c : m.columns) cols.push_back({{"name", c.name}, {"title", c.title}});
+  for (const MatrixAxis& c : m.columns) {
+    nlohmann::ordered_json cj{{"name", c.name}, {"title", c.title}};
+    if (!c.metrics.empty()) cj["metrics"] = c.metrics;
+    cols.push_back(cj);
+  }
   j["columns"] = cols;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const MatrixRow& row : m.rows) {
@@ -444,6 +551,13 @@ std::string render_matrix_json(const Matrix& m) {
                                                    {"wilson95", {six(a.interval.low), six(a.interval.high)}}};
         }
         cj["properties"] = props;
+        if (!c.metrics.empty()) {
+          nlohmann::ordered_json ms = nlohmann::ordered_json::object();
+          for (const MetricAggregate& a : c.metrics) {
+            ms[a.name] = {{"runs", a.runs}, {"median", a.median}, {"min", a.min}, {"max", a.max}};
+          }
+          cj["metrics"] = ms;
+        }
       }
       cells.push_back(cj);
     }

@@ -42,8 +42,10 @@ SweepRun record(const RunResult& r) {
   run.events = r.events;
   run.fingerprint = r.fingerprint;
   const Metrics& m = r.metrics;
-  run.metrics = SweepMetrics{m.writes_accepted, m.writes_rejected, m.grants,        m.lease_losses, m.longest_overlap,
-                             m.audit_findings,  m.iterations,      m.iterations_ok, m.updates_lost};
+  run.metrics = SweepMetrics{
+      m.writes_accepted,     m.writes_rejected,    m.grants,        m.lease_losses, m.longest_overlap,
+      m.audit_findings,      m.iterations,         m.iterations_ok, m.updates_lost, m.acquire_latency.count,
+      m.acquire_latency.p50, m.acquire_latency.p99};
   return run;
 }
 
@@ -530,7 +532,10 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
                      {"holder_audit_findings", m.audit_findings},
                      {"iterations", m.iterations},
                      {"iterations_succeeded", m.iterations_ok},
-                     {"updates_lost", m.updates_lost}}}};
+                     {"updates_lost", m.updates_lost},
+                     {"acquires", m.acquires},
+                     {"acquire_latency_p50_ns", m.acquire_latency_p50.count()},
+                     {"acquire_latency_p99_ns", m.acquire_latency_p99.count()}}}};
     o << "    " << j.dump() << (i + 1 < r.runs.size() ? ",\n" : "\n");
   }
   o << "  ]\n}\n";

@@ -134,6 +134,12 @@ SweepRun run_of(const json& j, const std::string& path) {
                              i64(m, mp, "holder_audit_findings"),
                              i64(m, mp, "iterations"),
                              i64(m, mp, "iterations_succeeded")};
+  // Written since the acquisition latency was added; older files have none.
+  if (m.contains("acquires")) {
+    run.metrics.acquires = i64(m, mp, "acquires");
+    run.metrics.acquire_latency_p50 = sim::Duration{i64(m, mp, "acquire_latency_p50_ns")};
+    run.metrics.acquire_latency_p99 = sim::Duration{i64(m, mp, "acquire_latency_p99_ns")};
+  }
   return run;
 }
 

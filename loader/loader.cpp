@@ -257,7 +257,8 @@ const Keys kEtcdKeys = {"nodes",
                         "pre_vote",
                         "keepalive_checks_leadership",
                         "mutex_checks_own_key",
-                        "lock_fails_on_session_end"};
+                        "lock_fails_on_session_end",
+                        "wal_fsync"};
 const Keys kQueueKeys = {"service", "visibility_timeout", "messages", "fifo", "max_receives"};
 const Keys kTableKeys = {"expiry", "token", "lock_delay"};
 const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
@@ -803,6 +804,13 @@ class Loader {
     }
     if (const json* x = find(v, "lock_fails_on_session_end")) {
       e.lock_fails_on_session_end = get_bool(*x, "lock.lock_fails_on_session_end");
+    }
+    if (const json* x = find(v, "wal_fsync")) {
+      e.wal_fsync = get_duration(*x, "lock.wal_fsync");
+      if (e.wal_fsync > std::chrono::seconds(10)) {
+        fail("lock.wal_fsync", "must be at most 10s (one WAL fsync of a member), got " + quote(x->get<std::string>()),
+             "a local SSD takes about \"2ms\", a 7200 RPM disk \"20ms\" (etcd's hardware guide)");
+      }
     }
     // Odd membership, the heartbeat multiple, whole-second TTLs and etcd's
     // minimum TTL are models/validate.cpp's (validate_lock, resolve_defaults).

@@ -101,6 +101,7 @@ ojson lock_json(const LockSpec& l) {
     if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
     if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
     if (e.token != ed.token) j["token"] = etcd_token_name(e.token);
+    if (e.wal_fsync != ed.wal_fsync) j["wal_fsync"] = dur(e.wal_fsync);
     // The version, then only the keys that override its profile.
     if (!e.version.empty()) j["version"] = e.version;
     for (const std::string& k : etcd::version_overrides(e)) {

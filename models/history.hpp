@@ -134,6 +134,11 @@ struct IterationRecord {
   std::optional<Time> done;  ///< write accepted
   bool success = false;
   std::string outcome;  ///< "ok", "write rejected", "read timed out", ...
+  /// When the client began to acquire (its first acquire request; the
+  /// queue: its first ReceiveMessage), if this iteration acquired at all: a
+  /// design without a lock, or a leader that still holds it, does not.
+  /// `acquired` − this is the acquisition latency (docs/REPORTS.md "Metrics").
+  std::optional<Time> acquire_sent;
 };
 
 struct FaultRecord {

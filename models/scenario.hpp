@@ -124,6 +124,10 @@ struct EtcdSpec {
   /// A Lock waiting while its session ends fails at once (an upstream TODO,
   /// in no release); false: it keeps waiting, as every release does.
   bool lock_fails_on_session_end = true;
+  /// `lock.wal_fsync`: how long one WAL fsync takes on a member's disk; a
+  /// member persists entries, term and vote before it acknowledges them
+  /// (models/etcd/raft/raft.hpp "WAL fsync"). 0: free (the default).
+  Duration wal_fsync{0};
 
   bool operator==(const EtcdSpec&) const = default;
 };

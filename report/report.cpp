@@ -312,6 +312,10 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
              {"max", duration_json(mt.renewal_latency.max)},
              {"ttl", duration_json(mt.ttl)},
              {"max_percent_of_ttl", mt.ttl.count() > 0 ? mt.renewal_latency.max.count() * 100 / mt.ttl.count() : 0}}},
+      {"acquire_latency", ojson{{"count", mt.acquire_latency.count},
+                                {"p50", duration_json(mt.acquire_latency.p50)},
+                                {"p99", duration_json(mt.acquire_latency.p99)},
+                                {"max", duration_json(mt.acquire_latency.max)}}},
       {"longest_two_holder_overlap", duration_json(mt.longest_overlap)},
       {"holder_audit_findings", mt.audit_findings},
       {"iterations", mt.iterations},
@@ -509,6 +513,12 @@ std::string md_metrics(const RunResult& r) {
     o += fmt::format("| renewal latency p50 / p99 / max ({} renewals) | {} / {} / {} (TTL {}) |\n",
                      mt.renewal_latency.count, dur(mt.renewal_latency.p50), dur(mt.renewal_latency.p99),
                      dur(mt.renewal_latency.max), dur(mt.ttl));
+  }
+  if (mt.acquire_latency.count == 0) {
+    o += "| acquisition latency p50 / p99 / max (0 acquires) | n/a |\n";
+  } else {
+    o += fmt::format("| acquisition latency p50 / p99 / max ({} acquires) | {} / {} / {} |\n", mt.acquire_latency.count,
+                     dur(mt.acquire_latency.p50), dur(mt.acquire_latency.p99), dur(mt.acquire_latency.max));
   }
   o += fmt::format("| longest two-holder overlap | {} |\n", dur(mt.longest_overlap));
   o += fmt::format("| holder audit findings | {} |\n", mt.audit_findings);

@@ -39,6 +39,23 @@ namespace fencesim {
 struct MatrixAxis {
   std::string name;   ///< unique on its axis; a column's is also its key in MATRIX.json
   std::string title;  ///< shown in MATRIX.md (the name when the file gives none)
+  /// Columns only: the run metrics each cell of the column shows
+  /// (matrix_metric_names(), e.g. "acquire_latency_p50"), in the file's order.
+  std::vector<std::string> metrics;
+};
+
+/// The metric names a matrix column may list: the per-run metrics a sweep
+/// keeps (SweepMetrics), named as in expect.metrics (docs/FORMAT.md
+/// "Matrix files").
+const std::vector<std::string>& matrix_metric_names();
+
+/// One metric of a cell over its runs: the nearest-rank median and the
+/// extremes of the runs' values (a duration metric in nanoseconds).
+struct MetricAggregate {
+  std::string name;
+  bool duration = false;
+  std::uint64_t runs = 0;
+  std::int64_t median = 0, min = 0, max = 0;
 };
 
 /// One cell of a loaded matrix file.
@@ -90,6 +107,8 @@ struct MatrixCell {
   /// Per property (report order), from the cell's sweep: runs in which it
   /// applied, violations, the rate and its Wilson interval.
   std::vector<PropertyAggregate> properties;
+  /// The column's metrics (MatrixAxis::metrics), in its order.
+  std::vector<MetricAggregate> metrics;
 };
 
 struct MatrixRow {

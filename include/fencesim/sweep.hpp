@@ -173,6 +173,10 @@ struct SweepMetrics {
   sim::Duration longest_overlap{0};  ///< longest_two_holder_overlap
   std::int64_t audit_findings = 0, iterations = 0, iterations_ok = 0;
   std::int64_t updates_lost = 0;  ///< Metrics::updates_lost
+  /// Metrics::acquire_latency of the run: iterations that acquired, and the
+  /// p50 and p99 (nearest rank) from first acquire request to grant.
+  std::int64_t acquires = 0;
+  sim::Duration acquire_latency_p50{0}, acquire_latency_p99{0};
   bool operator==(const SweepMetrics&) const = default;
 };
 

@@ -70,6 +70,10 @@ struct Metrics {
   /// service_errors): error text → count. Empty in most designs.
   std::map<std::string, std::int64_t> service_errors;
   LatencySummary renewal_latency;
+  /// From the first acquire request of an iteration to the grant the client
+  /// handled (the queue: ReceiveMessage sent to a message handed out), over
+  /// the iterations that acquired.
+  LatencySummary acquire_latency;
   sim::Duration ttl{0};
   sim::Duration longest_overlap{0};  ///< longest two-holder overlap in true time
   std::int64_t audit_findings = 0;

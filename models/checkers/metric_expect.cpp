@@ -25,6 +25,10 @@ const std::vector<MetricInfo>& metric_infos() {
       {"writes_after_belief_ended", false, "writes_after_belief_ended"},
       {"iterations", false, "iterations"},
       {"iterations_succeeded", false, "iterations_succeeded"},
+      {"acquires", false, "acquire_latency.count"},
+      {"acquire_latency_p50", true, "acquire_latency.p50"},
+      {"acquire_latency_p99", true, "acquire_latency.p99"},
+      {"acquire_latency_max", true, "acquire_latency.max"},
   };
   return kInfos;
 }
@@ -54,6 +58,10 @@ std::int64_t metric_value(const Metrics& m, const MetricInfo& info) {
   if (n == "writes_after_belief_ended") return m.writes_after_belief_ended;
   if (n == "iterations") return m.iterations;
   if (n == "iterations_succeeded") return m.iterations_ok;
+  if (n == "acquires") return m.acquire_latency.count;
+  if (n == "acquire_latency_p50") return m.acquire_latency.p50.count();
+  if (n == "acquire_latency_p99") return m.acquire_latency.p99.count();
+  if (n == "acquire_latency_max") return m.acquire_latency.max.count();
   throw std::invalid_argument("metric_value: unknown metric " + n);
 }
 

@@ -76,10 +76,16 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
           WriteAfterBelief{op.client, op.copy, op.token, *b.end, b.end_reason, op.sent, op.at, op.accepted};
     }
   }
+  std::vector<sim::Duration> acq;
   for (const IterationRecord& it : h.iterations) {
     ++m.iterations;
     if (it.success) ++m.iterations_ok;
+    if (it.acquire_sent && it.acquired) acq.push_back(*it.acquired - *it.acquire_sent);
   }
+  m.acquire_latency.count = static_cast<std::int64_t>(acq.size());
+  m.acquire_latency.p50 = nearest_rank(acq, 50);
+  m.acquire_latency.p99 = nearest_rank(acq, 99);
+  m.acquire_latency.max = nearest_rank(acq, 100);
   return m;
 }
 

@@ -194,7 +194,10 @@ void ClientNode::iterate(sim::Process& p, int index) {
   const std::size_t rec = history_.iterations.size() - 1;
   current_iteration_ = rec;
   // A leader that still believes it holds the lock goes on under it.
-  if (lock_ && !keeping_lock()) lease_ = lock_->acquire(p);
+  if (lock_ && !keeping_lock()) {
+    history_.iterations[rec].acquire_sent = node_.sim().now();
+    lease_ = lock_->acquire(p);
+  }
   if (const std::string error = lock_ ? lock_->acquire_error() : std::string(); !error.empty()) {
     // A permanent error of the design (CROSSSLOT): nothing was granted, so
     // there is nothing to write under and nothing to release.

@@ -655,6 +655,7 @@ EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std
   cfg.election_timeout = spec_.election_timeout;
   cfg.heartbeat = spec_.heartbeat;
   cfg.pre_vote = spec_.pre_vote;
+  cfg.wal_fsync = spec_.wal_fsync;
   // Every member records a commit and an apply per entry, and a busy client
   // makes about two entries a second: room for that up front, so the event
   // vector does not regrow (and move thousands of events) as the run goes.

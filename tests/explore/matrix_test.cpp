@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -149,9 +151,64 @@ TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
 TEST(MatrixFile, TheShippedSeedTableLoads) {
   const MatrixLoad m = load_matrix_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json");
   ASSERT_FALSE(m.error) << m.error->to_string();
-  EXPECT_EQ(m.matrix->rows.size(), 23u);  // 21 + the lock table (observed) + Redis Cluster
-  EXPECT_EQ(m.matrix->columns.size(), 7u);
+  EXPECT_EQ(m.matrix->rows.size(), 26u);  // + the lock table, Redis Cluster, the queue's three ledgers
+  EXPECT_EQ(m.matrix->columns.size(), 8u);
   EXPECT_EQ(m.matrix->seeds, 10u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MatrixFile, AColumnsMetricsAreTheMedianAndRangeOfItsRunsValues) {
+  const std::string column =
+      R"([{"name": "c", "metrics": ["acquire_latency_p50", "acquires"],
+           "overrides": {"faults": [{"at": "1s", "kind": "pause", "target": "A", "duration": "3s"}]}}])";
+  const MatrixLoad m = load_matrix_text(matrix(kRow, column, R"("seeds": 3, )"), "m.json", kDir);
+  ASSERT_FALSE(m.error) << m.error->to_string();
+  EXPECT_EQ(m.matrix->columns[0].metrics, (std::vector<std::string>{"acquire_latency_p50", "acquires"}));
+  fencesim::MatrixOptions opt;
+  const fencesim::Matrix result = fencesim::run_matrix(*m.matrix, opt);
+  ASSERT_FALSE(result.error);
+  const fencesim::MatrixCell& cell = result.rows[0].cells[0];
+  ASSERT_EQ(cell.metrics.size(), 2u);
+  // The same cell as a sweep: each run's own value, then median and extremes.
+  const fencesim::SweepResult sweep = fencesim::run_matrix_cell(*m.matrix->cells[0][0].scenario, 1, 3, 1);
+  std::vector<std::int64_t> p50, acquires;
+  for (const fencesim::SweepRun& r : sweep.runs) {
+    p50.push_back(r.metrics.acquire_latency_p50.count());
+    acquires.push_back(r.metrics.acquires);
+  }
+  std::sort(p50.begin(), p50.end());
+  std::sort(acquires.begin(), acquires.end());
+  const fencesim::MetricAggregate& a = cell.metrics[0];
+  EXPECT_EQ(a.name, "acquire_latency_p50");
+  EXPECT_TRUE(a.duration);
+  EXPECT_EQ(a.runs, 3u);
+  EXPECT_EQ(a.median, p50[1]);
+  EXPECT_EQ(a.min, p50[0]);
+  EXPECT_EQ(a.max, p50[2]);
+  EXPECT_GT(a.min, 0) << "an acquire takes at least a round trip";
+  EXPECT_EQ(cell.metrics[1].median, acquires[1]);
+  EXPECT_FALSE(cell.metrics[1].duration);
+  const std::string md = fencesim::render_matrix_markdown(result);
+  EXPECT_NE(md.find(" · acquire p50 "), std::string::npos) << md;
+  EXPECT_NE(md.find(" · acquires "), std::string::npos) << md;
+  const std::string js = fencesim::render_matrix_json(result);
+  EXPECT_NE(js.find("\"acquire_latency_p50\": {"), std::string::npos) << js;
+}
+
+TEST(MatrixFile, AColumnsMetricsAreCheckedByName) {
+  EXPECT_EQ(error_of(matrix(kRow, R"([{"name": "c", "metrics": ["acquire_latency_p95"]}])")),
+            "m.json: at columns[0].metrics[0]: unknown metric \"acquire_latency_p95\"; a matrix column can show "
+            "writes_accepted, writes_rejected, grants, lease_losses, longest_overlap, holder_audit_findings, "
+            "iterations, iterations_succeeded, updates_lost, acquires, acquire_latency_p50, acquire_latency_p99 "
+            "(did you mean \"acquire_latency_p99\"?)");
+  EXPECT_EQ(error_of(matrix(kRow, R"([{"name": "c", "metrics": []}])")),
+            "m.json: at columns[0].metrics: expected a non-empty list of metric names, e.g. "
+            "[\"acquire_latency_p50\", \"acquire_latency_p99\"]");
+  EXPECT_EQ(error_of(matrix(kRow, R"([{"name": "c", "metrics": ["acquires", "acquires"]}])")),
+            "m.json: at columns[0].metrics[1]: metric \"acquires\" is listed twice");
 }
 
 }  // namespace

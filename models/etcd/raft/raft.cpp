@@ -110,6 +110,7 @@ void RaftNode::start() {
   store_.commit = 1;
   vol_ = Volatile{};
   reset(1);
+  vol_.synced = store_.last_index();
   if (node_.id() == boot) {
     vol_.role = Role::kLeader;
     vol_.lead = boot;
@@ -143,6 +144,7 @@ void RaftNode::on_restart() {
   vol_ = Volatile{};
   vol_.role = Role::kFollower;
   vol_.lead = sim::kNoNode;
+  vol_.synced = store_.last_index();  // what survived the crash is on disk
   reset_randomized_timeout();
   record(EventKind::kRestart, store_.term, store_.commit);
   trace("raft_restart", {{"term", store_.term}, {"commit", store_.commit}, {"last_index", store_.last_index()}});
@@ -222,6 +224,7 @@ void RaftNode::reset(Term term) {
   if (store_.term != term) {
     store_.term = term;
     store_.vote = sim::kNoNode;
+    persist();
   }
   vol_.lead = sim::kNoNode;
   vol_.election_elapsed = 0;
@@ -265,6 +268,7 @@ void RaftNode::become_candidate(bool transfer) {
   if (vol_.lead != sim::kNoNode) fail_forwarded_reads("leader changed");
   reset(store_.term + 1);
   store_.vote = node_.id();  // §5.2: vote for self; persisted before the requests go out
+  persist();
   vol_.role = Role::kCandidate;
   history_->stats.elections++;
   trace("raft_campaign", {{"term", store_.term}, {"transfer", transfer}});
@@ -435,6 +439,7 @@ void RaftNode::handle_vote(NodeId from, const RaftMessage& m) {
     if (!pre) {
       vol_.election_elapsed = 0;
       store_.vote = from;  // persisted before the reply leaves (§5.2, Figure 2)
+      persist();
     }
   } else {
     r->term = store_.term;
@@ -615,8 +620,10 @@ void RaftNode::handle_append(NodeId from, const RaftMessage& m) {
       // committed and applied beyond the cut so the run can go on.
       if (idx <= store_.commit) store_.commit = idx - 1;
       if (idx <= vol_.applied) vol_.applied = idx - 1;
+      vol_.synced = std::min(vol_.synced, idx - 1);
     }
     for (; k < m.entries.size(); ++k) store_.log.push_back(m.entries[k]);
+    persist();
     break;
   }
   const Index last_new = m.index + m.entries.size();
@@ -674,7 +681,64 @@ void RaftNode::broadcast_heartbeat(std::uint64_t context) {
 
 // =========================================================== log, commit ==
 
-void RaftNode::append_local(Entry e) { store_.log.push_back(std::move(e)); }
+void RaftNode::append_local(Entry e) {
+  store_.log.push_back(std::move(e));
+  persist();
+}
+
+// ============================================================ WAL fsync ==
+
+void RaftNode::persist() {
+  // See "WAL fsync" in raft.hpp. One fsync at a time; changes made at the
+  // instant an fsync starts are in it, later ones wait for the next.
+  const sim::Duration fsync = config_.wal_fsync;
+  if (fsync <= sim::Duration{0}) return;
+  const sim::Time now = node_.sim().now();
+  if (now >= vol_.sync_busy_until && vol_.sync_next_done > vol_.sync_busy_until) {
+    // The queued fsync has started (when the previous one ended).
+    vol_.sync_started = vol_.sync_busy_until;
+    vol_.sync_busy_until = vol_.sync_next_done;
+  }
+  sim::Time done{0};
+  if (now == vol_.sync_started) {
+    done = vol_.sync_busy_until;  // started this instant: it takes this change too
+  } else if (now < vol_.sync_busy_until) {
+    if (vol_.sync_next_done <= vol_.sync_busy_until) vol_.sync_next_done = vol_.sync_busy_until + fsync;
+    done = vol_.sync_next_done;
+  } else {
+    vol_.sync_started = now;
+    vol_.sync_busy_until = done = now + fsync;
+  }
+  vol_.hold_until = std::max(vol_.hold_until, done);
+  const Index last = store_.last_index();
+  node_.after(done - now, [this, last] {
+    const Index on_disk = std::min(last, store_.last_index());
+    if (on_disk <= vol_.synced) return;
+    vol_.synced = on_disk;
+    if (vol_.role == Role::kLeader) maybe_commit();
+  });
+}
+
+Index RaftNode::own_match() const {
+  return config_.wal_fsync > sim::Duration{0} ? std::min(vol_.synced, store_.last_index()) : store_.last_index();
+}
+
+void RaftNode::send(NodeId to, std::shared_ptr<RaftMessage> m) {
+  // etcd raftNode.start: a follower or candidate sends a Ready's messages
+  // after its Save; the leader sends before it saves.
+  if (config_.wal_fsync > sim::Duration{0} && vol_.role != Role::kLeader) {
+    const sim::Time now = node_.sim().now();
+    if (now < vol_.hold_until || vol_.held > 0) {
+      ++vol_.held;
+      node_.after(std::max(vol_.hold_until - now, sim::Duration{0}), [this, to, m = std::move(m)]() mutable {
+        --vol_.held;
+        node_.send(to, std::move(m));
+      });
+      return;
+    }
+  }
+  node_.send(to, std::move(m));
+}
 
 std::optional<Index> RaftNode::propose(Command command) {
   if (command.empty()) throw sim::ModelBug("raft: empty commands are reserved for the leader's empty entry");
@@ -692,11 +756,12 @@ std::optional<Index> RaftNode::propose(Command command) {
 void RaftNode::maybe_commit() {
   if (vol_.role != Role::kLeader) return;
   // The largest index held by a quorum: sort every member's match (our own
-  // is our last index, persisted already) and take the quorum-th largest.
+  // is our last index, persisted already; with wal_fsync, our last synced
+  // index) and take the quorum-th largest.
   // (A buffer kept between calls: this runs on every append response.)
   std::vector<Index>& match = match_scratch_;
   match.clear();
-  match.push_back(store_.last_index());
+  match.push_back(own_match());
   for (const auto& [id, pr] : vol_.progress) match.push_back(pr.match);
   // Insertion sort, largest first: a cluster has a handful of members.
   for (std::size_t i = 1; i < match.size(); ++i) {

@@ -37,7 +37,31 @@
 //
 // Persistence. `Storage` (term, vote, commit index, log) survives a crash —
 // it is written before any message that depends on it leaves the member, as
-// etcd persists its HardState and entries before sending. Everything else
+// etcd persists its HardState and entries before sending.
+//
+// WAL fsync (`Config::wal_fsync`, docs/FORMAT.md "etcd" `lock.wal_fsync`).
+// With a positive duration, writing the term, the vote or new entries costs
+// one fsync of that long, modelled on etcd v3.5 server/etcdserver/raft.go
+// (raftNode.start, the Ready loop) and server/storage/wal/wal.go (Save: the
+// WAL is fsynced when raft.MustSync says so — new entries, or a changed term
+// or vote; a commit-index change alone is not synced):
+//  * a member that is not the leader sends the messages of a Ready only
+//    after `r.storage.Save(rd.HardState, rd.Entries)` returned: here, while
+//    an fsync is pending every message it sends waits until the fsync ends
+//    (its append responses, vote responses, a candidate's vote requests);
+//  * the leader sends first and saves "in parallel" (raft thesis §10.2.1,
+//    the comment in raft.go), but counts its own log toward a commit only
+//    once its entries are on disk (here: its own match is its last synced
+//    index; etcd ≤ 3.5 counts its match at once but applies the commit only
+//    after its Save returned, the next Ready; etcd 3.6's asynchronous
+//    storage writes, MsgStorageAppendResp, do what is modelled);
+//  * fsyncs run one at a time on the member's disk; whatever is written
+//    while one runs is synced together by the next (a Ready batches every
+//    change made while the previous Save ran).
+// The fsync's end is a node timer on the member's monotonic clock (a pause
+// freezes the disk with the process). Storage itself is written at once: a
+// crash before the fsync ended keeps the unsynced tail, which no message
+// has depended on yet. wal_fsync = 0 (the default): no cost, no timers. Everything else
 // (role, known leader, applied index, progress, votes, pending reads, timers)
 // is volatile and lost. On restart the member is a follower of its persisted
 // term with a fresh election timer. Its state machine is volatile too:
@@ -121,6 +145,9 @@ struct Config {
   /// Flow control: at most this many entries per AppendEntries (etcd limits
   /// by bytes, MaxSizePerMsg). ≥ 1.
   std::size_t max_entries_per_append = 64;
+  /// The time one WAL fsync takes on each member's disk (see "WAL fsync"
+  /// above); 0: persisting is free, messages leave at once.
+  sim::Duration wal_fsync{0};
   Mutations mutations;
 };
 
@@ -271,6 +298,13 @@ class RaftNode final : public sim::NodeBehaviour {
     std::map<std::uint64_t, Forwarded> forwarded;  ///< follower: sent to the leader
     std::uint64_t next_read_id = 1;
     sim::TimerId tick_timer;
+    // WAL fsync (Config::wal_fsync > 0 only; all true times).
+    sim::Time sync_started{-1};    ///< when the running (or last) fsync began
+    sim::Time sync_busy_until{0};  ///< when it ends
+    sim::Time sync_next_done{0};   ///< the end of the fsync queued after it (≤ busy_until: none)
+    sim::Time hold_until{0};       ///< non-leader messages wait until this fsync has ended
+    int held = 0;                  ///< messages waiting for an fsync
+    Index synced = 0;              ///< the last index on disk (the leader's own match)
   };
 
   // Roles (etcd becomeFollower/PreCandidate/Candidate/Leader).
@@ -294,7 +328,12 @@ class RaftNode final : public sim::NodeBehaviour {
   // Messages.
   /// A message to fill in and send (built in its pooled block, not copied).
   std::shared_ptr<RaftMessage> new_message();
-  void send(NodeId to, std::shared_ptr<RaftMessage> m) { node_.send(to, std::move(m)); }
+  /// Sends `m`; a non-leader holds it back while an fsync is pending.
+  void send(NodeId to, std::shared_ptr<RaftMessage> m);
+  /// The term, vote or log just changed: with wal_fsync, an fsync covers it.
+  void persist();
+  /// The leader's own match: its last index, or with wal_fsync the last synced one.
+  Index own_match() const;
   void step_leader(NodeId from, const RaftMessage& m);
   void step_candidate(NodeId from, const RaftMessage& m);
   void step_follower(NodeId from, const RaftMessage& m);

@@ -236,6 +236,35 @@ TEST(Metrics, LongestOverlapIsTheLongestTwoHolderInterval) {
   EXPECT_EQ(compute_metrics(s, h, ctx()).longest_overlap, 1s);
 }
 
+TEST(Metrics, AcquisitionLatencyRunsFromTheFirstAcquireRequestToTheGrantOfIterationsThatAcquired) {
+  Scenario s;
+  History h;
+  // Latencies 10, 20, … 100 ms in some order, then two iterations that did
+  // not acquire (no lock; a leader still holding it) and one that never got
+  // its grant (crashed while acquiring): none of those three counts.
+  for (int k : {3, 1, 4, 10, 5, 9, 2, 6, 8, 7}) {
+    IterationRecord it;
+    it.client = "A";
+    it.start = k * sim::Duration{1s};
+    it.acquire_sent = it.start;
+    it.acquired = it.start + k * 10ms;
+    h.iterations.push_back(it);
+  }
+  IterationRecord no_lock;
+  no_lock.acquired = 3s;
+  h.iterations.push_back(no_lock);
+  h.iterations.push_back(no_lock);
+  IterationRecord crashed;
+  crashed.acquire_sent = 5s;
+  h.iterations.push_back(crashed);
+  const Metrics m = compute_metrics(s, h, ctx());
+  EXPECT_EQ(m.acquire_latency.count, 10);
+  EXPECT_EQ(m.acquire_latency.p50, 50ms);
+  EXPECT_EQ(m.acquire_latency.p99, 100ms);
+  EXPECT_EQ(m.acquire_latency.max, 100ms);
+  EXPECT_EQ(compute_metrics(s, History{}, ctx()).acquire_latency.count, 0);
+}
+
 TEST(Metrics, AnUpdateIsLostWhenTheNextAcceptedWriteDidNotReadIt) {
   Scenario s;
   History h;

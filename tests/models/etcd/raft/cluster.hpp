@@ -57,6 +57,7 @@ struct Options {
   sim::Duration heartbeat = 100ms;
   bool pre_vote = true;
   std::size_t max_entries_per_append = 64;
+  sim::Duration wal_fsync{0};
   raft::Mutations mutations;
   sim::Duration latency_min = 1ms;
   sim::Duration latency_max = 1ms;
@@ -84,6 +85,10 @@ struct Options {
   }
   Options& with_max_entries_per_append(std::size_t n) {
     max_entries_per_append = n;
+    return *this;
+  }
+  Options& with_wal_fsync(sim::Duration d) {
+    wal_fsync = d;
     return *this;
   }
   Options& with_mutations(raft::Mutations m) {
@@ -131,6 +136,7 @@ class Cluster {
     cfg.election_timeout = o.election_timeout;
     cfg.heartbeat = o.heartbeat;
     cfg.pre_vote = o.pre_vote;
+    cfg.wal_fsync = o.wal_fsync;
     cfg.max_entries_per_append = o.max_entries_per_append;
     cfg.mutations = o.mutations;
     for (int i = 0; i < o.members; ++i) {
