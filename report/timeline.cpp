@@ -435,6 +435,18 @@ void draw_resource_ops(Canvas& c) {
   }
 }
 
+/// Acquisitions the service refused for good (CROSSSLOT): the iteration
+/// ended at its start without a grant, so nothing else of it is drawn.
+void draw_failed_acquires(Canvas& c) {
+  for (const IterationRecord& it : c.h.iterations) {
+    if (it.outcome.rfind("acquire failed: ", 0) != 0 || !c.lane_of.count(it.client)) continue;
+    const std::string why = it.outcome.substr(std::string("acquire failed: ").size());
+    c.mark(it.client, it.start, 26, "cross", kVermillion, "rejected",
+           fmt::format("{}: {}'s acquire failed: {}", time_text(it.start), it.client, why),
+           fmt::format("{}'s acquire failed: {}", it.client, why.substr(0, why.find(' '))), 0);
+  }
+}
+
 /// Model notes: failovers, promotions, leader changes.
 void draw_notes(Canvas& c) {
   for (const NoteRecord& n : c.h.notes) {
@@ -1072,6 +1084,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   draw_lease_ends(c);
   draw_renewals(c);
   draw_resource_ops(c);
+  draw_failed_acquires(c);
   draw_notes(c);
   for (std::size_t i = 0; i < c.items.size(); ++i) c.items[i].id = i;
 
