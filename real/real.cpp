@@ -461,10 +461,16 @@ class RedisLock final : public RealLock {
   }
 
  private:
+  /// Connected to the primary Sentinel names now. The model's client
+  /// follows +switch-master at once; asking Sentinel before every command
+  /// is the same on loopback (a real old primary stays a primary until
+  /// Sentinel reconfigures it, which can take seconds).
   void ensure(RedisConn& c) {
-    if (c.ok()) return;
+    if (c.ok() && run_.sentinels.empty()) return;
     const auto port = run_.primary_port();
-    if (port) c.connect(*port, run_.tb.ms(c_.spec.command_timeout));
+    if (!port) return;
+    if (c.ok() && c.port() == *port) return;
+    c.connect(*port, run_.tb.ms(c_.spec.command_timeout));
   }
   void best_effort_release(const std::string& value) {
     RedisConn c;
@@ -1426,6 +1432,7 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
     if (s.lock.service == ServiceKind::kRedis) {
       poller = std::thread([&r] {
         RedisConn conn;
+        auto resolved = Clock::now();
         while (!r.stop) {
           std::this_thread::sleep_for(5ms);
           if (!conn.ok()) {
@@ -1440,6 +1447,14 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
                   it = r.live.erase(it);
                 }
               }
+              continue;
+            }
+          }
+          if (!r.sentinels.empty() && Clock::now() - resolved > 50ms) {
+            resolved = Clock::now();
+            const auto port = r.primary_port();
+            if (port && *port != conn.port()) {
+              conn.drop();
               continue;
             }
           }
