@@ -10,6 +10,10 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
   # sweep shards run through GNU parallel and merged (tests/cli/shard_parallel_test.sh)
   pkgs+=(parallel)
+  # real-stack runs (fencesim-real, the RealStack tests): PostgreSQL as the
+  # fenced resource (libpq to talk to it), Go and etcd 3.4's Go client for
+  # the etcd client helper (real/etcd-lock)
+  pkgs+=(postgresql libpq-dev golang-go golang-etcd-server-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
