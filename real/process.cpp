@@ -84,8 +84,14 @@ TempDir::TempDir(const std::string& tag, bool keep) : keep_(keep) {
 
 TempDir::~TempDir() {
   if (keep_) return;
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+  // A server's own children (PostgreSQL's backends) may still be writing for
+  // a moment after it was stopped: try again a few times.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (!ec && !fs::exists(path_)) return;
+    std::this_thread::sleep_for(100ms);
+  }
 }
 
 int free_port() {
