@@ -111,7 +111,6 @@ void build_trace(const History& h, sim::Trace& trace) {
   for (auto& [key, e] : ev) trace.add(std::move(e));
 }
 
-
 std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault) {
   std::optional<Time> last = Time{-1};
   any_fault = false;
