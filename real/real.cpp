@@ -282,6 +282,9 @@ class RealLock {
     std::string value;
     std::optional<std::int64_t> token;
   };
+  /// Connects before time 0 (so that the first request at time 0 does not
+  /// pay for a connection).
+  virtual void prepare() {}
   /// Blocks until granted; nullopt when the run stops.
   virtual std::optional<Lease> acquire() = 0;
   virtual void release() = 0;
@@ -324,6 +327,21 @@ struct Run {
     return random_value(rng);
   }
   bool running = false;  ///< time 0 has passed (log lines before it say "setup")
+
+  // Start barrier: every client connects (PostgreSQL, its lock) before time
+  // 0, then waits for it, so that no client's first request at time 0 pays
+  // for a connection (a PostgreSQL backend forks per connection: tens of
+  // milliseconds on a loaded machine).
+  std::mutex start_mu;
+  std::condition_variable start_cv;
+  std::size_t ready = 0;
+  bool go = false;
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> l(start_mu);
+    ++ready;
+    start_cv.notify_all();
+    start_cv.wait(l, [&] { return go || stop.load(); });
+  }
   void say(const std::string& line) {
     if (!log) return;
     if (running) {
@@ -400,6 +418,8 @@ class RedisLock final : public RealLock {
     c_.gate.wake();
     if (renewer_.joinable()) renewer_.join();
   }
+
+  void prepare() override { ensure(conn_); }
 
   std::optional<Lease> acquire() override {
     const LockSpec& lock = run_.s.lock;
@@ -874,7 +894,16 @@ void client_main(ClientState& c) {
   Run& run = c.run;
   const WorkloadSpec& w = c.spec.workload;
   try {
-    Resource res(run);
+    std::optional<Resource> connected;
+    try {
+      connected.emplace(run);
+      c.lock->prepare();
+    } catch (const std::exception& e) {
+      run.say(c.spec.name + ": " + e.what());
+    }
+    run.arrive_and_wait();
+    if (!connected) return;
+    Resource& res = *connected;
     if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
     for (int index = 0; index < w.iterations && !run.stop; ++index) {
       std::size_t rec;
@@ -1378,6 +1407,10 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
   std::thread poller;
   auto stop_everything = [&] {
     r.stop = true;
+    {
+      std::lock_guard<std::mutex> l(r.start_mu);  // wakes a client still at the start barrier
+    }
+    r.start_cv.notify_all();
     for (auto& c : clients) c->gate.wake();
     for (auto& c : clients) c->gate.open();
     // The Go helpers answer nothing more once killed: their readers see EOF.
@@ -1425,9 +1458,24 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
         c.lock = std::make_unique<EtcdLock>(c);
       }
     }
+    for (auto& c : clients) {
+      ClientState* cp = c.get();
+      threads.emplace_back([cp] { client_main(*cp); });
+    }
+    {
+      std::unique_lock<std::mutex> l(r.start_mu);
+      if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
+        throw std::runtime_error("fencesim-real: the clients did not connect within 60 s");
+      }
+    }
     r.say("running");
-    r.tb.t0 = Clock::now();
-    r.running = true;
+    {
+      std::lock_guard<std::mutex> l(r.start_mu);
+      r.tb.t0 = Clock::now();
+      r.running = true;
+      r.go = true;
+    }
+    r.start_cv.notify_all();
     // The service observer: polls the primary (Redis); etcd's is the watch above.
     if (s.lock.service == ServiceKind::kRedis) {
       poller = std::thread([&r] {
@@ -1489,10 +1537,6 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
           }
         }
       });
-    }
-    for (auto& c : clients) {
-      ClientState* cp = c.get();
-      threads.emplace_back([cp] { client_main(*cp); });
     }
 
     // Faults, on this thread (it started every child, so restarts keep
