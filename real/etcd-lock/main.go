@@ -5,17 +5,21 @@
 // does, and a concurrency.Mutex per acquisition.
 //
 // Build (offline, Debian golang-go):
-//   GOPATH=/usr/share/gocode GO111MODULE=off go build -o etcd-lock .
+//
+//	GOPATH=/usr/share/gocode GO111MODULE=off go build -o etcd-lock .
 //
 // Usage: etcd-lock -endpoints URL[,URL...] -ttl SECONDS -prefix KEY
 //
 // Lines on stdin (one command each) and the answers on stdout:
-//   acquire           -> "granted <key> <header-revision> <create-revision> <lease-id>"
-//                        or "error <text>"
-//   release           -> "released" or "error <text>"
+//
+//	acquire           -> "granted <key> <header-revision> <create-revision> <lease-id>"
+//	                     or "error <text>"
+//	release           -> "released" or "error <text>"
+//
 // and, unprompted, when the session's lease is found gone (the keepalive
 // loop of the library stops and closes Session.Done()):
-//   "session-ended <lease-id>"
+//
+//	"session-ended <lease-id>"
 //
 // The observer mode (-observe) watches the prefix from the start and
 // prints "put <key> <create-revision>" for every creation and, for every
