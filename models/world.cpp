@@ -60,6 +60,8 @@ class WorldFaultEnv final : public FaultEnv {
 
 std::optional<std::int64_t> tok(const std::optional<std::int64_t>& t) { return t; }
 
+}  // namespace
+
 /// The trace: every History record as an event, in true-time order.
 void build_trace(const History& h, sim::Trace& trace) {
   std::vector<std::pair<std::pair<Time, int>, sim::TraceEvent>> ev;
@@ -109,8 +111,6 @@ void build_trace(const History& h, sim::Trace& trace) {
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [key, e] : ev) trace.add(std::move(e));
 }
-
-}  // namespace
 
 std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault) {
   std::optional<Time> last = Time{-1};

@@ -87,4 +87,8 @@ bool has_custom_policy(const Scenario& s);
 /// fault that never ends. Faults that start at or after `run_end` never happen and are ignored.
 std::optional<Time> last_fault_end(const std::vector<FaultSpec>& faults, Time run_end, bool& any_fault);
 
+/// The trace of a run: every History record as an event, in true-time order
+/// (run_scenario builds it; fencesim-real builds a real run's the same way).
+void build_trace(const History& h, sim::Trace& trace);
+
 }  // namespace fencesim

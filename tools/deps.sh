@@ -14,6 +14,10 @@ if [[ "${1:-}" == "--test" ]]; then
   # (a Node.js that bundles npm, e.g. NodeSource's, needs no separate npm package)
   pkgs+=(nodejs)
   command -v npm >/dev/null || pkgs+=(npm)
+  # real-stack runs (fencesim-real, the RealStack tests): PostgreSQL as the
+  # fenced resource (libpq to talk to it), Go and etcd 3.4's Go client for
+  # the etcd client helper (real/etcd-lock)
+  pkgs+=(postgresql libpq-dev golang-go golang-etcd-server-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,260 @@
+#include "real/process.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace fencesim::real {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr std::size_t kMaxChildren = 256;
+std::array<std::atomic<int>, kMaxChildren> g_children{};
+
+void register_child(int pid) {
+  for (auto& slot : g_children) {
+    int expected = 0;
+    if (slot.compare_exchange_strong(expected, pid)) return;
+  }
+}
+void unregister_child(int pid) {
+  for (auto& slot : g_children) {
+    int expected = pid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+}  // namespace
+
+void kill_all_children() {
+  for (auto& slot : g_children) {
+    const int pid = slot.load();
+    if (pid > 0) ::kill(pid, SIGKILL);
+  }
+}
+
+std::string require_program(const std::string& name, const std::string& package,
+                            const std::vector<std::string>& extra_dirs) {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    std::size_t start = 0;
+    while (start <= p.size()) {
+      const std::size_t end = p.find(':', start);
+      dirs.push_back(p.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  for (const std::string& d : dirs) {
+    if (d.empty()) continue;
+    const fs::path candidate = fs::path(d) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  throw MissingProgram("fencesim-real: `" + name + "` was not found on PATH; install the Debian package " + package +
+                       " (tools/deps.sh --test installs everything the real runs need)");
+}
+
+TempDir::TempDir(const std::string& tag, bool keep) : keep_(keep) {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string(base && *base ? base : "/tmp") + "/fencesim-real-" + tag + "-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("fencesim-real: cannot create a temporary folder");
+  path_ = buf.data();
+  ::chmod(path_.c_str(), 0711);
+}
+
+TempDir::~TempDir() {
+  if (keep_) return;
+  // A server's own children (PostgreSQL's backends) may still be writing for
+  // a moment after it was stopped: try again a few times.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (!ec && !fs::exists(path_)) return;
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+int free_port() {
+  static std::mutex mu;
+  static std::set<int> given;
+  std::lock_guard<std::mutex> lock(mu);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error("fencesim-real: socket() failed");
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    int port = -1;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      socklen_t len = sizeof a;
+      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) port = ntohs(a.sin_port);
+    }
+    ::close(fd);
+    // etcd and Redis Sentinel use port + something nowhere; only our own
+    // ports must not repeat.
+    if (port > 0 && given.insert(port).second) return port;
+  }
+  throw std::runtime_error("fencesim-real: no free port on 127.0.0.1");
+}
+
+Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : stop_signal_(opt.stop_signal) {
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
+  if (opt.pipes && (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)) {
+    throw std::runtime_error("fencesim-real: pipe() failed");
+  }
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  envs.insert(envs.end(), opt.env.begin(), opt.env.end());
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> av;
+  for (auto& a : args) av.push_back(a.data());
+  av.push_back(nullptr);
+  const std::string out = opt.out.string(), err = opt.err.string();
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fencesim-real: fork() failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);  // a signal to the runner's terminal does not reach the servers directly
+    if (opt.gid) (void)!::setgid(*opt.gid);
+    if (opt.uid) (void)!::setuid(*opt.uid);
+    // After the credential change (which clears it).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    if (opt.pipes) {
+      ::dup2(in_pipe[0], 0);
+      ::dup2(out_pipe[1], 1);
+    } else {
+      const int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, 0);
+      const int o = ::open(out.empty() ? "/dev/null" : out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(o, 1);
+    }
+    const int e = ::open(err.empty() ? "/dev/null" : err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(e, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(av[0], av.data(), envp.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  register_child(pid_);
+  if (opt.pipes) {
+    ::close(in_pipe[0]);
+    ::close(out_pipe[1]);
+    in_ = in_pipe[1];
+    out_ = out_pipe[0];
+  }
+}
+
+Child::~Child() {
+  stop();
+  close_in();
+  if (out_ >= 0) ::close(out_);
+}
+
+void Child::close_in() {
+  if (in_ >= 0) ::close(in_);
+  in_ = -1;
+}
+
+bool Child::running() {
+  if (reaped_) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    reaped_ = true;
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    unregister_child(pid_);
+    return false;
+  }
+  return true;
+}
+
+void Child::signal(int sig) {
+  if (running()) ::kill(pid_, sig);
+}
+
+void Child::kill_now() {
+  if (reaped_) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  reaped_ = true;
+  unregister_child(pid_);
+}
+
+void Child::stop(std::chrono::milliseconds grace) {
+  if (reaped_ || pid_ <= 0) return;
+  ::kill(pid_, stop_signal_);
+  ::kill(pid_, SIGCONT);  // a paused server handles the signal only once it runs
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < until) {
+    if (!running()) return;
+    std::this_thread::sleep_for(10ms);
+  }
+  kill_now();
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                          const ChildOptions& base) {
+  ChildOptions opt = base;
+  opt.pipes = true;
+  opt.stop_signal = SIGKILL;
+  Child c(argv, opt);
+  c.close_in();
+  CommandResult r;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      c.kill_now();
+      r.status = -1000;
+      return r;
+    }
+    pollfd p{c.out_fd(), POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+    if (n > 0) {
+      const ssize_t got = ::read(c.out_fd(), buf, sizeof buf);
+      if (got <= 0) break;
+      r.out.append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  while (c.running()) {
+    if (std::chrono::steady_clock::now() > until) {
+      c.kill_now();
+      r.status = -1000;
+      return r;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  r.status = c.exit_status();
+  return r;
+}
+
+}  // namespace fencesim::real

@@ -1,0 +1,1742 @@
+// The real-stack runner (real/real.hpp). Sources of the behaviour driven:
+//   Redis 7.0 (Debian redis-server 7.0.15): the lock scripts are the ones
+//     tests/conformance/redis_conformance_test.cpp checks against the model
+//     (SET NX PX + INCR, compare-and-PEXPIRE, compare-and-DEL; redis.io
+//     "Distributed Locks with Redis"); Sentinel: sentinel.conf directives
+//     monitor / down-after-milliseconds / failover-timeout, SENTINEL
+//     get-master-addr-by-name and SENTINEL FAILOVER (redis.io "Redis
+//     Sentinel").
+//   etcd 3.4.23: clientv3/concurrency session.go and mutex.go, used as they
+//     are by real/etcd-lock/main.go.
+//   PostgreSQL 15: one row; the fencing check is the WHERE clause of one
+//     UPDATE (read committed: a concurrent UPDATE re-evaluates the clause on
+//     the newest row version, so check and write are atomic).
+#include "real/real.hpp"
+
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "models/checkers/checkers.hpp"
+#include "models/checkers/metric_expect.hpp"
+#include "models/faults.hpp"
+#include "models/nemesis.hpp"
+#include "real/process.hpp"
+
+namespace fencesim::real {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The lock scripts (the same text the conformance suite checks the model against).
+const char* const kAcquireScript =
+    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
+    "return redis.call('INCR', KEYS[2]) end "
+    "return false";
+const char* const kAcquireNoTokenScript =
+    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
+    "return 1 end "
+    "return false";
+const char* const kRenewScript =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end "
+    "return 0";
+const char* const kReleaseScript =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('DEL', KEYS[1]) end "
+    "return 0";
+
+const char* const kSentinelName = "fencesim";
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_signal(int) { g_interrupted = true; }
+
+std::string tail_of(const fs::path& p, int lines = 15) {
+  std::ifstream in(p);
+  std::deque<std::string> q;
+  std::string l;
+  while (std::getline(in, l)) {
+    q.push_back(l);
+    if (static_cast<int>(q.size()) > lines) q.pop_front();
+  }
+  std::string out;
+  for (auto& x : q) out += "    " + x + "\n";
+  return out;
+}
+
+// ------------------------------------------------------------------ time --
+
+/// Scenario time <-> real time.
+struct Timebase {
+  double scale = 1;
+  Clock::time_point t0;
+  Clock::duration real(Duration d) const {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::nano>(d.count() * scale));
+  }
+  Clock::time_point at(Duration d) const { return t0 + real(d); }
+  Time now() const {
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / scale;
+    return Time{static_cast<std::int64_t>(ns)};
+  }
+  std::chrono::milliseconds ms(Duration d) const {
+    return std::max(1ms, std::chrono::duration_cast<std::chrono::milliseconds>(real(d)));
+  }
+};
+
+/// A client's stop-the-world pause: the client's threads stop at their
+/// next safepoint (before sending a request, after an answer, after a
+/// sleep) while it is closed, as a JVM's threads stop at safepoints for a GC.
+class Gate {
+ public:
+  void close() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+  }
+  void open() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      closed_ = false;
+    }
+    cv_.notify_all();
+  }
+  void wake() { cv_.notify_all(); }
+  /// Waits while closed; false if the run is stopping.
+  bool pass(const std::atomic<bool>& stop) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    return !stop;
+  }
+  /// Sleeps until `t` (a deadline: a pause that outlasts it returns at the
+  /// pause's end), then passes the gate; false if the run is stopping.
+  bool sleep_until(Clock::time_point t, const std::atomic<bool>& stop) {
+    std::unique_lock<std::mutex> l(m_);
+    while (!stop && Clock::now() < t) cv_.wait_until(l, t);
+    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    return !stop;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+};
+
+// ------------------------------------------------------------- the run --
+
+struct Run;
+
+struct RedisProc {
+  std::string name;
+  int port = 0;
+  fs::path dir;
+  std::vector<std::string> argv;
+  std::unique_ptr<Child> child;
+};
+
+struct Postgres {
+  int port = 0;
+  fs::path dir;
+  std::unique_ptr<Child> child;
+  std::vector<std::string> argv;
+  ChildOptions opt;
+};
+
+std::string random_value(std::mt19937_64& rng) { return fmt::format("{:016x}", rng()); }
+
+/// One hiredis connection with the command timeout.
+class RedisConn {
+ public:
+  ~RedisConn() { drop(); }
+  bool connect(int port, std::chrono::milliseconds timeout) {
+    drop();
+    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    c_ = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c_ == nullptr || c_->err) {
+      drop();
+      return false;
+    }
+    redisSetTimeout(c_, tv);
+    port_ = port;
+    return true;
+  }
+  void drop() {
+    if (c_) redisFree(c_);
+    c_ = nullptr;
+    port_ = 0;
+  }
+  bool ok() const { return c_ != nullptr; }
+  int port() const { return port_; }
+  /// nullptr on a timeout or a broken connection (the connection is dropped).
+  redisReply* cmd(const std::vector<std::string>& args) {
+    if (!c_) return nullptr;
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c_, static_cast<int>(argv.size()), argv.data(), lens.data()));
+    if (r == nullptr) drop();
+    return r;
+  }
+
+ private:
+  redisContext* c_ = nullptr;
+  int port_ = 0;
+};
+
+using ReplyPtr = std::unique_ptr<redisReply, void (*)(void*)>;
+ReplyPtr wrap(redisReply* r) { return ReplyPtr(r, freeReplyObject); }
+
+/// A line-oriented child (the Go helper): lines read by a thread into a queue.
+class LineChild {
+ public:
+  LineChild(const std::vector<std::string>& argv, const ChildOptions& opt,
+            std::function<bool(const std::string&)> unprompted)
+      : child_(argv, opt), unprompted_(std::move(unprompted)) {
+    reader_ = std::thread([this] { read_loop(); });
+  }
+  ~LineChild() {
+    child_.close_in();
+    child_.kill_now();
+    if (reader_.joinable()) reader_.join();
+  }
+  void send(const std::string& line) {
+    const std::string l = line + "\n";
+    if (child_.in_fd() >= 0) (void)!::write(child_.in_fd(), l.data(), l.size());
+  }
+  /// The next prompted line; nullopt at EOF or when `stop`.
+  std::optional<std::string> next(const std::atomic<bool>& stop) {
+    std::unique_lock<std::mutex> l(m_);
+    while (q_.empty() && !eof_ && !stop) cv_.wait_for(l, 50ms);
+    if (q_.empty()) return std::nullopt;
+    std::string s = q_.front();
+    q_.pop_front();
+    return s;
+  }
+  Child& child() { return child_; }
+
+ private:
+  void read_loop() {
+    std::string buf;
+    char chunk[4096];
+    for (;;) {
+      const ssize_t n = ::read(child_.out_fd(), chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<std::size_t>(n));
+      std::size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        std::string line = buf.substr(0, nl);
+        buf.erase(0, nl + 1);
+        if (unprompted_ && unprompted_(line)) continue;
+        std::lock_guard<std::mutex> l(m_);
+        q_.push_back(std::move(line));
+        cv_.notify_all();
+      }
+    }
+    std::lock_guard<std::mutex> l(m_);
+    eof_ = true;
+    cv_.notify_all();
+  }
+  Child child_;
+  std::function<bool(const std::string&)> unprompted_;
+  std::thread reader_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::string> q_;
+  bool eof_ = false;
+};
+
+// ------------------------------------------------------------- clients --
+
+struct ClientState;
+
+/// What a client's lock is, Redis or etcd.
+class RealLock {
+ public:
+  virtual ~RealLock() = default;
+  struct Lease {
+    std::string value;
+    std::optional<std::int64_t> token;
+  };
+  /// Connects before time 0 (so that the first request at time 0 does not
+  /// pay for a connection).
+  virtual void prepare() {}
+  /// Blocks until granted; nullopt when the run stops.
+  virtual std::optional<Lease> acquire() = 0;
+  virtual void release() = 0;
+};
+
+struct Run {
+  Run(const Scenario& sc, Timebase t, TempDir& d, std::ostream* l) : s(sc), tb(t), dir(d), log(l) {}
+  const Scenario& s;
+  Timebase tb;
+  TempDir& dir;
+  std::ostream* log;
+  std::atomic<bool> stop{false};
+  std::mutex hmu;
+  History h;
+  std::mt19937_64 rng{std::random_device{}()};
+  std::mutex rng_mu;
+
+  // Redis
+  std::vector<RedisProc> redis;      // redis-0 … (redis-0 starts as the primary)
+  std::vector<RedisProc> sentinels;  // sentinel-0 …
+  // etcd
+  std::vector<RedisProc> etcd;  // reusing the struct: name, client port (port), dir, argv
+  std::vector<int> etcd_peer_ports;
+  std::string etcd_endpoints;
+  std::string helper;  // etcd-lock path
+  std::unique_ptr<LineChild> etcd_observer;
+  // resource
+  Postgres pg;
+  std::string pg_conninfo;
+
+  // Lease bookkeeping for the observers: value -> real grant time.
+  std::map<std::string, Clock::time_point> live;
+  std::set<std::string> released;  // values a client deleted with compare-and-delete / Unlock
+
+  Time run_end() const { return s.duration; }
+  bool in_run(Time t) const { return t <= s.duration; }
+
+  std::string fresh_value() {
+    std::lock_guard<std::mutex> l(rng_mu);
+    return random_value(rng);
+  }
+  bool running = false;  ///< time 0 has passed (log lines before it say "setup")
+
+  // Start barrier: every client connects (PostgreSQL, its lock) before time
+  // 0, then waits for it, so that no client's first request at time 0 pays
+  // for a connection (a PostgreSQL backend forks per connection: tens of
+  // milliseconds on a loaded machine).
+  std::mutex start_mu;
+  std::condition_variable start_cv;
+  std::size_t ready = 0;
+  bool go = false;
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> l(start_mu);
+    ++ready;
+    start_cv.notify_all();
+    start_cv.wait(l, [&] { return go || stop.load(); });
+  }
+  void say(const std::string& line) {
+    if (!log) return;
+    if (running) {
+      *log << fmt::format("  [{:>8.3f}s] {}\n", tb.now().count() / 1e9, line) << std::flush;
+    } else {
+      *log << "  [   setup ] " << line << "\n" << std::flush;
+    }
+  }
+  std::string redis_name_of_port(int port) const {
+    for (const auto& r : redis) {
+      if (r.port == port) return r.name;
+    }
+    return fmt::format("127.0.0.1:{}", port);
+  }
+  /// The primary's port as Sentinel reports it (redis-0's without Sentinel).
+  std::optional<int> primary_port() {
+    if (sentinels.empty()) return redis.front().port;
+    for (const auto& sp : sentinels) {
+      RedisConn c;
+      if (!c.connect(sp.port, 300ms)) continue;
+      auto r = wrap(c.cmd({"SENTINEL", "get-master-addr-by-name", kSentinelName}));
+      if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) return std::atoi(r->element[1]->str);
+    }
+    return std::nullopt;
+  }
+};
+
+struct ClientState {
+  Run& run;
+  const ClientSpec& spec;
+  std::size_t index = 0;
+  Gate gate;
+  std::mutex m;
+  std::optional<std::size_t> belief;  // index into History::beliefs
+  std::string lease_value;
+  std::unique_ptr<RealLock> lock;
+  LineChild* helper = nullptr;  // etcd: the Go helper (SIGSTOP target)
+
+  ClientState(Run& r, const ClientSpec& c, std::size_t i) : run(r), spec(c), index(i) {}
+
+  void begin_belief(const RealLock::Lease& l, Time at) {
+    std::lock_guard<std::mutex> g(run.hmu);
+    std::lock_guard<std::mutex> g2(m);
+    if (!run.in_run(at)) return;
+    if (belief) run.h.end_belief(*belief, at, "superseded");
+    belief = run.h.begin_belief(at, spec.name, l.value, l.token);
+    lease_value = l.value;
+  }
+  void end_belief(const std::string& reason, bool loss) {
+    const Time at = run.tb.now();
+    std::lock_guard<std::mutex> g(run.hmu);
+    std::lock_guard<std::mutex> g2(m);
+    if (!run.in_run(at)) return;
+    if (loss) ++run.h.lease_losses;
+    if (!belief) return;
+    run.h.end_belief(*belief, at, reason);
+    belief.reset();
+  }
+};
+
+// ------------------------------------------------------------ Redis lock --
+
+class RedisLock final : public RealLock {
+ public:
+  RedisLock(ClientState& c) : c_(c), run_(c.run) {
+    renewer_ = std::thread([this] { renew_loop(); });
+  }
+  ~RedisLock() override {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      gen_ = -1;
+    }
+    cv_.notify_all();
+    c_.gate.wake();
+    if (renewer_.joinable()) renewer_.join();
+  }
+
+  void prepare() override { ensure(conn_); }
+
+  std::optional<Lease> acquire() override {
+    const LockSpec& lock = run_.s.lock;
+    const bool with_token = lock.redis.token == RedisToken::kIncr;
+    const std::string ttl_ms = std::to_string(run_.tb.ms(lock.ttl).count());
+    for (;;) {
+      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      ensure(conn_);
+      const std::string value = run_.fresh_value();
+      const int port = conn_.port();
+      auto r = wrap(conn_.cmd({"EVAL", with_token ? kAcquireScript : kAcquireNoTokenScript, "2", lock.key,
+                               redis_counter_key(lock), value, ttl_ms}));
+      const Time at = run_.tb.now();
+      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      if (r && r->type == REDIS_REPLY_INTEGER) {
+        Lease l{value, with_token ? std::optional<std::int64_t>(r->integer) : std::nullopt};
+        {
+          std::lock_guard<std::mutex> g(run_.hmu);
+          if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, value, l.token, run_.redis_name_of_port(port));
+          run_.live.emplace(value, Clock::now());
+        }
+        c_.begin_belief(l, at);
+        start_renewal(value);
+        return l;
+      }
+      if (!r || r->type == REDIS_REPLY_ERROR) {
+        // A timed-out attempt may have succeeded: delete it if it did.
+        if (!r) best_effort_release(value);
+        conn_.drop();  // READONLY or broken: ask Sentinel again
+      }
+      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return std::nullopt;
+    }
+  }
+
+  void release() override {
+    std::string value;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      ++gen_;
+      active_ = false;
+      value = value_;
+    }
+    cv_.notify_all();
+    c_.end_belief("release", false);
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      if (!c_.gate.pass(run_.stop)) return;
+      ensure(conn_);
+      auto r = wrap(conn_.cmd({"EVAL", kReleaseScript, "1", run_.s.lock.key, value}));
+      if (r && r->type == REDIS_REPLY_INTEGER) {
+        if (r->integer == 1) {
+          std::lock_guard<std::mutex> g(run_.hmu);
+          run_.released.insert(value);
+        }
+        return;
+      }
+      conn_.drop();
+      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return;
+    }
+  }
+
+ private:
+  /// Connected to the primary Sentinel names now. The model's client
+  /// follows +switch-master at once; asking Sentinel before every command
+  /// is the same on loopback (a real old primary stays a primary until
+  /// Sentinel reconfigures it, which can take seconds).
+  void ensure(RedisConn& c) {
+    if (c.ok() && run_.sentinels.empty()) return;
+    const auto port = run_.primary_port();
+    if (!port) return;
+    if (c.ok() && c.port() == *port) return;
+    c.connect(*port, run_.tb.ms(c_.spec.command_timeout));
+  }
+  void best_effort_release(const std::string& value) {
+    RedisConn c;
+    ensure(c);
+    wrap(c.cmd({"EVAL", kReleaseScript, "1", run_.s.lock.key, value}));
+  }
+  void start_renewal(const std::string& value) {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      ++gen_;
+      value_ = value;
+      last_ = Clock::now();
+      active_ = c_.spec.renew;
+    }
+    cv_.notify_all();
+  }
+  void renew_loop() {
+    RedisConn conn;
+    const std::string ttl_ms = std::to_string(run_.tb.ms(run_.s.lock.ttl).count());
+    for (;;) {
+      std::int64_t gen;
+      std::string value;
+      Clock::time_point due;
+      {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait_for(l, 50ms, [&] { return gen_ < 0 || active_ || run_.stop; });
+        if (gen_ < 0 || run_.stop) return;
+        if (!active_) continue;
+        gen = gen_;
+        value = value_;
+        due = last_ + run_.tb.real(c_.spec.renew_interval);
+        cv_.wait_until(l, due, [&] { return gen_ != gen || run_.stop; });
+        if (gen_ < 0 || run_.stop) return;
+        if (gen_ != gen) continue;
+      }
+      if (!c_.gate.pass(run_.stop)) return;
+      if (Clock::now() < due) continue;
+      const Time first_sent = run_.tb.now();
+      for (;;) {
+        if (!c_.gate.pass(run_.stop)) return;
+        ensure(conn);
+        const auto sent = Clock::now();
+        auto r = wrap(conn.cmd({"EVAL", kRenewScript, "1", run_.s.lock.key, value, ttl_ms}));
+        if (!c_.gate.pass(run_.stop)) return;
+        {
+          std::lock_guard<std::mutex> l(m_);
+          if (gen_ != gen) break;
+        }
+        if (r && r->type == REDIS_REPLY_INTEGER) {
+          const Time replied = run_.tb.now();
+          const bool ok = r->integer == 1;
+          {
+            std::lock_guard<std::mutex> g(run_.hmu);
+            if (run_.in_run(replied)) run_.h.renewals.push_back(RenewalRecord{c_.spec.name, first_sent, replied, ok});
+          }
+          std::lock_guard<std::mutex> l(m_);
+          if (ok) {
+            last_ = sent;
+          } else {
+            active_ = false;
+          }
+          if (!ok) {
+            // Refused: the key is gone or holds another value.
+            m_.unlock();
+            c_.end_belief("renewal refused", true);
+            m_.lock();
+          }
+          break;
+        }
+        conn.drop();
+        if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return;
+      }
+    }
+  }
+
+  ClientState& c_;
+  Run& run_;
+  RedisConn conn_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::int64_t gen_ = 0;
+  bool active_ = false;
+  std::string value_;
+  Clock::time_point last_;
+  std::thread renewer_;
+};
+
+// ------------------------------------------------------------- etcd lock --
+
+class EtcdLock final : public RealLock {
+ public:
+  EtcdLock(ClientState& c) : c_(c), run_(c.run) {
+    const EtcdSpec& e = run_.s.lock.etcd;
+    (void)e;
+    // Client k talks to etcd-(k mod n) first, as the model's client does.
+    std::vector<std::string> eps;
+    const std::size_t n = run_.etcd.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      eps.push_back(fmt::format("http://127.0.0.1:{}", run_.etcd[(c.index + i) % n].port));
+    }
+    std::string joined;
+    for (auto& x : eps) joined += (joined.empty() ? "" : ",") + x;
+    ChildOptions opt;
+    opt.pipes = true;
+    opt.err = run_.dir.path() / ("client-" + c.spec.name + ".log");
+    helper_ = std::make_unique<LineChild>(
+        std::vector<std::string>{run_.helper, "-endpoints", joined, "-ttl", std::to_string(ttl_seconds(run_)),
+                                 "-prefix", run_.s.lock.key, "-command-timeout",
+                                 std::to_string(run_.tb.ms(c.spec.command_timeout).count()) + "ms"},
+        opt, [this](const std::string& line) {
+          if (line.rfind("session-ended", 0) == 0) {
+            c_.end_belief("session ended: the lease's keepalive found it expired", true);
+            return true;
+          }
+          return false;
+        });
+    c.helper = helper_.get();
+    auto ready = helper_->next(run_.stop);
+    if (!ready || *ready != "ready") {
+      throw std::runtime_error("fencesim-real: the etcd client helper of " + c.spec.name + " did not start:\n" +
+                               tail_of(opt.err));
+    }
+  }
+
+  static int ttl_seconds(const Run& r) {
+    const double s = r.s.lock.ttl.count() * r.tb.scale / 1e9;
+    return std::max(1, static_cast<int>(std::ceil(s - 1e-9)));
+  }
+
+  std::optional<Lease> acquire() override {
+    for (;;) {
+      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      helper_->send("acquire");
+      auto line = helper_->next(run_.stop);
+      const Time at = run_.tb.now();
+      if (!line) return std::nullopt;
+      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      std::istringstream in(*line);
+      std::string word, key, lease;
+      std::int64_t header = 0, create = 0;
+      in >> word;
+      if (word == "granted") {
+        in >> key >> header >> create >> lease;
+        std::optional<std::int64_t> token;
+        switch (run_.s.lock.etcd.token) {
+          case EtcdToken::kCreateRevision: token = create; break;
+          case EtcdToken::kHeaderRevision: token = header; break;
+          case EtcdToken::kNone: break;
+        }
+        Lease l{key + "@" + std::to_string(create), token};
+        {
+          std::lock_guard<std::mutex> g(run_.hmu);
+          if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, l.value, token, "etcd");
+          run_.live.emplace(l.value, Clock::now());
+        }
+        c_.begin_belief(l, at);
+        value_ = l.value;
+        return l;
+      }
+      run_.say(c_.spec.name + ": " + *line);
+      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return std::nullopt;
+    }
+  }
+
+  void release() override {
+    c_.end_belief("release", false);
+    if (!c_.gate.pass(run_.stop)) return;
+    helper_->send("release");
+    auto line = helper_->next(run_.stop);
+    if (line && *line == "released") {
+      std::lock_guard<std::mutex> g(run_.hmu);
+      run_.released.insert(value_);
+    }
+  }
+
+ private:
+  ClientState& c_;
+  Run& run_;
+  std::unique_ptr<LineChild> helper_;
+  std::string value_;
+};
+
+// ------------------------------------------------------------- resource --
+
+struct PgConn {
+  PGconn* c = nullptr;
+  ~PgConn() {
+    if (c) PQfinish(c);
+  }
+};
+
+struct Row {
+  bool accepted = false;
+  std::int64_t value = 0, version = 0, last_written = 0, last_seen = 0, prev_value = 0;
+  std::string tag, prev_tag;
+};
+
+class Resource {
+ public:
+  Resource(Run& r) : run_(r) {
+    pg_.c = PQconnectdb(run_.pg_conninfo.c_str());
+    if (PQstatus(pg_.c) != CONNECTION_OK) {
+      throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
+    }
+  }
+
+  /// Runs `sql` with params; the first row (accepted flag first).
+  std::optional<Row> query(const std::string& sql, const std::vector<std::string>& params) {
+    std::vector<const char*> p;
+    for (const auto& x : params) p.push_back(x.c_str());
+    PGresult* res =
+        PQexecParams(pg_.c, sql.c_str(), static_cast<int>(p.size()), nullptr, p.data(), nullptr, nullptr, 0);
+    std::optional<Row> out;
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) >= 1) {
+      Row row;
+      row.accepted = std::string(PQgetvalue(res, 0, 0)) == "t";
+      row.value = std::atoll(PQgetvalue(res, 0, 1));
+      row.version = std::atoll(PQgetvalue(res, 0, 2));
+      row.tag = PQgetvalue(res, 0, 3);
+      row.last_written = std::atoll(PQgetvalue(res, 0, 4));
+      row.last_seen = std::atoll(PQgetvalue(res, 0, 5));
+      row.prev_value = std::atoll(PQgetvalue(res, 0, 6));
+      row.prev_tag = PQgetvalue(res, 0, 7);
+      out = row;
+    } else {
+      run_.say(std::string("PostgreSQL: ") + PQerrorMessage(pg_.c));
+    }
+    PQclear(res);
+    return out;
+  }
+
+  static std::string with_fallback(const std::string& update) {
+    return "WITH u AS (" + update +
+           " RETURNING value, version, tag, last_written, last_seen, prev_value, prev_tag) "
+           "SELECT true, * FROM u UNION ALL "
+           "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg "
+           "WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM u)";
+  }
+
+  struct Seen {
+    std::int64_t value = 0, version = 0;
+    std::string tag;
+  };
+
+  std::optional<Seen> read(const ClientState& c, int iteration, const std::string& lease_value,
+                           std::optional<std::int64_t> token, std::string& failure) {
+    const ResourceSpec& spec = run_.s.resource;
+    const bool fenced_read = spec.kind == ResourceKind::kFenced && spec.fence_reads;
+    ResourceOpRecord rec;
+    rec.kind = ResourceOpKind::kRead;
+    rec.client = c.spec.name;
+    rec.copy = "resource";
+    rec.token = fenced_read ? token : std::nullopt;
+    rec.lease_value = lease_value;
+    rec.iteration = iteration;
+    rec.sent = run_.tb.now();
+    std::optional<Row> row;
+    if (fenced_read && !token) {
+      row = query(
+          "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg WHERE id = 1", {});
+      if (row) rec.reason = "read without a token";
+    } else if (fenced_read) {
+      row = query(with_fallback("UPDATE reg SET last_seen = $1::bigint WHERE id = 1 AND $1::bigint >= last_seen"),
+                  {std::to_string(*token)});
+      if (row && !row->accepted) rec.reason = fmt::format("token {} < last_seen {}", *token, row->last_seen);
+    } else {
+      row = query(
+          "SELECT true, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg WHERE id = 1", {});
+    }
+    rec.at = run_.tb.now();
+    if (!row) {
+      failure = "read timed out";
+      return std::nullopt;
+    }
+    rec.accepted = row->accepted;
+    rec.value = row->value;
+    rec.version = row->version;
+    rec.tag = row->tag;
+    rec.last_written = row->last_written;
+    rec.last_seen = row->last_seen;
+    record(std::move(rec));
+    if (!row->accepted) {
+      failure =
+          "read rejected: " + (fenced_read && !token ? std::string("read without a token")
+                                                     : fmt::format("token {} < last_seen {}", *token, row->last_seen));
+      return std::nullopt;
+    }
+    return Seen{row->value, row->version, row->tag};
+  }
+
+  /// The write; its refusal reason, or "" when accepted; nullopt when it got no answer.
+  std::optional<std::string> write(const ClientState& c, int iteration, const std::string& lease_value,
+                                   std::optional<std::int64_t> token, const Seen& seen, std::int64_t value,
+                                   const std::string& tag) {
+    const ResourceSpec& spec = run_.s.resource;
+    ResourceOpRecord rec;
+    rec.kind = ResourceOpKind::kWrite;
+    rec.write = true;
+    rec.client = c.spec.name;
+    rec.copy = "resource";
+    rec.token = token;
+    rec.read_value = seen.value;
+    rec.value = value;
+    rec.tag = tag;
+    rec.lease_value = lease_value;
+    rec.iteration = iteration;
+    rec.sent = run_.tb.now();
+    const std::string set =
+        "UPDATE reg SET prev_value = value, prev_tag = tag, value = $2::bigint, tag = $3, version = version + 1";
+    std::optional<Row> row;
+    std::string reason;
+    switch (spec.kind) {
+      case ResourceKind::kFenced: {
+        if (!token) {
+          row = query(
+              "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg "
+              "WHERE id = 1",
+              {});
+          reason = "write without a token";
+          break;
+        }
+        const std::string cmp = spec.check == FenceCheck::kStrict ? ">" : ">=";
+        row = query(with_fallback(set +
+                                  ", last_written = $1::bigint, last_seen = GREATEST(last_seen, $1::bigint) "
+                                  "WHERE id = 1 AND $1::bigint >= last_seen AND $1::bigint " +
+                                  cmp + " last_written"),
+                    {std::to_string(*token), std::to_string(value), tag});
+        if (row && !row->accepted) {
+          if (*token < row->last_seen) {
+            reason = fmt::format("token {} < last_seen {}", *token, row->last_seen);
+          } else {
+            reason = fmt::format("token {} {} last_written {}", *token, spec.check == FenceCheck::kStrict ? "<=" : "<",
+                                 row->last_written);
+          }
+        }
+        break;
+      }
+      case ResourceKind::kCas:
+        row = query(with_fallback(set + " WHERE id = 1 AND version = $4::bigint"),
+                    {"0", std::to_string(value), tag, std::to_string(seen.version)});
+        if (row && !row->accepted) reason = fmt::format("version {} != {}", seen.version, row->version);
+        break;
+      default:
+        row =
+            query(with_fallback(set + " WHERE id = 1 AND $1::bigint = $1::bigint"), {"0", std::to_string(value), tag});
+        break;
+    }
+    rec.at = run_.tb.now();
+    if (!row) return std::nullopt;
+    rec.accepted = row->accepted && reason.empty();
+    rec.reason = reason;
+    rec.version = row->version;
+    rec.last_written = row->last_written;
+    rec.last_seen = row->last_seen;
+    if (rec.accepted && !tag.empty()) {
+      rec.effect = fmt::format("version {} by {} replaces version {}{}", value, tag, row->prev_value,
+                               row->prev_tag.empty() ? "" : " by " + row->prev_tag);
+    }
+    record(std::move(rec));
+    return reason;
+  }
+
+ private:
+  void record(ResourceOpRecord rec) {
+    std::lock_guard<std::mutex> g(run_.hmu);
+    if (!run_.in_run(rec.at)) return;
+    const bool audit = rec.accepted && run_.s.resource.kind == ResourceKind::kFenced;
+    const Time at = rec.at;
+    const std::int64_t last_seen = rec.last_seen;
+    run_.h.resource_ops.push_back(std::move(rec));
+    if (audit) run_.h.audit_holders(at, "resource", last_seen);
+  }
+  Run& run_;
+  PgConn pg_;
+};
+
+// ------------------------------------------------------------ workloads --
+
+std::int64_t next_value(const WorkloadSpec& w, std::int64_t v) {
+  return w.kind == WorkloadKind::kSequenceAllocator ? v + w.block : v + 1;
+}
+std::string success_text(const WorkloadSpec& w, const Resource::Seen& seen, std::int64_t written) {
+  switch (w.kind) {
+    case WorkloadKind::kSequenceAllocator: return fmt::format("ok: claimed {}..{}", seen.value, written - 1);
+    case WorkloadKind::kWriter:
+      return fmt::format("ok: wrote version {} over version {}{}", written, seen.value,
+                         seen.tag.empty() ? "" : " by " + seen.tag);
+    default: return "ok: wrote " + std::to_string(written);
+  }
+}
+
+Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
+  if (!hi || *hi <= lo) return lo;
+  std::lock_guard<std::mutex> l(run.rng_mu);
+  std::uniform_int_distribution<std::int64_t> d(lo.count(), hi->count());
+  return Duration{d(run.rng)};
+}
+
+/// One client's whole run (ClientNode::run and ::iterate, real time).
+void client_main(ClientState& c) {
+  Run& run = c.run;
+  const WorkloadSpec& w = c.spec.workload;
+  try {
+    std::optional<Resource> connected;
+    try {
+      connected.emplace(run);
+      c.lock->prepare();
+    } catch (const std::exception& e) {
+      run.say(c.spec.name + ": " + e.what());
+    }
+    run.arrive_and_wait();
+    if (!connected) return;
+    Resource& res = *connected;
+    if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
+    for (int index = 0; index < w.iterations && !run.stop; ++index) {
+      std::size_t rec;
+      {
+        std::lock_guard<std::mutex> g(run.hmu);
+        const Time now = run.tb.now();
+        if (!run.in_run(now)) return;
+        run.h.iterations.push_back(
+            IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
+        rec = run.h.iterations.size() - 1;
+      }
+      auto lease = c.lock->acquire();
+      if (!lease) return;
+      {
+        std::lock_guard<std::mutex> g(run.hmu);
+        run.h.iterations[rec].acquired = run.tb.now();
+      }
+      const bool fencing = c.spec.fencing && run.s.resource.kind == ResourceKind::kFenced;
+      const std::optional<std::int64_t> token = fencing ? lease->token : std::nullopt;
+      const Duration work = draw(run, w.work, w.work_max);
+      bool success = false;
+      std::string outcome;
+      int retries = 0;
+      for (;;) {
+        bool conflict = false;
+        std::string failure;
+        if (!c.gate.pass(run.stop)) return;
+        const auto seen = res.read(c, index, lease->value, token, failure);
+        if (!c.gate.pass(run.stop)) return;
+        if (!seen) {
+          outcome = failure;
+          break;
+        }
+        if (!c.gate.sleep_until(Clock::now() + run.tb.real(work), run.stop)) return;
+        const std::int64_t value = next_value(w, seen->value);
+        const auto refused =
+            res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
+        if (!c.gate.pass(run.stop)) return;
+        if (!refused) {
+          outcome = "write timed out";
+        } else if (refused->empty()) {
+          success = true;
+          outcome = success_text(w, *seen, value);
+        } else {
+          outcome = "write rejected: " + *refused;
+          conflict = run.s.resource.kind == ResourceKind::kCas;
+        }
+        if (!conflict || retries >= w.retries) break;
+        ++retries;
+        if (!c.gate.sleep_until(Clock::now() + run.tb.real(c.spec.retry_interval), run.stop)) return;
+      }
+      if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
+      {
+        std::lock_guard<std::mutex> g(run.hmu);
+        const Time now = run.tb.now();
+        if (!run.in_run(now)) return;
+        IterationRecord& it = run.h.iterations[rec];
+        if (success) {
+          it.success = true;
+          it.done = now;
+        }
+        it.outcome = outcome;
+      }
+      c.lock->release();
+      if (index + 1 < w.iterations) {
+        if (!c.gate.sleep_until(Clock::now() + run.tb.real(draw(run, w.think, w.think_max)), run.stop)) return;
+      }
+    }
+  } catch (const std::exception& e) {
+    run.say(c.spec.name + ": " + e.what());
+  }
+}
+
+// ------------------------------------------------------------- servers --
+
+void wait_for_redis(Run& run, const RedisProc& p, std::chrono::milliseconds timeout, const fs::path& log) {
+  const auto until = Clock::now() + timeout;
+  while (Clock::now() < until) {
+    RedisConn c;
+    if (c.connect(p.port, 200ms)) {
+      auto r = wrap(c.cmd({"PING"}));
+      if (r && r->type == REDIS_REPLY_STATUS) return;
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(20ms);
+  }
+  (void)run;
+  throw std::runtime_error("fencesim-real: " + p.name + " did not answer PING within " +
+                           std::to_string(timeout.count()) + " ms; its log:\n" + tail_of(log));
+}
+
+std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+void start_redis(Run& run, std::vector<std::string>& versions) {
+  const std::string server = require_program("redis-server", "redis-server");
+  const auto v = run_command({server, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  const Scenario& s = run.s;
+  const int n = 1 + s.lock.redis.replicas;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p;
+    p.name = "redis-" + std::to_string(i);
+    p.port = free_port();
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    p.argv = {server,
+              "--port",
+              std::to_string(p.port),
+              "--bind",
+              "127.0.0.1",
+              "--dir",
+              p.dir.string(),
+              "--save",
+              "",
+              "--protected-mode",
+              "no",
+              "--daemonize",
+              "no",
+              "--logfile",
+              (p.dir / "redis.log").string()};
+    if (s.lock.redis.persistence == RedisPersistence::kAofAlways) {
+      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+    } else if (s.lock.redis.persistence == RedisPersistence::kAofEverysec) {
+      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
+    } else {
+      p.argv.insert(p.argv.end(), {"--appendonly", "no"});
+    }
+    if (i > 0) p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(run.redis[0].port)});
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.redis.push_back(std::move(p));
+  }
+  for (auto& p : run.redis) wait_for_redis(run, p, 10000ms, p.dir / "redis.log");
+  // Replicas in sync before the run starts.
+  for (int i = 1; i < n; ++i) {
+    const auto until = Clock::now() + 10s;
+    for (;;) {
+      RedisConn c;
+      std::string info;
+      if (c.connect(run.redis[i].port, 300ms)) {
+        auto r = wrap(c.cmd({"INFO", "replication"}));
+        if (r && r->type == REDIS_REPLY_STRING) info = std::string(r->str, r->len);
+      }
+      if (info.find("master_link_status:up") != std::string::npos) break;
+      if (Clock::now() > until) throw std::runtime_error("fencesim-real: " + run.redis[i].name + " did not sync");
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  const int m = s.lock.redis.sentinels;
+  const int quorum = m / 2 + 1;
+  for (int i = 0; i < m; ++i) {
+    RedisProc p;
+    p.name = "sentinel-" + std::to_string(i);
+    p.port = free_port();
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    const fs::path conf = p.dir / "sentinel.conf";
+    std::ofstream out(conf);
+    out << "port " << p.port << "\nbind 127.0.0.1\nprotected-mode no\ndir " << p.dir.string() << "\nlogfile "
+        << (p.dir / "sentinel.log").string() << "\nsentinel monitor " << kSentinelName << " 127.0.0.1 "
+        << run.redis[0].port << " " << quorum << "\nsentinel down-after-milliseconds " << kSentinelName << " "
+        << run.tb.ms(s.lock.redis.down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
+        << std::max<std::int64_t>(run.tb.ms(s.lock.redis.down_after).count() * 2, 2000) << "\nsentinel parallel-syncs "
+        << kSentinelName << " 1\n";
+    out.close();
+    p.argv = {server, conf.string(), "--sentinel"};
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.sentinels.push_back(std::move(p));
+  }
+  for (auto& p : run.sentinels) wait_for_redis(run, p, 10000ms, p.dir / "sentinel.log");
+  // Every sentinel knows the others and the replicas (hello messages every 2 s).
+  if (m > 0) {
+    const auto until = Clock::now() + 30s;
+    for (auto& p : run.sentinels) {
+      for (;;) {
+        RedisConn c;
+        bool ok = false;
+        if (c.connect(p.port, 300ms)) {
+          auto a = wrap(c.cmd({"SENTINEL", "sentinels", kSentinelName}));
+          auto b = wrap(c.cmd({"SENTINEL", "replicas", kSentinelName}));
+          ok = a && b && a->type == REDIS_REPLY_ARRAY && b->type == REDIS_REPLY_ARRAY &&
+               static_cast<int>(a->elements) == m - 1 && static_cast<int>(b->elements) == n - 1;
+        }
+        if (ok) break;
+        if (Clock::now() > until) {
+          throw std::runtime_error("fencesim-real: " + p.name + " did not discover the other sentinels and replicas; " +
+                                   "its log:\n" + tail_of(p.dir / "sentinel.log"));
+        }
+        if (g_interrupted) throw std::runtime_error("interrupted");
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+}
+
+void start_etcd(Run& run, std::vector<std::string>& versions) {
+  const std::string etcd = require_program("etcd", "etcd-server");
+  const auto v = run_command({etcd, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  const Scenario& s = run.s;
+  const int n = s.lock.etcd.nodes;
+  std::string cluster;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p;
+    p.name = "etcd-" + std::to_string(i);
+    p.port = free_port();
+    run.etcd_peer_ports.push_back(free_port());
+    cluster += fmt::format("{}{}=http://127.0.0.1:{}", cluster.empty() ? "" : ",", p.name, run.etcd_peer_ports.back());
+    run.etcd.push_back(std::move(p));
+  }
+  const auto heartbeat = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.heartbeat).count(), 20);
+  const auto election = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.election_timeout).count(), 5 * heartbeat);
+  for (int i = 0; i < n; ++i) {
+    RedisProc& p = run.etcd[i];
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    const std::string client = fmt::format("http://127.0.0.1:{}", p.port);
+    const std::string peer = fmt::format("http://127.0.0.1:{}", run.etcd_peer_ports[i]);
+    p.argv = {etcd,
+              "--name",
+              p.name,
+              "--data-dir",
+              (p.dir / "data").string(),
+              "--listen-client-urls",
+              client,
+              "--advertise-client-urls",
+              client,
+              "--listen-peer-urls",
+              peer,
+              "--initial-advertise-peer-urls",
+              peer,
+              "--initial-cluster",
+              cluster,
+              "--initial-cluster-state",
+              "new",
+              "--initial-cluster-token",
+              "fencesim-real",
+              "--heartbeat-interval",
+              std::to_string(heartbeat),
+              "--election-timeout",
+              std::to_string(election),
+              "--logger",
+              "zap",
+              "--log-outputs",
+              (p.dir / "etcd.log").string()};
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.etcd_endpoints += (run.etcd_endpoints.empty() ? "" : ",") + client;
+  }
+  // The cluster has a leader (a put through the helper's observer works).
+  ChildOptions opt;
+  opt.pipes = true;
+  opt.err = run.dir.path() / "etcd-observer.log";
+  run.etcd_observer = std::make_unique<LineChild>(
+      std::vector<std::string>{run.helper, "-endpoints", run.etcd_endpoints, "-prefix", s.lock.key, "-observe"}, opt,
+      [&run](const std::string& line) {
+        std::istringstream in(line);
+        std::string word, key;
+        std::int64_t create = 0;
+        in >> word >> key >> create;
+        if (word != "deleted") return word == "put";
+        const Time at = run.tb.now();
+        const std::string value = key + "@" + std::to_string(create);
+        std::lock_guard<std::mutex> g(run.hmu);
+        if (!run.in_run(at)) return true;
+        run.h.lease_end(at, value, run.released.count(value) ? "deleted" : "lease expired (key deleted by etcd)");
+        run.live.erase(value);
+        return true;
+      });
+  auto ready = run.etcd_observer->next(run.stop);
+  if (!ready || *ready != "ready") {
+    throw std::runtime_error("fencesim-real: the etcd observer did not start:\n" + tail_of(opt.err));
+  }
+  const std::string etcdctl = require_program("etcdctl", "etcd-client");
+  const auto until = Clock::now() + 30s;
+  for (;;) {
+    ChildOptions e;
+    e.env = {"ETCDCTL_API=3"};
+    const auto r = run_command(
+        {etcdctl, "--endpoints", run.etcd_endpoints, "--command-timeout=2s", "put", "fencesim-real/ready", "1"}, 5000ms,
+        e);
+    if (r.status == 0) break;
+    if (Clock::now() > until) {
+      throw std::runtime_error("fencesim-real: the etcd cluster did not accept a put within 30 s; etcd-0's log:\n" +
+                               tail_of(run.etcd[0].dir / "etcd.log"));
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+std::optional<unsigned> postgres_uid, postgres_gid;
+
+void start_postgres(Run& run, std::vector<std::string>& versions) {
+  const std::vector<std::string> pgdirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
+                                           "/usr/lib/postgresql/17/bin"};
+  const std::string initdb = require_program("initdb", "postgresql", pgdirs);
+  const std::string postgres = require_program("postgres", "postgresql", pgdirs);
+  const auto v = run_command({postgres, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  ChildOptions as;
+  if (::geteuid() == 0) {
+    // PostgreSQL refuses to run as root: run it as the `postgres` user the
+    // Debian package creates.
+    const passwd* pw = ::getpwnam("postgres");
+    if (pw == nullptr) {
+      throw MissingProgram(
+          "fencesim-real: running as root, PostgreSQL needs the `postgres` user (created by the Debian package "
+          "postgresql); install it or run fencesim-real as an ordinary user");
+    }
+    as.uid = pw->pw_uid;
+    as.gid = pw->pw_gid;
+  }
+  Postgres& pg = run.pg;
+  pg.dir = run.dir.path() / "postgres";
+  fs::create_directories(pg.dir);
+  if (as.uid) {
+    for (const auto& p : {pg.dir}) (void)!::chown(p.c_str(), *as.uid, *as.gid);
+  }
+  as.err = pg.dir / "initdb.log";
+  as.out = pg.dir / "initdb.log";
+  const auto r = run_command(
+      {initdb, "-D", (pg.dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"}, 60000ms,
+      as);
+  if (r.status != 0) {
+    throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg.dir / "initdb.log"));
+  }
+  pg.port = free_port();
+  pg.argv = {postgres,
+             "-D",
+             (pg.dir / "data").string(),
+             "-p",
+             std::to_string(pg.port),
+             "-k",
+             pg.dir.string(),
+             "-c",
+             "listen_addresses=127.0.0.1",
+             "-c",
+             "fsync=off",
+             "-c",
+             "shared_buffers=16MB",
+             "-c",
+             "max_connections=40",
+             "-c",
+             "synchronous_commit=off"};
+  pg.opt = as;
+  pg.opt.out = pg.dir / "postgres.log";
+  pg.opt.err = pg.dir / "postgres.log";
+  pg.opt.stop_signal = SIGQUIT;
+  pg.child = std::make_unique<Child>(pg.argv, pg.opt);
+  run.pg_conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5", pg.port);
+  const auto until = Clock::now() + 30s;
+  PGconn* c = nullptr;
+  for (;;) {
+    c = PQconnectdb(run.pg_conninfo.c_str());
+    if (PQstatus(c) == CONNECTION_OK) break;
+    PQfinish(c);
+    if (Clock::now() > until || !pg.child->running()) {
+      throw std::runtime_error("fencesim-real: PostgreSQL did not start; its log:\n" +
+                               tail_of(pg.dir / "postgres.log"));
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(100ms);
+  }
+  const std::string setup = fmt::format(
+      "CREATE TABLE reg (id int PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL, tag text NOT NULL, "
+      "last_written bigint NOT NULL, last_seen bigint NOT NULL, prev_value bigint NOT NULL, prev_tag text NOT NULL);"
+      "INSERT INTO reg VALUES (1, {}, 0, '', 0, 0, 0, '')",
+      run.s.resource.initial);
+  PGresult* res = PQexec(c, setup.c_str());
+  const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+  PQclear(res);
+  PQfinish(c);
+  if (!ok) throw std::runtime_error("fencesim-real: could not create the resource table");
+}
+
+// --------------------------------------------------------------- faults --
+
+RedisProc* find_proc(Run& run, const std::string& name) {
+  for (auto* v : {&run.redis, &run.sentinels, &run.etcd}) {
+    for (auto& p : *v) {
+      if (p.name == name) return &p;
+    }
+  }
+  return nullptr;
+}
+
+/// The node a role alias stands for now.
+std::string resolve_target(Run& run, const std::string& target) {
+  if (target == "redis-primary") {
+    const auto port = run.primary_port();
+    return port ? run.redis_name_of_port(*port) : "redis-0";
+  }
+  if (target == "etcd-leader") {
+    const std::string etcdctl = require_program("etcdctl", "etcd-client");
+    ChildOptions e;
+    e.env = {"ETCDCTL_API=3"};
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      const auto r = run_command(
+          {etcdctl, "--endpoints", run.etcd_endpoints, "--command-timeout=1s", "endpoint", "status", "-w", "json"},
+          5000ms, e);
+      try {
+        const auto j = nlohmann::json::parse(r.out);
+        for (const auto& st : j) {
+          if (st["Status"]["leader"] == st["Status"]["header"]["member_id"]) {
+            const std::string ep = st["Endpoint"];
+            for (const auto& m : run.etcd) {
+              if (ep == fmt::format("http://127.0.0.1:{}", m.port)) return m.name;
+            }
+          }
+        }
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    throw std::runtime_error("fencesim-real: could not find the etcd leader");
+  }
+  return target;
+}
+
+}  // namespace
+
+std::string unsupported_reason(const Scenario& s) {
+  if (s.lock.service != ServiceKind::kRedis && s.lock.service != ServiceKind::kEtcd) {
+    return fmt::format("lock.service \"{}\": only redis and etcd run against real servers", to_string(s.lock.service));
+  }
+  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0)
+    return "Redlock (lock.redlock) is not supported";
+  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.replication_delay > 50ms) {
+    return "lock.replication_delay above 50ms: real replication on loopback takes well under a millisecond, and the "
+           "runner has no proxy on the replication link yet";
+  }
+  if (s.resource.replicas > 0) return "resource.replicas: the real resource is one PostgreSQL row";
+  if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
+  if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
+  for (const ClientSpec& c : s.clients) {
+    if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
+        c.workload.kind != WorkloadKind::kWriter) {
+      return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));
+    }
+    if (c.check_lease_before_write || c.on_lease_loss != LeaseLossPolicy::kContinue || c.lease_loss_after) {
+      return "client policies (check_lease_before_write, on_lease_loss, lease_loss_after) of client " + c.name;
+    }
+    if (c.resource != "resource") return "client " + c.name + " routed to a resource replica";
+  }
+  for (const FaultSpec& f : s.faults) {
+    if (f.at_max) return "a fault with a ranged start (" + f.origin + ")";
+    switch (f.kind) {
+      case FaultKind::kPause:
+      case FaultKind::kFailover:
+      case FaultKind::kCounterReset: break;
+      case FaultKind::kCrash: {
+        bool client = false;
+        for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
+        if (client) return "a crash of client " + f.target + " (" + f.origin + ")";
+        if (f.power_loss) return "a power-loss crash (" + f.origin + ")";
+        if (f.target == "resource") return "a crash of the resource (" + f.origin + ")";
+        break;
+      }
+      default:
+        return fmt::format(
+            "fault kind \"{}\" ({}): clock faults (libfaketime) and partitions/slow links (a TCP proxy) "
+            "are not implemented in fencesim-real yet",
+            to_string(f.kind), f.origin);
+    }
+  }
+  return "";
+}
+
+RealResult run_real(const Scenario& s, const RealOptions& opt) {
+  if (std::string why = unsupported_reason(s); !why.empty()) throw NotSupported(why);
+  if (!(opt.scale > 0 && opt.scale <= 10)) throw NotSupported("--scale must be in (0, 10]");
+  const auto wall0 = Clock::now();
+  RealResult out;
+  TempDir dir(s.name, opt.keep_dir);
+  out.temp_dir = dir.path().string();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  struct sigaction old_int {
+  }, old_term{};
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  struct Restore {
+    struct sigaction i, t;
+    ~Restore() {
+      ::sigaction(SIGINT, &i, nullptr);
+      ::sigaction(SIGTERM, &t, nullptr);
+    }
+  } restore{old_int, old_term};
+  g_interrupted = false;
+
+  auto run = std::make_unique<Run>(s, Timebase{opt.scale, Clock::now()}, dir, opt.log);
+  Run& r = *run;
+  std::vector<std::unique_ptr<ClientState>> clients;
+  std::vector<std::thread> threads;
+  std::thread poller;
+  auto stop_everything = [&] {
+    r.stop = true;
+    {
+      std::lock_guard<std::mutex> l(r.start_mu);  // wakes a client still at the start barrier
+    }
+    r.start_cv.notify_all();
+    for (auto& c : clients) c->gate.wake();
+    for (auto& c : clients) c->gate.open();
+    // The Go helpers answer nothing more once killed: their readers see EOF.
+    for (auto& c : clients) {
+      if (c->helper) c->helper->child().signal(SIGCONT);
+    }
+    for (auto& t : threads) {
+      if (t.joinable()) t.join();
+    }
+    if (poller.joinable()) poller.join();
+    clients.clear();
+  };
+  try {
+    if (s.lock.service == ServiceKind::kEtcd) {
+      const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+      const fs::path helper = opt.helper_dir.empty() ? self / "etcd-lock" : fs::path(opt.helper_dir) / "etcd-lock";
+      if (::access(helper.c_str(), X_OK) != 0) {
+        throw MissingProgram("fencesim-real: the etcd client helper " + helper.string() +
+                             " is missing; it is built with fencesim-real when golang-go and golang-etcd-server-dev "
+                             "are installed (tools/deps.sh --test)");
+      }
+      r.helper = helper.string();
+    }
+    r.say("starting PostgreSQL");
+    start_postgres(r, out.versions);
+    if (s.lock.service == ServiceKind::kRedis) {
+      r.say("starting Redis");
+      start_redis(r, out.versions);
+    } else {
+      r.say("starting etcd");
+      start_etcd(r, out.versions);
+      const int ttl = std::max(1, static_cast<int>(std::ceil(s.lock.ttl.count() * opt.scale / 1e9 - 1e-9)));
+      if (std::abs(ttl - s.lock.ttl.count() * opt.scale / 1e9) > 1e-6) {
+        out.remarks.push_back(fmt::format("etcd lease TTL {} s (the scaled TTL {:.3f} s rounded up to whole seconds)",
+                                          ttl, s.lock.ttl.count() * opt.scale / 1e9));
+      }
+    }
+    // Clients (their connections and helpers are set up before time 0).
+    for (std::size_t i = 0; i < s.clients.size(); ++i) {
+      clients.push_back(std::make_unique<ClientState>(r, s.clients[i], i));
+      ClientState& c = *clients.back();
+      if (s.lock.service == ServiceKind::kRedis) {
+        c.lock = std::make_unique<RedisLock>(c);
+      } else {
+        c.lock = std::make_unique<EtcdLock>(c);
+      }
+    }
+    for (auto& c : clients) {
+      ClientState* cp = c.get();
+      threads.emplace_back([cp] { client_main(*cp); });
+    }
+    {
+      std::unique_lock<std::mutex> l(r.start_mu);
+      if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
+        throw std::runtime_error("fencesim-real: the clients did not connect within 60 s");
+      }
+    }
+    r.say("running");
+    {
+      std::lock_guard<std::mutex> l(r.start_mu);
+      r.tb.t0 = Clock::now();
+      r.running = true;
+      r.go = true;
+    }
+    r.start_cv.notify_all();
+    // The service observer: polls the primary (Redis); etcd's is the watch above.
+    if (s.lock.service == ServiceKind::kRedis) {
+      poller = std::thread([&r] {
+        RedisConn conn;
+        auto resolved = Clock::now();
+        while (!r.stop) {
+          std::this_thread::sleep_for(5ms);
+          if (!conn.ok()) {
+            const auto port = r.primary_port();
+            if (!port || !conn.connect(*port, 200ms)) {
+              // The primary is down: a lease ends unless a live replica holds it.
+              if (r.sentinels.empty() && r.redis.size() == 1) {
+                const Time at = r.tb.now();
+                std::lock_guard<std::mutex> g(r.hmu);
+                for (auto it = r.live.begin(); it != r.live.end();) {
+                  if (r.in_run(at)) r.h.lease_end(at, it->first, "redis-0 is down and no live replica holds it");
+                  it = r.live.erase(it);
+                }
+              }
+              continue;
+            }
+          }
+          if (!r.sentinels.empty() && Clock::now() - resolved > 50ms) {
+            resolved = Clock::now();
+            const auto port = r.primary_port();
+            if (port && *port != conn.port()) {
+              conn.drop();
+              continue;
+            }
+          }
+          const auto sent = Clock::now();
+          auto rep = wrap(conn.cmd({"GET", r.s.lock.key}));
+          if (!rep) continue;  // paused or gone: judged on the next answer
+          std::string cur = rep->type == REDIS_REPLY_STRING ? std::string(rep->str, rep->len) : "";
+          if (rep->type == REDIS_REPLY_ERROR) continue;
+          const int port = conn.port();
+          // A primary that was demoted answers as a replica: ask Sentinel again.
+          if (!r.sentinels.empty()) {
+            auto role = wrap(conn.cmd({"ROLE"}));
+            if (role && role->type == REDIS_REPLY_ARRAY && role->elements > 0 &&
+                std::string(role->element[0]->str) != "master") {
+              conn.drop();
+              continue;
+            }
+          }
+          const Time at = r.tb.now();
+          std::lock_guard<std::mutex> g(r.hmu);
+          for (auto it = r.live.begin(); it != r.live.end();) {
+            if (it->first != cur && it->second < sent) {
+              const std::string node = r.redis_name_of_port(port);
+              std::string why = r.released.count(it->first) ? "deleted"
+                                : cur.empty()               ? fmt::format("expired on {} wall clock", node)
+                                              : fmt::format("{}, the current primary, does not hold it", node);
+              if (r.in_run(at)) r.h.lease_end(at, it->first, why);
+              it = r.live.erase(it);
+            } else {
+              ++it;
+            }
+          }
+        }
+      });
+    }
+
+    // Faults, on this thread (it started every child, so restarts keep
+    // their death signal), in time order: each fault's start resolves its
+    // target (a role alias names the node that has the role now), records
+    // the fault and applies it; its end (pause) or restart (crash) follows.
+    const std::vector<FaultSpec> faults = draw_fault_times(s);
+    std::vector<std::pair<Clock::time_point, std::function<void()>>> actions;
+    auto client_of = [&clients](const std::string& name) -> ClientState* {
+      for (auto& c : clients) {
+        if (c->spec.name == name) return c.get();
+      }
+      return nullptr;
+    };
+    for (const FaultSpec& f : faults) {
+      if (f.at >= s.duration) continue;
+      const auto start = r.tb.at(f.at);
+      auto resolved = std::make_shared<std::string>(f.target);
+      actions.emplace_back(start, [&r, f, resolved, &faults, client_of] {
+        FaultRecord rec;
+        rec.start = r.tb.now();
+        rec.end = fault_end(f, faults);
+        rec.kind = f.kind;
+        rec.target = f.target;
+        rec.detail = fault_detail(f);
+        rec.origin = f.origin;
+        try {
+          *resolved = resolve_target(r, f.target);
+        } catch (const std::exception& e) {
+          rec.skipped = true;
+          rec.skip_reason = e.what();
+        }
+        if (*resolved != f.target) rec.detail += (rec.detail.empty() ? "" : ", ") + ("now " + *resolved);
+        r.say(fmt::format("fault {} {} {}", to_string(f.kind), *resolved, rec.detail));
+        {
+          std::lock_guard<std::mutex> g(r.hmu);
+          r.h.faults.push_back(rec);
+        }
+        if (rec.skipped) return;
+        switch (f.kind) {
+          case FaultKind::kPause:
+            if (ClientState* c = client_of(*resolved)) {
+              c->gate.close();
+              if (c->helper) c->helper->child().signal(SIGSTOP);
+            } else if (RedisProc* p = find_proc(r, *resolved)) {
+              p->child->signal(SIGSTOP);
+            } else if (*resolved == "resource") {
+              r.pg.child->signal(SIGSTOP);
+            }
+            break;
+          case FaultKind::kCrash:
+            if (RedisProc* p = find_proc(r, *resolved)) p->child->kill_now();
+            break;
+          case FaultKind::kFailover: {
+            for (auto& sp : r.sentinels) {
+              RedisConn c;
+              if (!c.connect(sp.port, 500ms)) continue;
+              auto rep = wrap(c.cmd({"SENTINEL", "FAILOVER", kSentinelName}));
+              if (rep && rep->type == REDIS_REPLY_STATUS) return;
+            }
+            r.say("SENTINEL FAILOVER was refused by every sentinel");
+            break;
+          }
+          case FaultKind::kCounterReset:
+            if (f.target == "resource") {
+              PgConn c;
+              c.c = PQconnectdb(r.pg_conninfo.c_str());
+              const std::string sql =
+                  fmt::format("UPDATE reg SET last_written = {0}, last_seen = {0} WHERE id = 1", f.value);
+              PQclear(PQexec(c.c, sql.c_str()));
+            } else {
+              RedisConn c;
+              const auto port = r.primary_port();
+              if (port && c.connect(*port, 500ms)) {
+                wrap(c.cmd({"SET", redis_counter_key(r.s.lock), std::to_string(f.value)}));
+              }
+            }
+            break;
+          default: break;
+        }
+      });
+      if (f.kind == FaultKind::kPause) {
+        actions.emplace_back(start + r.tb.real(f.duration.value_or(Duration{0})), [&r, resolved, client_of] {
+          if (ClientState* c = client_of(*resolved)) {
+            if (c->helper) c->helper->child().signal(SIGCONT);
+            c->gate.open();
+          } else if (RedisProc* p = find_proc(r, *resolved)) {
+            p->child->signal(SIGCONT);
+          } else if (*resolved == "resource") {
+            r.pg.child->signal(SIGCONT);
+          }
+        });
+      }
+      if (f.kind == FaultKind::kCrash && f.restart_after) {
+        actions.emplace_back(start + r.tb.real(*f.restart_after), [&r, resolved] {
+          if (RedisProc* p = find_proc(r, *resolved)) {
+            ChildOptions o;
+            o.err = p->dir / "stderr.log";
+            p->child = std::make_unique<Child>(p->argv, o);
+            r.say("restarted " + p->name);
+          }
+        });
+      }
+    }
+    std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t next_action = 0;
+    const auto end = r.tb.at(s.duration);
+    while (Clock::now() < end) {
+      if (g_interrupted) throw std::runtime_error("interrupted (SIGINT/SIGTERM): every server was stopped");
+      const auto now = Clock::now();
+      while (next_action < actions.size() && actions[next_action].first <= now) actions[next_action++].second();
+      std::this_thread::sleep_for(2ms);
+    }
+    r.say("run ended; stopping");
+    stop_everything();
+  } catch (...) {
+    // The servers stop in order as `run` goes (PostgreSQL with an immediate
+    // shutdown, so that its backends exit before the folder is removed).
+    stop_everything();
+    r.etcd_observer.reset();
+    throw;
+  }
+  r.etcd_observer.reset();
+
+  // Judge the History exactly as run_scenario does.
+  RunResult& res = out.run;
+  res.seed = s.seed;
+  res.faults = draw_fault_times(s);
+  res.history = std::move(r.h);
+  std::stable_sort(res.history.grants.begin(), res.history.grants.end(),
+                   [](const GrantRecord& a, const GrantRecord& b) { return a.at < b.at; });
+  for (std::size_t i = 0; i < res.history.grants.size(); ++i) res.history.grants[i].seq = i;
+  std::stable_sort(res.history.resource_ops.begin(), res.history.resource_ops.end(),
+                   [](const ResourceOpRecord& a, const ResourceOpRecord& b) { return a.at < b.at; });
+  res.context.run_end = s.duration;
+  res.context.last_fault_end = last_fault_end(res.faults, s.duration, res.context.any_fault);
+  std::vector<Verdict> service;
+  if (property_applies(s, Property::kRaftSafety)) {
+    Verdict v;
+    v.property = Property::kRaftSafety;
+    v.status = Status::kNotApplicable;
+    v.summary = "not checked on a real run: etcd's Raft log is not observed";
+    service.push_back(v);
+  }
+  Scenario judged = s;
+  judged.expect.erase(Property::kRaftSafety);
+  res.verdicts = check_all(judged, res.history, res.context, service);
+  res.metrics = compute_metrics(judged, res.history, res.context);
+  res.metric_verdicts = check_metric_expectations(judged, res.metrics);
+  res.all_met = true;
+  for (const Verdict& v : res.verdicts) res.all_met = res.all_met && v.met;
+  for (const MetricVerdict& v : res.metric_verdicts) res.all_met = res.all_met && v.met;
+  res.trace.set_enabled(true);
+  build_trace(res.history, res.trace);
+  out.wall_seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
+  return out;
+}
+
+Comparison compare_verdicts(const std::vector<Verdict>& sim, const std::vector<Verdict>& real) {
+  Comparison c;
+  for (const Verdict& sv : sim) {
+    if (sv.property == Property::kRaftSafety) continue;
+    const Verdict* rv = nullptr;
+    for (const Verdict& v : real) {
+      if (v.property == sv.property) rv = &v;
+    }
+    const std::string rs = rv ? to_string(rv->status) : "missing";
+    const bool same = rv && rv->status == sv.status;
+    c.lines.push_back(fmt::format("{:<18} sim {:<14} real {:<14} {}", to_string(sv.property), to_string(sv.status), rs,
+                                  same ? "same" : "DIFFERENT"));
+    if (!same) c.differing.push_back(sv.property);
+  }
+  return c;
+}
+
+void mark_real_reports(const std::string& dir, const RealResult& r, double scale) {
+  const fs::path md = fs::path(dir) / "report.md";
+  std::string body;
+  {
+    std::ifstream in(md);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    body = ss.str();
+  }
+  std::string versions;
+  for (const auto& v : r.versions) versions += (versions.empty() ? "" : "; ") + v;
+  std::string head = fmt::format(
+      "> **Real run** (fencesim-real): the scenario ran against real processes on 127.0.0.1 ({}), time scale {} "
+      "(real seconds per scenario second), {:.1f} s of wall time. A real run is one observation, not a replay: "
+      "running it again can give another History.\n",
+      versions, scale, r.wall_seconds);
+  for (const auto& x : r.remarks) head += "> " + x + "\n";
+  std::ofstream(md) << head << "\n" << body;
+  nlohmann::json j;
+  j["real_run"] = true;
+  j["versions"] = r.versions;
+  j["scale"] = scale;
+  j["wall_seconds"] = r.wall_seconds;
+  j["remarks"] = r.remarks;
+  std::ofstream(fs::path(dir) / "real.json") << j.dump(2) << "\n";
+}
+
+}  // namespace fencesim::real

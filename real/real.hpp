@@ -1,0 +1,90 @@
+// real/real.hpp — run a scenario against the real stack (fencesim-real).
+//
+//   fencesim::real::RealOptions opt;  opt.scale = 0.25;
+//   fencesim::real::RealResult r = fencesim::real::run_real(scenario, opt);
+//   r.run.verdicts   // the same checkers as `fencesim run`, over a History
+//                    // recorded from real processes
+//
+// The lock service runs as real processes on 127.0.0.1 in a temporary
+// folder, on free ports: redis-server (primary and replicas) and Redis
+// Sentinels (`redis-server --sentinel`), or an etcd cluster of `nodes`
+// members. The resource is a private PostgreSQL cluster (initdb + postgres,
+// run as the `postgres` user when the runner is root). Each scenario client
+// is a thread of the runner with its own connections: Redis through hiredis
+// with the Lua scripts the model stands for (models/redis/protocol.hpp), etcd
+// through a Go helper (real/etcd-lock/main.go) built against etcd 3.4.23's
+// own clientv3/concurrency (Debian golang-etcd-server-dev). Faults are
+// applied at their (scaled) times: pause = SIGSTOP/SIGCONT of a server (of
+// a client: its thread stops at its next safepoint and its Go helper gets
+// SIGSTOP), crash = SIGKILL and restart on the same data folder, failover =
+// SENTINEL FAILOVER, counter_reset = SET of the counter key / UPDATE of the
+// stored token. The real processes are always stopped (also on an error,
+// SIGINT or SIGTERM).
+//
+// Time: every duration of the scenario runs `scale` times as long in real
+// time (0.25: a 60 s scenario takes 15 s); the History is recorded in the
+// scenario's own time (real elapsed time / scale), so the checkers, the
+// progress window and the reports read it unchanged. etcd's lease TTL is
+// whole seconds: the scaled TTL is rounded up (and etcd raises it to its
+// minimum, 1.5 × the election timeout).
+//
+// Not deterministic: a real run is one observation. The simulator's core
+// never includes this (threads, wall clocks and OS randomness live here).
+// docs/CONFORMANCE.md "Real-stack runs" lists what is supported and every
+// known difference from the model.
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/world.hpp"
+
+namespace fencesim::real {
+
+/// The scenario uses something this runner cannot do against real
+/// processes (the message says what and why).
+struct NotSupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RealOptions {
+  double scale = 1.0;           ///< real seconds per scenario second, (0, 10]
+  bool keep_dir = false;        ///< keep the temporary folder (logs, data) for debugging
+  std::ostream* log = nullptr;  ///< progress lines (server start, faults) or nullptr
+  std::string helper_dir;       ///< where etcd-lock is; empty: beside the running program
+};
+
+struct RealResult {
+  RunResult run;                      ///< verdicts, metrics and History as run_scenario's
+  std::vector<std::string> versions;  ///< "redis-server 7.0.15", "etcd 3.4.23", "PostgreSQL 15.x"
+  std::vector<std::string> remarks;   ///< what differs from the file (rounded etcd TTL, …)
+  std::string temp_dir;
+  double wall_seconds = 0;  ///< how long the run took, setup included
+};
+
+/// Why `s` cannot run against the real stack, or "" when it can.
+std::string unsupported_reason(const Scenario& s);
+
+/// Runs `s` against real processes. Throws NotSupported, MissingProgram
+/// (real/process.hpp) naming the Debian package, or std::runtime_error when
+/// a server does not come up (the message has the tail of its log).
+RealResult run_real(const Scenario& s, const RealOptions& opt);
+
+/// One line per property: "mutual_exclusion: sim violated, real violated"
+/// and whether all agree (properties the real run cannot check are left
+/// out: raft_safety). Used by `fencesim-real --compare` and the RealStack
+/// tests.
+struct Comparison {
+  std::vector<std::string> lines;
+  std::vector<Property> differing;
+};
+Comparison compare_verdicts(const std::vector<Verdict>& sim, const std::vector<Verdict>& real);
+
+/// Marks the reports written by write_reports in `dir` as a real run:
+/// a header on report.md and real.json (versions, scale, remarks).
+void mark_real_reports(const std::string& dir, const RealResult& r, double scale);
+
+}  // namespace fencesim::real
