@@ -69,9 +69,6 @@ std::string render_trace_jsonl(const RunResult& r);
 /// holds it, faults, grants with tokens, renewals, reads and writes, notes,
 /// and the first counterexample of each broken property.
 std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m);
-/// The compact text timeline of key events `fencesim run` prints (ANSI
-/// colours when `color`); at most `max_lines` lines.
-std::string render_terminal_timeline(const Scenario& s, const RunResult& r, bool color, std::size_t max_lines = 40);
 /// What the terminal timeline `fencesim run` prints shows (counts are
 /// lines of the text timeline, one key event each).
 struct TerminalTimeline {
