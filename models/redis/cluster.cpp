@@ -462,7 +462,8 @@ void ClusterNode::takeover() {
   ++current_epoch_;
   config_epoch_ = current_epoch_;
   const NodeId old = server_.following();
-  note("takeover", fmt::format("takes shard {} over from {} (config epoch {})", shard_, name_of(old), config_epoch_));
+  note("takeover", fmt::format("takes shard {} over from {} (config epoch {})", shard_,
+                               old == sim::kNoNode ? std::string("no primary") : name_of(old), config_epoch_));
   owner_[static_cast<std::size_t>(shard_)] = me_;
   owner_epoch_[static_cast<std::size_t>(shard_)] = config_epoch_;
   server_.promote();

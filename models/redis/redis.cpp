@@ -1044,6 +1044,10 @@ bool RedisService::failover_now(std::string& why) {
   RedisServer* best = nullptr;
   for (auto& s : servers_) {
     if (s.get() == old || !s->node().up() || s->shard() != old->shard()) continue;
+    // Under lock.cluster a replica of the shard may already have won an
+    // election (the service's primary is then stale): only a replica can
+    // take over (CLUSTER FAILOVER is refused on a primary).
+    if (cluster() && s->is_primary()) continue;
     if (best == nullptr || s->offset() > best->offset()) best = s.get();
   }
   if (best == nullptr) {

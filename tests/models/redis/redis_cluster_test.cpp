@@ -224,5 +224,38 @@ TEST(RedisCluster, APrimaryCutOffWithAMinorityRefusesWritesAfterNodeTimeout) {
   }
 }
 
+// A failover fault after a replica has already won the election (its
+// primary paused past node_timeout) finds no replica of the old primary to
+// promote; it used to dereference the new primary's missing primary and
+// crash (found by a new-user trial).
+TEST(RedisCluster, AFailoverAfterTheReplicaWonTheElectionDoesNotCrash) {
+  Scenario s = ScenarioBuilder("failover-after-election")
+                   .duration(20s)
+                   .redis(10s)
+                   .redis_spec([](RedisSpec& r) { r.cluster = cluster(3, 1, 1s); })
+                   .fenced()
+                   .client("A", counter(1s, 5, 200ms))
+                   .build();
+  s.lock.key = "{l}k";
+  s.lock.redis.counter_key = "{l}c";
+  FaultSpec pause;
+  pause.at = 2s;
+  pause.kind = FaultKind::kPause;
+  pause.target = "redis-primary";
+  pause.duration = 10s;
+  FaultSpec failover;
+  failover.at = 5s;
+  failover.kind = FaultKind::kFailover;
+  failover.target = "redis";
+  s.faults = {pause, failover};
+  resolve_scenario(s);
+  const RunResult r = run_scenario(s);
+  const auto f = std::find_if(r.history.faults.begin(), r.history.faults.end(),
+                              [](const FaultRecord& x) { return x.kind == FaultKind::kFailover; });
+  ASSERT_NE(f, r.history.faults.end());
+  EXPECT_TRUE(f->skipped);
+  EXPECT_EQ(f->skip_reason, "no live replica to promote");
+}
+
 }  // namespace
 }  // namespace fencesim::testing
