@@ -1340,6 +1340,13 @@ std::string unsupported_reason(const Scenario& s) {
     return "lock.replication_delay above 50ms: real replication on loopback takes well under a millisecond, and the "
            "runner has no proxy on the replication link yet";
   }
+  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.cluster) {
+    return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
+  }
+  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.persistence != RedisPersistence::kNone) {
+    return "lock.persistence: the runner's redis-server runs without an AOF";
+  }
+  if (s.resource.custom_check) return "a custom ResourceCheck (C++ only; the real resource is SQL)";
   if (s.resource.replicas > 0) return "resource.replicas: the real resource is one PostgreSQL row";
   if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
@@ -1352,6 +1359,11 @@ std::string unsupported_reason(const Scenario& s) {
       return "client policies (check_lease_before_write, on_lease_loss, lease_loss_after) of client " + c.name;
     }
     if (c.resource != "resource") return "client " + c.name + " routed to a resource replica";
+    if (c.ttl) return "a client's own ttl (clients[].ttl) of client " + c.name + ": every real client uses lock.ttl";
+    if (c.library != EtcdLibrary::kGo) {
+      return "client " + c.name + "'s \"library\": \"jetcd\": the real etcd clients are etcd's Go client";
+    }
+    if (c.policy) return "a custom ClientPolicy (C++ only) of client " + c.name;
   }
   for (const FaultSpec& f : s.faults) {
     if (f.at_max) return "a fault with a ranged start (" + f.origin + ")";

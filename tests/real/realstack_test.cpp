@@ -78,6 +78,25 @@ TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
   EXPECT_THROW(run_real(*lr.scenario, opt), NotSupported);
 }
 
+// Keys the runner does not start as real processes are refused, not ignored
+// (found by a new-user trial: a cluster file ran against one plain server).
+TEST(RealStack, ScenariosTheRunnerCannotStartAreRefusedNotIgnored) {
+  for (const auto& [file, words] : std::vector<std::pair<std::string, std::string>>{
+           {"redis-cluster-hash-tag", "Redis Cluster"},
+           {"etcd-mixed-ttl-3-5", "own ttl"},
+           {"redis-persistence-always", "lock.persistence"}}) {
+    LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + file + ".json");
+    ASSERT_TRUE(lr.ok()) << file;
+    const std::string why = unsupported_reason(*lr.scenario);
+    EXPECT_NE(why.find(words), std::string::npos) << file << ": " << why;
+  }
+  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/etcd-holder-paused-fenced.json");
+  ASSERT_TRUE(lr.ok());
+  ASSERT_EQ(unsupported_reason(*lr.scenario), "");
+  lr.scenario->clients[0].library = EtcdLibrary::kJetcd;
+  EXPECT_NE(unsupported_reason(*lr.scenario).find("jetcd"), std::string::npos);
+}
+
 TEST(RealStack, MissingProgramNamesTheDebianPackage) {
   try {
     require_program("fencesim-no-such-program", "some-debian-package");
