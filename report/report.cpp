@@ -28,6 +28,11 @@ namespace {
 
 /// updates_lost as a percentage of writes_accepted, one decimal ("12.5 %").
 std::string updates_lost_percent(const Metrics& m) { return fmt::format("{:.1f} %", 100 * updates_lost_fraction(m)); }
+/// "1 (25.0 %)", or "n/a (a ledger of effects)" for the work queue.
+std::string updates_lost_text(const Metrics& m) {
+  if (!m.updates_lost_applies) return "n/a (the queue's ledger has no read-modify-write)";
+  return fmt::format("{} ({})", m.updates_lost, updates_lost_percent(m));
+}
 
 /// Inline text made inert for Markdown: a `<` or `&` that could open an HTML
 /// tag, comment or entity gets a backslash (CommonMark escapes), so a
@@ -298,8 +303,9 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
   ojson metrics{
       {"writes_accepted", mt.writes_accepted},
       {"writes_rejected", mt.writes_rejected},
-      {"updates_lost", mt.updates_lost},
-      {"updates_lost_fraction", std::round(updates_lost_fraction(mt) * 1e6) / 1e6},
+      {"updates_lost", mt.updates_lost_applies ? ojson(mt.updates_lost) : ojson(nullptr)},
+      {"updates_lost_fraction",
+       mt.updates_lost_applies ? ojson(std::round(updates_lost_fraction(mt) * 1e6) / 1e6) : ojson(nullptr)},
       {"reads_accepted", mt.reads_accepted},
       {"reads_rejected", mt.reads_rejected},
       {"grants", mt.grants},
@@ -502,7 +508,7 @@ std::string md_metrics(const RunResult& r) {
   const Metrics& mt = r.metrics;
   o += "## Metrics\n\n| metric | value |\n|---|---|\n";
   o += fmt::format("| writes accepted / rejected | {} / {} |\n", mt.writes_accepted, mt.writes_rejected);
-  o += fmt::format("| updates lost (of writes accepted) | {} ({}) |\n", mt.updates_lost, updates_lost_percent(mt));
+  o += fmt::format("| updates lost (of writes accepted) | {} |\n", updates_lost_text(mt));
   o += fmt::format("| reads accepted / rejected | {} / {} |\n", mt.reads_accepted, mt.reads_rejected);
   o += fmt::format("| grants at the service | {} |\n", mt.grants);
   o += fmt::format("| acquisitions (grants received) | {} |\n", mt.acquisitions);
@@ -623,10 +629,10 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
                                   : fmt::format("renewal p99 {} (max {}, ttl {})", dur(mt.renewal_latency.p99),
                                                 dur(mt.renewal_latency.max), dur(mt.ttl));
   o += fmt::format(
-      "\n  writes accepted/rejected {}/{}  updates lost {} ({})  acquisitions {}  lease losses {}  {}  longest overlap "
+      "\n  writes accepted/rejected {}/{}  updates lost {}  acquisitions {}  lease losses {}  {}  longest overlap "
       "{}  "
       "audit findings {}\n",
-      mt.writes_accepted, mt.writes_rejected, mt.updates_lost, updates_lost_percent(mt), mt.acquisitions,
+      mt.writes_accepted, mt.writes_rejected, updates_lost_text(mt), mt.acquisitions,
       mt.lease_losses, renewal, dur(mt.longest_overlap), mt.audit_findings);
   for (const MetricVerdict& v : r.metric_verdicts) {
     o += fmt::format("  metric {:<28} {:<16} got {:<10} {}\n", v.metric, bound_text(v), value_text(v),

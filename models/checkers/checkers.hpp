@@ -63,6 +63,10 @@ struct Metrics {
   /// overwrote without having read it (its read_value is not their value):
   /// Jepsen's "acknowledged updates lost" (docs/REPORTS.md "Metrics").
   std::int64_t updates_lost = 0;
+  /// false for the work queue: a ledger effect is not a read-modify-write,
+  /// so "lost updates" has no meaning there (reports say n/a, and
+  /// updates_lost stays 0).
+  bool updates_lost_applies = true;
   std::int64_t grants = 0;        ///< at the service
   std::int64_t acquisitions = 0;  ///< grants a client received (beliefs)
   std::int64_t lease_losses = 0;  ///< refused renewals / ended sessions

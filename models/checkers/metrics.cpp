@@ -27,6 +27,7 @@ double updates_lost_fraction(const Metrics& m) {
 Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx) {
   Metrics m;
   m.ttl = s.lock.ttl;
+  m.updates_lost_applies = s.lock.service != ServiceKind::kQueue;
   // Per copy, the value of the last accepted write: the next accepted write
   // there that was computed from another value overwrote it unseen.
   std::map<std::string, std::int64_t, std::less<>> last_value;
@@ -36,7 +37,7 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
       if (op.accepted) {
         auto [it, first] = last_value.try_emplace(op.copy, op.value);
         if (!first) {
-          if (op.read_value != it->second) ++m.updates_lost;
+          if (m.updates_lost_applies && op.read_value != it->second) ++m.updates_lost;
           it->second = op.value;
         }
       }
