@@ -8,7 +8,7 @@
 #   tools/tutorial-screenshots.sh [build/fencesim]
 #
 # The picture is as tall as the page's timeline drawing plus the page's
-# header above it (about 210 px), 1290 px wide; each PNG is 40-90 kB.
+# header above it (about 330 px: title, legend, controls), 1290 px wide; each PNG is 40-90 kB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fencesim=${1:-build/fencesim}
@@ -37,10 +37,11 @@ flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background
 for name in "${shots[@]}"; do
   "$fencesim" run "scenarios/$name.json" --out "$work/out" --quiet >/dev/null
   page=$work/out/$name/timeline.html
-  # The height of the timeline drawing: the first <svg> with an xmlns.
-  svg=$(grep -o '<svg xmlns=[^>]*height="[0-9.]*"' "$page" | head -1 | grep -o 'height="[0-9.]*"' | tr -dc '0-9.')
+  # The height of the timeline drawing: the <svg id="tl">.
+  svg=$({ grep -o '<svg id="tl"[^>]*height="[0-9.]*"' "$page" || true; } | head -1 |
+        { grep -o ' height="[0-9.]*"' || true; } | tr -dc '0-9.')
   [ -n "$svg" ] || svg=490  # a page drawn another way: a fixed height
-  height=$(( ${svg%.*} + 210 ))
+  height=$(( ${svg%.*} + 330 ))
   png=docs/tutorial/$name.png
   timeout 120 chromium "${flags[@]}" --window-size=1290,"$height" --screenshot="$png" "file://$page" >/dev/null 2>&1
   echo "$png $(stat -c %s "$png") bytes"
