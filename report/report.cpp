@@ -632,8 +632,8 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
       "\n  writes accepted/rejected {}/{}  updates lost {}  acquisitions {}  lease losses {}  {}  longest overlap "
       "{}  "
       "audit findings {}\n",
-      mt.writes_accepted, mt.writes_rejected, updates_lost_text(mt), mt.acquisitions,
-      mt.lease_losses, renewal, dur(mt.longest_overlap), mt.audit_findings);
+      mt.writes_accepted, mt.writes_rejected, updates_lost_text(mt), mt.acquisitions, mt.lease_losses, renewal,
+      dur(mt.longest_overlap), mt.audit_findings);
   for (const MetricVerdict& v : r.metric_verdicts) {
     o += fmt::format("  metric {:<28} {:<16} got {:<10} {}\n", v.metric, bound_text(v), value_text(v),
                      v.met ? "ok" : "MISMATCH");

@@ -1220,5 +1220,4 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   return html;
 }
 
-
 }  // namespace fencesim

@@ -81,10 +81,10 @@ TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
 // Keys the runner does not start as real processes are refused, not ignored
 // (found by a new-user trial: a cluster file ran against one plain server).
 TEST(RealStack, ScenariosTheRunnerCannotStartAreRefusedNotIgnored) {
-  for (const auto& [file, words] : std::vector<std::pair<std::string, std::string>>{
-           {"redis-cluster-hash-tag", "Redis Cluster"},
-           {"etcd-mixed-ttl-3-5", "own ttl"},
-           {"redis-persistence-always", "lock.persistence"}}) {
+  for (const auto& [file, words] :
+       std::vector<std::pair<std::string, std::string>>{{"redis-cluster-hash-tag", "Redis Cluster"},
+                                                        {"etcd-mixed-ttl-3-5", "own ttl"},
+                                                        {"redis-persistence-always", "lock.persistence"}}) {
     LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + file + ".json");
     ASSERT_TRUE(lr.ok()) << file;
     const std::string why = unsupported_reason(*lr.scenario);
