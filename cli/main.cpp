@@ -822,7 +822,10 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fencesim: " << e.what() << "\nRun 'fencesim --help' (or 'fencesim run --help') for usage.\n";
+    // The usage hint names the command the line was for ("fencesim shrink --help").
+    std::string command = "run";
+    for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name();
+    std::cerr << "fencesim: " << e.what() << "\nRun 'fencesim " << command << " --help' for usage.\n";
     return kExitInput;
   }
   return std::nullopt;

@@ -918,6 +918,10 @@ class Loader {
     if (const json* x = find(c, "ttl")) spec.ttl = get_duration(*x, kp("ttl"), kPositive);
     if (const json* x = find(c, "library")) {
       spec.library = get_enum(*x, kp("library"), Keys{"go", "jetcd"}) == 0 ? EtcdLibrary::kGo : EtcdLibrary::kJetcd;
+      if (s_.lock.service != ServiceKind::kEtcd) {
+        fail(kp("library"), "\"library\" chooses an etcd client library, and lock.service is " +
+                                quote(to_string(s_.lock.service)) + ": remove it");
+      }
       if (spec.library == EtcdLibrary::kJetcd) {
         for (const char* k : {"renew_interval", "renew_clock"}) {
           if (find(c, k) == nullptr) continue;

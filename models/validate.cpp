@@ -796,6 +796,12 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
     }
   }
   if (c.library == EtcdLibrary::kJetcd) {
+    if (!c.renew) {
+      return problem(key(path, "renew"),
+                     "\"renew\": false does not apply to \"library\": \"jetcd\": jetcd keeps every lease it "
+                     "grants alive with its own keepalive ticks",
+                     "remove it, or use \"library\": \"go\"");
+    }
     if (c.renew_clock != sim::ClockKind::kMonotonic ||
         c.renew_interval != std::max(client_ttl(s.lock, c) / 3, Duration{1})) {
       return problem(key(path, c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval"),
