@@ -252,6 +252,9 @@ void zoom_axis(Canvas& c) {
   for (const auto& [v, e] : h.lease_ends) last = std::max(last, e.at);
   for (const ResourceOpRecord& op : h.resource_ops) last = std::max(last, op.at);
   for (const NoteRecord& n : h.notes) last = std::max(last, n.at);
+  for (const IterationRecord& it : h.iterations) {  // refused acquires (CROSSSLOT) are drawn too
+    if (it.outcome.rfind("acquire failed: ", 0) == 0) last = std::max(last, it.start);
+  }
   const Time zoom = last + last / 10 + Duration{1'000'000'000};
   c.end = std::min<Time>(c.s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
 }
