@@ -33,13 +33,13 @@ std::string Reply::describe() const {
 }
 
 namespace {
-constexpr Duration kActiveExpiryPeriod = 100ms;  // server.hz = 10
-constexpr Duration kReplHeartbeatPeriod = 1s;    // repl-ping-replica-period is 10 s; 1 s keeps gaps short
-constexpr Duration kSentinelPingPeriod = 1s;     // sentinel.c SENTINEL_PING_PERIOD
-constexpr Duration kSentinelTick = 100ms;        // sentinelTimer runs at server.hz
-constexpr Duration kSentinelHelloPeriod = 2s;    // sentinel.c SENTINEL_PUBLISH_PERIOD
-constexpr Duration kSentinelInfoPeriod = 10s;    // sentinel.c SENTINEL_INFO_PERIOD
-constexpr Duration kSentinelFastInfoPeriod = 1s; // INFO period of a failing-over primary's replicas
+constexpr Duration kActiveExpiryPeriod = 100ms;   // server.hz = 10
+constexpr Duration kReplHeartbeatPeriod = 1s;     // repl-ping-replica-period is 10 s; 1 s keeps gaps short
+constexpr Duration kSentinelPingPeriod = 1s;      // sentinel.c SENTINEL_PING_PERIOD
+constexpr Duration kSentinelTick = 100ms;         // sentinelTimer runs at server.hz
+constexpr Duration kSentinelHelloPeriod = 2s;     // sentinel.c SENTINEL_PUBLISH_PERIOD
+constexpr Duration kSentinelInfoPeriod = 10s;     // sentinel.c SENTINEL_INFO_PERIOD
+constexpr Duration kSentinelFastInfoPeriod = 1s;  // INFO period of a failing-over primary's replicas
 constexpr Duration kSentinelRoleWait = 4 * kSentinelHelloPeriod;  // SENTINEL_PUBLISH_PERIOD*4
 
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
@@ -740,11 +740,10 @@ void Sentinel::refresh_info(NodeId target, const Pong& pong) {
   r->primary = config_primary_;
   r->epoch = config_epoch_;
   node_.send(target, r);
-  svc_.history().note(svc_.sim().now(), node_.name(), "convert-to-slave",
-                      fmt::format("tells {} (reporting role master for {} ms) to replicate {}",
-                                  svc_.sim().node(target).name(),
-                                  (now - role_reported_time_[target]).count() / 1'000'000,
-                                  svc_.sim().node(config_primary_).name()));
+  svc_.history().note(
+      svc_.sim().now(), node_.name(), "convert-to-slave",
+      fmt::format("tells {} (reporting role master for {} ms) to replicate {}", svc_.sim().node(target).name(),
+                  (now - role_reported_time_[target]).count() / 1'000'000, svc_.sim().node(config_primary_).name()));
 }
 
 bool Sentinel::subjectively_down() const {

@@ -299,8 +299,8 @@ class Sentinel final : public sim::NodeBehaviour {
   std::optional<Time> failover_start_time_;
   /// From the promotion seen until +switch-master, get-master-addr-by-name
   /// already answers the promoted replica (sentinelGetCurrentMasterAddress).
-  NodeId promoted_ = sim::kNoNode;   ///< the replica chosen (SRI_PROMOTED), during a failover
-  bool promotion_seen_ = false;      ///< WAIT_PROMOTION is over (RECONF_SLAVES or later)
+  NodeId promoted_ = sim::kNoNode;  ///< the replica chosen (SRI_PROMOTED), during a failover
+  bool promotion_seen_ = false;     ///< WAIT_PROMOTION is over (RECONF_SLAVES or later)
   std::uint64_t failover_epoch_ = 0;
   sim::Rng rng_;
 };
