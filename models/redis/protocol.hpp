@@ -106,6 +106,7 @@ struct Ping final : sim::Payload {
 struct Pong final : sim::Payload {
   bool primary = false;
   std::uint64_t offset = 0;
+  NodeId following = sim::kNoNode;  ///< a replica's primary (INFO master_host)
   std::string describe() const override { return "PONG"; }
 };
 /// Primary -> replica heartbeat (REPLCONF-style) with the offset sent so far.

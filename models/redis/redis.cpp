@@ -33,11 +33,14 @@ std::string Reply::describe() const {
 }
 
 namespace {
-constexpr Duration kActiveExpiryPeriod = 100ms;  // server.hz = 10
-constexpr Duration kReplHeartbeatPeriod = 1s;    // repl-ping-replica-period is 10 s; 1 s keeps gaps short
-constexpr Duration kSentinelPingPeriod = 1s;     // sentinel.c SENTINEL_PING_PERIOD
-constexpr Duration kSentinelTick = 100ms;        // sentinelTimer runs at server.hz
-constexpr Duration kSentinelHelloPeriod = 2s;    // sentinel.c SENTINEL_PUBLISH_PERIOD
+constexpr Duration kActiveExpiryPeriod = 100ms;   // server.hz = 10
+constexpr Duration kReplHeartbeatPeriod = 1s;     // repl-ping-replica-period is 10 s; 1 s keeps gaps short
+constexpr Duration kSentinelPingPeriod = 1s;      // sentinel.c SENTINEL_PING_PERIOD
+constexpr Duration kSentinelTick = 100ms;         // sentinelTimer runs at server.hz
+constexpr Duration kSentinelHelloPeriod = 2s;     // sentinel.c SENTINEL_PUBLISH_PERIOD
+constexpr Duration kSentinelInfoPeriod = 10s;     // sentinel.c SENTINEL_INFO_PERIOD
+constexpr Duration kSentinelFastInfoPeriod = 1s;  // INFO period of a failing-over primary's replicas
+constexpr Duration kSentinelRoleWait = 4 * kSentinelHelloPeriod;  // SENTINEL_PUBLISH_PERIOD*4
 
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
   auto r = sim::make_payload<Reply>();
@@ -508,6 +511,7 @@ void RedisServer::on_message(const sim::Message& m) {
     auto p = sim::make_payload<Pong>();
     p->primary = primary_;
     p->offset = offset_;
+    p->following = primary_ ? sim::kNoNode : following_;
     node_.reply(m, p);
   }
 }
@@ -634,8 +638,11 @@ Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index)
 
 void Sentinel::start() {
   const Time now = node_.monotonic();
+  last_info_.clear();  // new links: INFO at once
   for (NodeId s : svc_.servers()) {
     last_ok_[s] = now;
+    role_primary_[s] = s == config_primary_;
+    role_reported_time_[s] = now;
     node_.spawn("monitor-" + svc_.sim().node(s).name(), [this, s](sim::Process& p) { monitor(p, s); });
   }
   node_.spawn("failover", [this](sim::Process& p) { failover_loop(p); });
@@ -666,10 +673,21 @@ void Sentinel::hello_loop(sim::Process& p) {
 
 void Sentinel::adopt(NodeId primary, std::uint64_t epoch) {
   if (epoch < config_epoch_) return;
+  const bool changed = primary != config_primary_;
   config_primary_ = primary;
   config_epoch_ = epoch;
   current_epoch_ = std::max(current_epoch_, epoch);
-  last_ok_[primary] = node_.monotonic();
+  const Time now = node_.monotonic();
+  last_ok_[primary] = now;
+  if (!changed) return;
+  // sentinelResetMasterAndChangeAddress: the new primary and every other
+  // server (the old primary among them) become fresh instances, the old
+  // ones as replicas, each with a new link that sends INFO at once.
+  for (NodeId s : svc_.servers()) {
+    role_primary_[s] = s == primary;
+    role_reported_time_[s] = now;
+    last_info_.erase(s);
+  }
 }
 
 void Sentinel::monitor(sim::Process& p, NodeId target) {
@@ -680,18 +698,52 @@ void Sentinel::monitor(sim::Process& p, NodeId target) {
       if (const auto* pong = reply->as<Pong>()) {
         last_ok_[target] = node_.monotonic();
         last_pong_[target] = *pong;
-        // An old primary that comes back is converted to a replica of the
-        // configured one (sentinel.c: "+convert-to-slave").
-        if (pong->primary && target != config_primary_ && config_epoch_ > 0) {
-          auto r = sim::make_payload<ReplicaOf>();
-          r->primary = config_primary_;
-          r->epoch = config_epoch_;
-          node_.send(target, r);
-        }
+        refresh_info(target, *pong);
       }
     }
+    if (node_.monotonic() - last_ok_[target] > svc_.spec().down_after) last_sdown_[target] = node_.monotonic();
     p.sleep_until(sim::ClockKind::kMonotonic, started + kSentinelPingPeriod);
   }
+}
+
+void Sentinel::refresh_info(NodeId target, const Pong& pong) {
+  // sentinelSendPeriodicCommands: INFO every 10 s, every 1 s for the
+  // replicas of a primary that is objectively down or being failed over
+  // (here: subjectively down, or this sentinel's failover in progress).
+  const Time now = node_.monotonic();
+  const bool fast = target != config_primary_ && (failover_in_progress_ || subjectively_down());
+  const Duration period = fast ? kSentinelFastInfoPeriod : kSentinelInfoPeriod;
+  if (auto it = last_info_.find(target); it != last_info_.end() && now - it->second < period) return;
+  last_info_[target] = now;
+  auto [role, inserted] = role_primary_.try_emplace(target, pong.primary);
+  if (inserted || role->second != pong.primary) {
+    role->second = pong.primary;
+    role_reported_time_[target] = now;
+  }
+  // sentinelRefreshInstanceInfo, "a slave turned into a master": force our
+  // view only once the instance has reported role master for longer than
+  // SENTINEL_PUBLISH_PERIOD*4, has not been down for as long, and the
+  // configured primary looks sane. Until then the old primary of a failover
+  // is still a writable primary.
+  if (!pong.primary || target == config_primary_ || config_epoch_ == 0 || failover_in_progress_ ||
+      target == promoted_) {
+    return;
+  }
+  const auto ok = last_ok_.find(config_primary_);
+  const auto pp = last_pong_.find(config_primary_);
+  const bool primary_sane = ok != last_ok_.end() && now - ok->second <= svc_.spec().down_after &&
+                            pp != last_pong_.end() && pp->second.primary;
+  const auto down = last_sdown_.find(target);
+  const bool no_down = down == last_sdown_.end() || now - down->second > kSentinelRoleWait;
+  if (!primary_sane || !no_down || now - role_reported_time_[target] <= kSentinelRoleWait) return;
+  auto r = sim::make_payload<ReplicaOf>();
+  r->primary = config_primary_;
+  r->epoch = config_epoch_;
+  node_.send(target, r);
+  svc_.history().note(
+      svc_.sim().now(), node_.name(), "convert-to-slave",
+      fmt::format("tells {} (reporting role master for {} ms) to replicate {}", svc_.sim().node(target).name(),
+                  (now - role_reported_time_[target]).count() / 1'000'000, svc_.sim().node(config_primary_).name()));
 }
 
 bool Sentinel::subjectively_down() const {
@@ -777,16 +829,20 @@ NodeId Sentinel::best_replica(NodeId primary) {
 bool Sentinel::try_failover(sim::Process& p) {
   const NodeId primary = config_primary_;
   const int majority = static_cast<int>(svc_.sentinels().size()) / 2 + 1;
-  const Duration timeout = kSentinelAskTimeout;
   // 1. Objectively down: a majority of all sentinels (self included) agree.
   const int agree = count_down_votes(p, primary);
   if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
+  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  if (failover_start_time_ && node_.monotonic() - *failover_start_time_ < 2 * failover_timeout) return true;
   svc_.history().note(svc_.sim().now(), node_.name(), "odown",
                       "sees " + svc_.sim().node(primary).name() + " objectively down");
   // 2. Random desynchronisation before the election (SENTINEL_MAX_DESYNC).
   p.sleep(Duration{rng_.uniform(0, 1'000'000'000)});
   if (config_primary_ != primary || !subjectively_down()) return true;
+  // Voted for another leader meanwhile: its failover goes first.
+  if (failover_start_time_ && node_.monotonic() - *failover_start_time_ < 2 * failover_timeout) return true;
   // 3. Leader election for a new epoch: vote for self, ask the others.
+  failover_start_time_ = node_.monotonic();
   const std::uint64_t epoch = std::max(current_epoch_, svc_.next_epoch()) + 0;
   svc_.observe_epoch(epoch);
   current_epoch_ = epoch;
@@ -800,20 +856,114 @@ bool Sentinel::try_failover(sim::Process& p) {
     svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "no suitable replica");
     return false;
   }
+  // SELECT_SLAVE, then SEND_SLAVEOF_NOONE on the next sentinelTimer tick.
+  p.sleep(kSentinelTick);
+  return run_failover(p, primary, best, epoch);
+}
+
+bool Sentinel::force_failover(NodeId replica, std::uint64_t epoch, std::string& why) {
+  if (!node_.up()) {
+    why = node_.name() + " is down";
+    return false;
+  }
+  if (failover_in_progress_) {
+    why = "INPROG: " + node_.name() + " is already failing over";
+    return false;
+  }
+  // sentinelCommand "failover": SRI_FORCE_FAILOVER, sentinelStartFailover
+  // (a new epoch, state WAIT_START); no election is needed.
+  const NodeId old = config_primary_;
+  current_epoch_ = std::max(current_epoch_, epoch);
+  failover_in_progress_ = true;
+  failover_start_time_ = node_.monotonic();
+  promoted_ = replica;
+  svc_.history().note(svc_.sim().now(), node_.name(), "failover-start",
+                      fmt::format("SENTINEL FAILOVER of {} to {} (epoch {})", svc_.sim().node(old).name(),
+                                  svc_.sim().node(replica).name(), epoch));
+  node_.spawn("failover-forced", [this, old, replica, epoch](sim::Process& p) {
+    // WAIT_START → SELECT_SLAVE → SEND_SLAVEOF_NOONE: one state per tick.
+    p.sleep(kSentinelTick);
+    p.sleep(kSentinelTick);
+    run_failover(p, old, replica, epoch);
+  });
+  return true;
+}
+
+bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch) {
+  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  const Time started = node_.monotonic();
+  failover_in_progress_ = true;
+  promoted_ = best;
+  promotion_seen_ = false;
+  failover_epoch_ = epoch;
+  const auto end = [this] {
+    failover_in_progress_ = false;
+    promoted_ = sim::kNoNode;
+    promotion_seen_ = false;
+  };
+  const std::string& best_name = svc_.sim().node(best).name();
+  // sentinelFailoverSendSlaveOfNoOne: REPLICAOF NO ONE, not awaited.
   auto promote = sim::make_payload<ReplicaOf>();
   promote->epoch = epoch;
-  auto r = p.call(best, promote, timeout);
-  if (!r) return false;
-  adopt(best, epoch);
-  svc_.history().note(svc_.sim().now(), node_.name(), "failover",
-                      fmt::format("promoted {} (epoch {})", svc_.sim().node(best).name(), epoch));
+  node_.send(best, promote);
+  svc_.history().note(svc_.sim().now(), node_.name(), "failover-send-slaveof-noone",
+                      fmt::format("REPLICAOF NO ONE to {} (epoch {})", best_name, epoch));
+  // WAIT_PROMOTION: the promotion is seen in an INFO reply (every 1 s to
+  // the replicas during a failover); sentinelFailoverWaitPromotion aborts
+  // after failover_timeout.
+  for (;;) {
+    p.sleep(kSentinelFastInfoPeriod);
+    if (node_.monotonic() - started > failover_timeout) {
+      svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort",
+                          "-failover-abort-slave-timeout: " + best_name + " never reported role master");
+      end();
+      return false;
+    }
+    auto r = p.call(best, sim::make_payload<Ping>(), kSentinelAskTimeout);
+    if (!r) continue;
+    if (const auto* pong = r->as<Pong>(); pong != nullptr && pong->primary) break;
+  }
+  promotion_seen_ = true;
+  svc_.history().note(svc_.sim().now(), node_.name(), "promoted-slave",
+                      "+promoted-slave: INFO of " + best_name + " reports role master");
+  // sentinelForceHelloUpdateForMaster: the other sentinels hear the new
+  // configuration (and switch) through the next hello.
+  auto hello = sim::make_payload<SwitchPrimary>();
+  hello->primary = best;
+  hello->epoch = epoch;
+  for (NodeId s : svc_.sentinels()) {
+    if (s != node_.id()) node_.send(s, hello);
+  }
+  // RECONF_SLAVES: REPLICAOF to every other replica; the old primary is not
+  // one of them. Done when each reports following `best` (or is down), or
+  // at failover_timeout (sentinelFailoverDetectEnd).
+  std::vector<NodeId> pending;
   for (NodeId s : svc_.servers()) {
-    if (s == best) continue;
+    if (s == best || s == old_primary) continue;
     auto f = sim::make_payload<ReplicaOf>();
     f->primary = best;
     f->epoch = epoch;
     node_.send(s, f);
+    pending.push_back(s);
   }
+  while (!pending.empty() && node_.monotonic() - started <= failover_timeout) {
+    p.sleep(kSentinelFastInfoPeriod);
+    std::vector<NodeId> still;
+    for (NodeId s : pending) {
+      auto ok = last_ok_.find(s);
+      if (ok == last_ok_.end() || node_.monotonic() - ok->second > svc_.spec().down_after) continue;
+      auto r = p.call(s, sim::make_payload<Ping>(), kSentinelAskTimeout);
+      const auto* pong = r ? r->as<Pong>() : nullptr;
+      if (pong == nullptr || pong->primary || pong->following != best) still.push_back(s);
+    }
+    pending = std::move(still);
+  }
+  // UPDATE_CONFIG on the next tick: sentinelFailoverSwitchToPromotedSlave.
+  p.sleep(kSentinelTick);
+  end();
+  adopt(best, epoch);
+  svc_.history().note(svc_.sim().now(), node_.name(), "failover",
+                      fmt::format("+switch-master: promoted {} (epoch {})", best_name, epoch));
   svc_.announce(node_.id(), best, epoch);
   return true;
 }
@@ -821,8 +971,8 @@ bool Sentinel::try_failover(sim::Process& p) {
 void Sentinel::on_message(const sim::Message& m) {
   if (m.as<GetPrimary>() != nullptr) {
     auto r = sim::make_payload<PrimaryIs>();
-    r->primary = config_primary_;
-    r->epoch = config_epoch_;
+    r->primary = promotion_seen_ ? promoted_ : config_primary_;
+    r->epoch = promotion_seen_ ? failover_epoch_ : config_epoch_;
     node_.reply(m, r);
   } else if (const auto* q = m.as<IsDown>()) {
     auto r = sim::make_payload<IsDownReply>();
@@ -833,6 +983,10 @@ void Sentinel::on_message(const sim::Message& m) {
         voted_epoch_ = q->epoch;
         voted_for_ = q->candidate;
         current_epoch_ = std::max(current_epoch_, q->epoch);
+        // Voting for another leader holds this sentinel's own failover back.
+        if (q->candidate != node_.id()) {
+          failover_start_time_ = node_.monotonic() + Duration{rng_.uniform(0, 1'000'000'000)};
+        }
       }
       r->voted_for = voted_for_;
       r->vote_epoch = voted_epoch_;
@@ -843,7 +997,13 @@ void Sentinel::on_message(const sim::Message& m) {
   }
 }
 
-void Sentinel::on_crash() {}
+void Sentinel::on_crash() {
+  // The failover state is not persisted: a crashed leader's failover stops
+  // (the others retry after failover_timeout).
+  failover_in_progress_ = false;
+  promoted_ = sim::kNoNode;
+  promotion_seen_ = false;
+}
 
 void Sentinel::on_restart() {
   // Sentinel persists its configuration (sentinel.conf is rewritten on every
@@ -1063,14 +1223,22 @@ bool RedisService::failover_now(std::string& why) {
   std::uint64_t epoch = next_epoch();
   for (auto& s : sentinel_objs_) epoch = std::max(epoch, s->epoch() + 1);
   observe_epoch(epoch);
+  if (!sentinel_objs_.empty()) {
+    // SENTINEL FAILOVER on the first sentinel that is up: the real, stepwise
+    // failover (Sentinel::run_failover); the old primary stays a writable
+    // primary until a sentinel converts it.
+    for (auto& s : sentinel_objs_) {
+      if (s->node().up()) return s->force_failover(best->node().id(), epoch, why);
+    }
+    why = "no sentinel is up to run SENTINEL FAILOVER";
+    return false;
+  }
+  // No Sentinel: the operator's REPLICAOF NO ONE and REPLICAOF, in one step.
   best->promote();
   for (auto& s : servers_) {
     if (s.get() != best && s->node().up()) s->follow(best->node().id());
   }
-  for (auto& s : sentinel_objs_) s->adopt(best->node().id(), epoch);
-  const NodeId from =
-      !sentinel_ids_.empty() && sim_.node(sentinel_ids_.front()).up() ? sentinel_ids_.front() : best->node().id();
-  announce(from, best->node().id(), epoch);
+  announce(best->node().id(), best->node().id(), epoch);
   return true;
 }
 

@@ -52,10 +52,18 @@
 //    all sentinels needed; a random 0–1 s delay before the election
 //    (SENTINEL_MAX_DESYNC); the best replica has the largest replication
 //    offset, lowest index on a tie (sentinelSelectSlave sorts by priority,
-//    offset, run id); REPLICAOF NO ONE to it, REPLICAOF to the others, and
-//    +switch-master announced to clients. A sentinel that sees an old primary
-//    again sends it REPLICAOF the new one; it then resyncs and loses what it
-//    had not replicated.
+//    offset, run id). The failover is not atomic (Redis 7.0 sentinel.c
+//    sentinelFailoverStateMachine): REPLICAOF NO ONE to the replica
+//    (sentinelFailoverSendSlaveOfNoOne); the promotion seen in an INFO reply,
+//    sent every 1 s during a failover (sentinelRefreshInstanceInfo,
+//    WAIT_PROMOTION); REPLICAOF to the other replicas, never to the old
+//    primary (sentinelFailoverReconfNextSlave); then +switch-master
+//    (sentinelFailoverSwitchToPromotedSlave), announced to the clients.
+//    The old primary is converted ("+convert-to-slave") only by a sentinel
+//    whose INFO samples (every SENTINEL_INFO_PERIOD, 10 s, after the switch)
+//    have shown it reporting role master for longer than
+//    SENTINEL_PUBLISH_PERIOD*4 (8 s); until then it is a writable primary,
+//    and what it accepts is lost when it resyncs from the new one.
 //  * Redlock (redis.io "Distributed Locks with Redis", redsync): N independent
 //    primaries, no replicas, no token (the client side is in models/client).
 //    At the service a Redlock lease is held while a majority of primaries
@@ -221,10 +229,36 @@ class Sentinel final : public sim::NodeBehaviour {
 
   NodeId primary() const { return config_primary_; }
   std::uint64_t epoch() const { return config_epoch_; }
-  /// Adopt a newer configuration (hello messages / forced failover).
+  /// Adopt a newer configuration (+switch-master, or a hello with a newer
+  /// epoch). A new primary resets the sentinel's view of every other
+  /// server (sentinelResetMasterAndChangeAddress: new instances, new links).
   void adopt(NodeId primary, std::uint64_t epoch);
+  /// SENTINEL FAILOVER (the `failover` fault): a forced failover to
+  /// `replica` in a new epoch, run as the sequence below; false (with
+  /// `why`) when this sentinel is down or already failing over.
+  bool force_failover(NodeId replica, std::uint64_t epoch, std::string& why);
+  bool failover_in_progress() const { return failover_in_progress_; }
+  sim::Node& node() const { return node_; }
 
  private:
+  /// The failover once the leader and the replica are chosen
+  /// (sentinel.c sentinelFailoverStateMachine, Redis 7.0):
+  /// SEND_SLAVEOF_NOONE (sentinelFailoverSendSlaveOfNoOne) → WAIT_PROMOTION
+  /// until an INFO of `best` (every 1 s during a failover) reports role
+  /// master (sentinelRefreshInstanceInfo) → RECONF_SLAVES: REPLICAOF to the
+  /// other replicas, the old primary excluded (sentinelFailoverReconfNextSlave),
+  /// until each reports following `best` or failover_timeout → +switch-master
+  /// (sentinelFailoverSwitchToPromotedSlave), announced to the clients. The
+  /// old primary is left as it is: monitor() converts it later. Returns false
+  /// if the promotion was not seen within failover_timeout.
+  bool run_failover(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch);
+  /// An INFO sample of `target` from a PING reply, taken when the INFO
+  /// period has passed (1 s for the replicas of a primary that is being
+  /// failed over or is down, else SENTINEL_INFO_PERIOD, 10 s); converts an
+  /// instance reporting role master that is not the configured primary
+  /// ("+convert-to-slave") once it has reported so for longer than
+  /// SENTINEL_PUBLISH_PERIOD × 4 (8 s) and has not been down for as long.
+  void refresh_info(NodeId target, const Pong& pong);
   void monitor(sim::Process& p, NodeId target);
   void failover_loop(sim::Process& p);
   void hello_loop(sim::Process& p);
@@ -250,6 +284,24 @@ class Sentinel final : public sim::NodeBehaviour {
   NodeId voted_for_ = sim::kNoNode;
   std::map<NodeId, Time> last_ok_;  ///< monotonic reading of the last valid PONG
   std::map<NodeId, Pong> last_pong_;
+  // The INFO view (sentinelRedisInstance role_reported / role_reported_time,
+  // info_refresh); monotonic readings. A target absent from last_info_ is
+  // sampled at its next PING reply (a new link sends INFO at once).
+  std::map<NodeId, Time> last_info_;
+  std::map<NodeId, bool> role_primary_;        ///< role reported by the last INFO sample
+  std::map<NodeId, Time> role_reported_time_;  ///< when that role was first reported
+  std::map<NodeId, Time> last_sdown_;          ///< last time the target was seen subjectively down
+  bool failover_in_progress_ = false;
+  /// master->failover_start_time: when this sentinel last started a
+  /// failover, or (plus up to 1 s) voted for another leader; it starts no
+  /// failover of its own within 2 × failover_timeout of it
+  /// (sentinelStartFailoverIfNeeded, sentinelVoteLeader).
+  std::optional<Time> failover_start_time_;
+  /// From the promotion seen until +switch-master, get-master-addr-by-name
+  /// already answers the promoted replica (sentinelGetCurrentMasterAddress).
+  NodeId promoted_ = sim::kNoNode;  ///< the replica chosen (SRI_PROMOTED), during a failover
+  bool promotion_seen_ = false;     ///< WAIT_PROMOTION is over (RECONF_SLAVES or later)
+  std::uint64_t failover_epoch_ = 0;
   sim::Rng rng_;
 };
 
@@ -311,9 +363,13 @@ class RedisService final : public LockService {
   NodeId current_primary() const { return current_primary_; }
 
   // --- faults -------------------------------------------------------------
-  /// `failover`: promote the best replica now (largest offset, lowest index;
-  /// up replicas only); the old primary becomes a replica. Returns false
-  /// (with `why`) when there is no live replica.
+  /// `failover`: the best replica (largest offset, lowest index; up
+  /// replicas only) is to be promoted. With sentinels, the first one that is
+  /// up runs SENTINEL FAILOVER to it (Sentinel::force_failover: stepwise, the
+  /// old primary stays writable until converted); without sentinels the
+  /// operator promotes it and makes every other up node its replica at once.
+  /// Returns false (with `why`) when there is no live replica, no sentinel is
+  /// up, or a failover is already in progress.
   bool failover_now(std::string& why);
   /// `counter_reset` of the token counter on the current primary.
   bool reset_counter(std::int64_t value, std::string& why);

@@ -63,6 +63,7 @@ void compare_both_ways(const std::string& name, double scale) {
 TEST(RealStack, WorkedExampleFenced) { compare_both_ways("worked-example-fenced", 0.25); }
 TEST(RealStack, WorkedExampleUnfenced) { compare_both_ways("worked-example-unfenced", 0.25); }
 TEST(RealStack, SentinelHolderPause) { compare_both_ways("sentinel-holder-pause", 0.25); }
+TEST(RealStack, PlannedFailover) { compare_both_ways("planned-failover", 0.25); }
 TEST(RealStack, FencedReadsAndWrites) { compare_both_ways("fenced-reads-and-writes", 0.25); }
 TEST(RealStack, CounterResetResource) { compare_both_ways("counter-reset-resource", 0.25); }
 TEST(RealStack, EtcdHolderPausedFenced) { compare_both_ways("etcd-holder-paused-fenced", 0.5); }

@@ -344,14 +344,32 @@ TEST(FailoverFault, SkipsWithoutALiveReplica) {
   EXPECT_EQ(h.svc->current_primary(), h.servers[0]);
 }
 
-TEST(FailoverFault, WithSentinelsTheSentinelsAdoptTheNewPrimaryAndConvertTheOldOne) {
+TEST(FailoverFault, WithSentinelsTheFailoverIsStepwiseAndTheOldPrimaryStaysWritableUntilConverted) {
+  // Redis 7.0 sentinel.c: REPLICAOF NO ONE, +switch-master once an INFO
+  // (every 1 s during the failover) shows the promotion, and the old primary
+  // converted only after reporting role master for more than 8 s, sampled
+  // by INFO every 10 s after the switch.
   RedisHarness h(sentinel_spec(1), 30s);
   std::string why;
   h.observe(1s, [&] { ASSERT_TRUE(h.svc->failover_now(why)) << why; });
-  h.run(10s);
+  std::string second_why;
+  h.observe(1100ms, [&] { EXPECT_FALSE(h.svc->failover_now(second_why)); });
+  sim::NodeId view_before_switch = sim::kNoNode;
+  h.observe(1500ms, [&] { view_before_switch = h.svc->sentinel(h.sentinels[0])->primary(); });
+  bool both_primaries = false;
+  h.observe(5s, [&] { both_primaries = h.server(0).is_primary() && h.server(1).is_primary(); });
+  std::optional<Reply> late_write;
+  h.at(6s, [&](sim::Process& p) { late_write = h.send(p, 0, h.acquire("lost")); });
+  h.run(16s);
+  EXPECT_NE(second_why.find("INPROG"), std::string::npos) << second_why;
+  EXPECT_EQ(view_before_switch, h.servers[0]) << "+switch-master waits for the promotion to show in INFO";
+  EXPECT_TRUE(both_primaries) << "after the switch the old primary is still a primary";
+  ASSERT_TRUE(late_write.has_value());
+  EXPECT_TRUE(late_write->error.empty() && !late_write->nil) << "the old primary still accepts writes";
   EXPECT_EQ(h.svc->current_primary(), h.servers[1]);
   for (sim::NodeId s : h.sentinels) EXPECT_EQ(h.svc->sentinel(s)->primary(), h.servers[1]);
-  EXPECT_FALSE(h.server(0).is_primary()) << "still a replica 9 s later: no sentinel undoes the failover";
+  EXPECT_FALSE(h.server(0).is_primary()) << "converted about 10 s after the switch";
+  EXPECT_FALSE(h.server(0).holds(h.sc.lock.key, "lost")) << "the write it accepted meanwhile is gone after the resync";
 }
 
 // -------------------------------------------------------- counter_reset --
