@@ -69,6 +69,32 @@ TEST(RealStack, EtcdHolderPausedFenced) { compare_both_ways("etcd-holder-paused-
 TEST(RealStack, EtcdHolderPausedUnfenced) { compare_both_ways("etcd-holder-paused-unfenced", 0.5); }
 TEST(RealStack, EtcdLeaderCrashLockHeld) { compare_both_ways("etcd-leader-crash-lock-held", 0.4); }
 
+// Clock faults (real/clocks.hpp): a Redis primary's wall clock stepped
+// through fencesim-clock.so; a client's clocks are the runner's own. The
+// clock-drift margin is A's 10.2 s write against the 10 s expiry: 0.23 s of
+// scenario time, 115 ms of real time at scale 0.5 (57 ms at 0.25 was too
+// close to B's grant-and-read on a loaded machine).
+TEST(RealStack, RedisWallClockJump) { compare_both_ways("redis-wall-clock-jump", 0.25); }
+TEST(RealStack, ClockDrift) { compare_both_ways("clock-drift", 0.5); }
+TEST(RealStack, ClientClockJumpWallRenewal) { compare_both_ways("client-clock-jump-wall-renewal", 0.25); }
+
+// Clock faults the real stack cannot reproduce are refused with the reason.
+TEST(RealStack, ClockFaultsTheRealStackCannotApplyAreRefused) {
+  for (const auto& [file, words] : std::vector<std::pair<std::string, std::string>>{
+           {"redis-wall-clock-jump-monotonic-expiry", "expiry_clock"},
+           {"etcd-leader-clock-jump", "vDSO"},
+           {"etcd-keepalive-stale-leader-3-4", "Go"}}) {
+    LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + file + ".json");
+    ASSERT_TRUE(lr.ok()) << file;
+    const std::string why = unsupported_reason(*lr.scenario);
+    EXPECT_NE(why.find(words), std::string::npos) << file << ": " << why;
+  }
+  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/redis-wall-clock-jump.json");
+  ASSERT_TRUE(lr.ok());
+  lr.scenario->faults[0].target = "resource";
+  EXPECT_NE(unsupported_reason(*lr.scenario).find("PostgreSQL"), std::string::npos);
+}
+
 TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/partition-holder.json");
   ASSERT_TRUE(lr.ok());
