@@ -76,9 +76,8 @@ ServerClock::ServerClock(fs::path file) : file_(std::move(file)) {
   fencesim_clock_shared init{};
   init.magic = FENCESIM_CLOCK_MAGIC;
   init.rate_ppm = 1'000'000;
-  init.anchor_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::steady_clock::now().time_since_epoch())
-                       .count();
+  init.anchor_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   const bool ok = ::write(fd, &init, sizeof init) == static_cast<ssize_t>(sizeof init);
   map_ = ok ? ::mmap(nullptr, sizeof init, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   ::close(fd);
@@ -100,8 +99,7 @@ void ServerClock::write(F&& change) {
   // Fold the drift so far into the offsets (steady_clock is CLOCK_MONOTONIC,
   // the clock the shim's anchor is on), then change.
   const std::int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   const std::int64_t d =
       static_cast<std::int64_t>(static_cast<__int128>(now - p->anchor_ns) * (p->rate_ppm - 1'000'000) / 1'000'000);
   __atomic_store_n(&p->wall_offset_ns, p->wall_offset_ns + d, __ATOMIC_RELAXED);
@@ -113,8 +111,10 @@ void ServerClock::write(F&& change) {
 
 void ServerClock::jump(ClockSelect which, std::chrono::nanoseconds by) {
   write([&](fencesim_clock_shared& p) {
-    if (which != ClockSelect::kMonotonic) __atomic_store_n(&p.wall_offset_ns, p.wall_offset_ns + by.count(), __ATOMIC_RELAXED);
-    if (which != ClockSelect::kWall) __atomic_store_n(&p.mono_offset_ns, p.mono_offset_ns + by.count(), __ATOMIC_RELAXED);
+    if (which != ClockSelect::kMonotonic)
+      __atomic_store_n(&p.wall_offset_ns, p.wall_offset_ns + by.count(), __ATOMIC_RELAXED);
+    if (which != ClockSelect::kWall)
+      __atomic_store_n(&p.mono_offset_ns, p.mono_offset_ns + by.count(), __ATOMIC_RELAXED);
   });
 }
 

@@ -1453,7 +1453,7 @@ std::string unsupported_reason(const Scenario& s) {
       case FaultKind::kPause:
       case FaultKind::kFailover:
       case FaultKind::kCounterReset:
-      case FaultKind::kClockJump:   // clock_unsupported_reason above
+      case FaultKind::kClockJump:  // clock_unsupported_reason above
       case FaultKind::kClockDrift: break;
       case FaultKind::kCrash: {
         bool client = false;
@@ -1553,10 +1553,10 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
         const char* which = f.clock == ClockSelect::kWall        ? "wall clock"
                             : f.clock == ClockSelect::kMonotonic ? "monotonic clock"
                                                                  : "wall and monotonic clocks";
-        out.remarks.push_back(fmt::format("{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
-                                          "through fencesim-clock.so",
-                                          f.origin, which, f.target, f.by.count() * opt.scale / 1e9,
-                                          sim::format_duration(f.by), opt.scale));
+        out.remarks.push_back(fmt::format(
+            "{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
+            "through fencesim-clock.so",
+            f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
       }
     }
     r.say("starting PostgreSQL");

@@ -126,10 +126,10 @@ TEST(RealStack, ClockShimStepsRedisWallClock) {
 
 // Clock faults the real stack cannot reproduce are refused with the reason.
 TEST(RealStack, ClockFaultsTheRealStackCannotApplyAreRefused) {
-  for (const auto& [file, words] : std::vector<std::pair<std::string, std::string>>{
-           {"redis-wall-clock-jump-monotonic-expiry", "expiry_clock"},
-           {"etcd-leader-clock-jump", "vDSO"},
-           {"etcd-keepalive-stale-leader-3-4", "Go"}}) {
+  for (const auto& [file, words] :
+       std::vector<std::pair<std::string, std::string>>{{"redis-wall-clock-jump-monotonic-expiry", "expiry_clock"},
+                                                        {"etcd-leader-clock-jump", "vDSO"},
+                                                        {"etcd-keepalive-stale-leader-3-4", "Go"}}) {
     LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + file + ".json");
     ASSERT_TRUE(lr.ok()) << file;
     const std::string why = unsupported_reason(*lr.scenario);
