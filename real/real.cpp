@@ -41,6 +41,7 @@
 #include "models/checkers/metric_expect.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
+#include "real/clocks.hpp"
 #include "real/process.hpp"
 
 namespace fencesim::real {
@@ -137,6 +138,21 @@ class Gate {
     cv_.wait(l, [&] { return !closed_ || stop.load(); });
     return !stop;
   }
+  /// The same with a deadline that can move while it sleeps (a deadline on
+  /// a client clock that a clock fault steps or tilts): `deadline` is asked
+  /// again after every wake() and at least every 50 ms.
+  bool sleep_until(const std::function<Clock::time_point()>& deadline, const std::atomic<bool>& stop) {
+    std::unique_lock<std::mutex> l(m_);
+    for (;;) {
+      if (stop) break;
+      const auto t = deadline();
+      const auto now = Clock::now();
+      if (now >= t) break;
+      cv_.wait_until(l, std::min(t, now + 50ms));
+    }
+    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    return !stop;
+  }
 
  private:
   std::mutex m_;
@@ -153,6 +169,7 @@ struct RedisProc {
   int port = 0;
   fs::path dir;
   std::vector<std::string> argv;
+  std::vector<std::string> env;  ///< extra environment (the clock shim), also on a restart
   std::unique_ptr<Child> child;
 };
 
@@ -288,6 +305,8 @@ class RealLock {
   /// Blocks until granted; nullopt when the run stops.
   virtual std::optional<Lease> acquire() = 0;
   virtual void release() = 0;
+  /// A clock fault moved the client's clocks: re-read the deadlines on them.
+  virtual void clock_changed() {}
 };
 
 struct Run {
@@ -318,6 +337,9 @@ struct Run {
   // Lease bookkeeping for the observers: value -> real grant time.
   std::map<std::string, Clock::time_point> live;
   std::set<std::string> released;  // values a client deleted with compare-and-delete / Unlock
+  // Clock faults on servers (real/clocks.hpp): the shim and each shimmed server's control file.
+  std::string clock_shim;
+  std::map<std::string, std::unique_ptr<ServerClock>> server_clocks;
 
   Time run_end() const { return s.duration; }
   bool in_run(Time t) const { return t <= s.duration; }
@@ -379,8 +401,20 @@ struct ClientState {
   std::string lease_value;
   std::unique_ptr<RealLock> lock;
   LineChild* helper = nullptr;  // etcd: the Go helper (SIGSTOP target)
+  ClientClock clock;            // its wall and monotonic clocks (clock faults move them)
 
-  ClientState(Run& r, const ClientSpec& c, std::size_t i) : run(r), spec(c), index(i) {}
+  ClientState(Run& r, const ClientSpec& c, std::size_t i)
+      : run(r), spec(c), index(i), clock([&r] { return r.tb.now(); }) {}
+
+  /// When clock `k` reads `reading` (real time; far beyond the run's end if never).
+  Clock::time_point real_when(sim::ClockKind k, Time reading) const {
+    return run.tb.at(std::min<Time>(clock.when(k, reading), run.s.duration + std::chrono::hours(1)));
+  }
+  /// Sleeps `d` on the client's monotonic clock (a deadline on it, see Gate).
+  bool sleep_for(Duration d) {
+    const Time deadline = clock.read(sim::ClockKind::kMonotonic) + d;
+    return gate.sleep_until([this, deadline] { return real_when(sim::ClockKind::kMonotonic, deadline); }, run.stop);
+  }
 
   void begin_belief(const RealLock::Lease& l, Time at) {
     std::lock_guard<std::mutex> g(run.hmu);
@@ -420,6 +454,7 @@ class RedisLock final : public RealLock {
   }
 
   void prepare() override { ensure(conn_); }
+  void clock_changed() override { cv_.notify_all(); }
 
   std::optional<Lease> acquire() override {
     const LockSpec& lock = run_.s.lock;
@@ -450,7 +485,7 @@ class RedisLock final : public RealLock {
         if (!r) best_effort_release(value);
         conn_.drop();  // READONLY or broken: ask Sentinel again
       }
-      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return std::nullopt;
+      if (!c_.sleep_for(c_.spec.retry_interval)) return std::nullopt;
     }
   }
 
@@ -476,7 +511,7 @@ class RedisLock final : public RealLock {
         return;
       }
       conn_.drop();
-      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return;
+      if (!c_.sleep_for(c_.spec.retry_interval)) return;
     }
   }
 
@@ -502,7 +537,7 @@ class RedisLock final : public RealLock {
       std::lock_guard<std::mutex> l(m_);
       ++gen_;
       value_ = value;
-      last_ = Clock::now();
+      last_ = c_.clock.read(c_.spec.renew_clock);
       active_ = c_.spec.renew;
     }
     cv_.notify_all();
@@ -513,7 +548,10 @@ class RedisLock final : public RealLock {
     for (;;) {
       std::int64_t gen;
       std::string value;
-      Clock::time_point due;
+      // Due `renew_interval` after the last success, as read on renew_clock
+      // (a deadline on that clock: a clock fault moves it, clock_changed()).
+      const sim::ClockKind rk = c_.spec.renew_clock;
+      Time due;
       {
         std::unique_lock<std::mutex> l(m_);
         cv_.wait_for(l, 50ms, [&] { return gen_ < 0 || active_ || run_.stop; });
@@ -521,18 +559,20 @@ class RedisLock final : public RealLock {
         if (!active_) continue;
         gen = gen_;
         value = value_;
-        due = last_ + run_.tb.real(c_.spec.renew_interval);
-        cv_.wait_until(l, due, [&] { return gen_ != gen || run_.stop; });
+        due = last_ + c_.spec.renew_interval;
+        while (gen_ == gen && !run_.stop && c_.clock.read(rk) < due) {
+          cv_.wait_until(l, std::min(c_.real_when(rk, due), Clock::now() + 50ms));
+        }
         if (gen_ < 0 || run_.stop) return;
         if (gen_ != gen) continue;
       }
       if (!c_.gate.pass(run_.stop)) return;
-      if (Clock::now() < due) continue;
+      if (c_.clock.read(rk) < due) continue;
       const Time first_sent = run_.tb.now();
       for (;;) {
         if (!c_.gate.pass(run_.stop)) return;
         ensure(conn);
-        const auto sent = Clock::now();
+        const Time sent = c_.clock.read(rk);
         auto r = wrap(conn.cmd({"EVAL", kRenewScript, "1", run_.s.lock.key, value, ttl_ms}));
         if (!c_.gate.pass(run_.stop)) return;
         {
@@ -561,7 +601,7 @@ class RedisLock final : public RealLock {
           break;
         }
         conn.drop();
-        if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return;
+        if (!c_.sleep_for(c_.spec.retry_interval)) return;
       }
     }
   }
@@ -574,7 +614,7 @@ class RedisLock final : public RealLock {
   std::int64_t gen_ = 0;
   bool active_ = false;
   std::string value_;
-  Clock::time_point last_;
+  Time last_{0};  // on renew_clock
   std::thread renewer_;
 };
 
@@ -651,7 +691,7 @@ class EtcdLock final : public RealLock {
         return l;
       }
       run_.say(c_.spec.name + ": " + *line);
-      if (!c_.gate.sleep_until(Clock::now() + run_.tb.real(c_.spec.retry_interval), run_.stop)) return std::nullopt;
+      if (!c_.sleep_for(c_.spec.retry_interval)) return std::nullopt;
     }
   }
 
@@ -937,7 +977,7 @@ void client_main(ClientState& c) {
           outcome = failure;
           break;
         }
-        if (!c.gate.sleep_until(Clock::now() + run.tb.real(work), run.stop)) return;
+        if (!c.sleep_for(work)) return;
         const std::int64_t value = next_value(w, seen->value);
         const auto refused =
             res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
@@ -953,7 +993,7 @@ void client_main(ClientState& c) {
         }
         if (!conflict || retries >= w.retries) break;
         ++retries;
-        if (!c.gate.sleep_until(Clock::now() + run.tb.real(c.spec.retry_interval), run.stop)) return;
+        if (!c.sleep_for(c.spec.retry_interval)) return;
       }
       if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
       {
@@ -969,7 +1009,7 @@ void client_main(ClientState& c) {
       }
       c.lock->release();
       if (index + 1 < w.iterations) {
-        if (!c.gate.sleep_until(Clock::now() + run.tb.real(draw(run, w.think, w.think_max)), run.stop)) return;
+        if (!c.sleep_for(draw(run, w.think, w.think_max))) return;
       }
     }
   } catch (const std::exception& e) {
@@ -996,6 +1036,16 @@ void wait_for_redis(Run& run, const RedisProc& p, std::chrono::milliseconds time
 }
 
 std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+/// A server that a clock fault reaches starts with the clock shim and its
+/// own control file (real/clocks.hpp).
+void with_clock_shim(Run& run, RedisProc& p) {
+  if (!needs_clock_shim(run.s, p.name)) return;
+  auto& clock = run.server_clocks[p.name];
+  clock = std::make_unique<ServerClock>(p.dir / "clock");
+  p.env = clock->env(run.clock_shim);
+  run.say(p.name + " runs with fencesim-clock.so (" + clock->file().string() + ")");
+}
 
 void start_redis(Run& run, std::vector<std::string>& versions) {
   const std::string server = require_program("redis-server", "redis-server");
@@ -1032,8 +1082,10 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
       p.argv.insert(p.argv.end(), {"--appendonly", "no"});
     }
     if (i > 0) p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(run.redis[0].port)});
+    with_clock_shim(run, p);
     ChildOptions opt;
     opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
     p.child = std::make_unique<Child>(p.argv, opt);
     run.redis.push_back(std::move(p));
   }
@@ -1071,8 +1123,10 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
         << kSentinelName << " 1\n";
     out.close();
     p.argv = {server, conf.string(), "--sentinel"};
+    with_clock_shim(run, p);
     ChildOptions opt;
     opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
     p.child = std::make_unique<Child>(p.argv, opt);
     run.sentinels.push_back(std::move(p));
   }
@@ -1328,6 +1382,33 @@ std::string resolve_target(Run& run, const std::string& target) {
   return target;
 }
 
+/// A clock_jump, or a clock_drift's start (or its end: `end`), on a Redis
+/// client's clocks or a shimmed server's (real/clocks.hpp). A jump's `by`
+/// is scaled to real time; a drift's rate is not.
+void apply_clock_fault(Run& r, const FaultSpec& f, const std::string& node, ClientState* c, bool end) {
+  if (c) {
+    if (f.kind == FaultKind::kClockJump) {
+      c->clock.jump(f.clock, f.by);
+    } else {
+      c->clock.set_drift(end ? 0 : f.ppm);
+    }
+    c->gate.wake();
+    if (c->lock) c->lock->clock_changed();
+    return;
+  }
+  const auto it = r.server_clocks.find(node);
+  if (it == r.server_clocks.end()) {
+    r.say("no clock shim on " + node + ": clock fault not applied");
+    return;
+  }
+  if (f.kind == FaultKind::kClockJump) {
+    it->second->jump(f.clock, std::chrono::duration_cast<std::chrono::nanoseconds>(r.tb.real(f.by)));
+  } else {
+    it->second->set_drift(end ? 0 : f.ppm);
+  }
+  if (end) r.say(fmt::format("clock_drift of {} ended", node));
+}
+
 }  // namespace
 
 std::string unsupported_reason(const Scenario& s) {
@@ -1346,6 +1427,7 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.persistence != RedisPersistence::kNone) {
     return "lock.persistence: the runner's redis-server runs without an AOF";
   }
+  if (std::string why = clock_unsupported_reason(s); !why.empty()) return why;
   if (s.resource.custom_check) return "a custom ResourceCheck (C++ only; the real resource is SQL)";
   if (s.resource.replicas > 0) return "resource.replicas: the real resource is one PostgreSQL row";
   if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
@@ -1370,7 +1452,9 @@ std::string unsupported_reason(const Scenario& s) {
     switch (f.kind) {
       case FaultKind::kPause:
       case FaultKind::kFailover:
-      case FaultKind::kCounterReset: break;
+      case FaultKind::kCounterReset:
+      case FaultKind::kClockJump:  // clock_unsupported_reason above
+      case FaultKind::kClockDrift: break;
       case FaultKind::kCrash: {
         bool client = false;
         for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
@@ -1381,8 +1465,8 @@ std::string unsupported_reason(const Scenario& s) {
       }
       default:
         return fmt::format(
-            "fault kind \"{}\" ({}): clock faults (libfaketime) and partitions/slow links (a TCP proxy) "
-            "are not implemented in fencesim-real yet",
+            "fault kind \"{}\" ({}): partitions and slow links (a TCP proxy) are not implemented in "
+            "fencesim-real yet",
             to_string(f.kind), f.origin);
     }
   }
@@ -1445,6 +1529,35 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
                              "are installed (tools/deps.sh --test)");
       }
       r.helper = helper.string();
+    }
+    bool server_clock = false;
+    for (const FaultSpec& f : s.faults) {
+      bool client = false;
+      for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
+      server_clock = server_clock || ((f.kind == FaultKind::kClockJump || f.kind == FaultKind::kClockDrift) &&
+                                      f.at < s.duration && !client);
+    }
+    if (server_clock) {
+      const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+      const fs::path shim =
+          opt.helper_dir.empty() ? self / "fencesim-clock.so" : fs::path(opt.helper_dir) / "fencesim-clock.so";
+      if (::access(shim.c_str(), R_OK) != 0) {
+        throw MissingProgram("fencesim-real: the clock shim " + shim.string() +
+                             " is missing; it is built with fencesim-real (target fencesim_clock_shim)");
+      }
+      r.clock_shim = shim.string();
+      for (const FaultSpec& f : s.faults) {
+        bool client = false;
+        for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
+        if (f.kind != FaultKind::kClockJump || f.at >= s.duration || client) continue;
+        const char* which = f.clock == ClockSelect::kWall        ? "wall clock"
+                            : f.clock == ClockSelect::kMonotonic ? "monotonic clock"
+                                                                 : "wall and monotonic clocks";
+        out.remarks.push_back(fmt::format(
+            "{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
+            "through fencesim-clock.so",
+            f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
+      }
     }
     r.say("starting PostgreSQL");
     start_postgres(r, out.versions);
@@ -1627,9 +1740,16 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
               }
             }
             break;
+          case FaultKind::kClockJump:
+          case FaultKind::kClockDrift: apply_clock_fault(r, f, *resolved, client_of(*resolved), false); break;
           default: break;
         }
       });
+      if (f.kind == FaultKind::kClockDrift && f.duration) {
+        actions.emplace_back(start + r.tb.real(*f.duration), [&r, f, resolved, client_of] {
+          apply_clock_fault(r, f, *resolved, client_of(*resolved), true);
+        });
+      }
       if (f.kind == FaultKind::kPause) {
         actions.emplace_back(start + r.tb.real(f.duration.value_or(Duration{0})), [&r, resolved, client_of] {
           if (ClientState* c = client_of(*resolved)) {
@@ -1647,6 +1767,7 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
           if (RedisProc* p = find_proc(r, *resolved)) {
             ChildOptions o;
             o.err = p->dir / "stderr.log";
+            o.env = p->env;
             p->child = std::make_unique<Child>(p->argv, o);
             r.say("restarted " + p->name);
           }
