@@ -292,6 +292,16 @@ TEST_F(Command, MatrixNeedsAFileAndRefusesABadOne) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "bad" / "MATRIX.md"));
+  // A missing base file: one line naming the matrix file and `base`, exit 2.
+  const fs::path nobase = dir_ / "nobase.json";
+  std::ofstream(nobase) << R"({"matrix": "m", "base": "missing.json", "rows": [{"name": "r"}], "columns": [{"name": "c"}]})";
+  r = run("matrix " + nobase.string() + " --out " + (dir_ / "nb").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fencesim: " + nobase.string() + ": at base: cannot read the base scenario \"missing.json\" (read as " +
+                       (dir_ / "missing.json").string() +
+                       "): no such file; expected the path of a scenario file relative to the matrix file's folder, "
+                       "or the base scenario inline as an object (check the file name, or give \"base\": {…})\n");
+  EXPECT_FALSE(fs::exists(dir_ / "nb" / "MATRIX.md"));
 }
 
 TEST_F(Command, AnOptionBeforeTheCommandIsNamed) {

@@ -135,7 +135,9 @@ TEST(MatrixFile, ACellThatDoesNotLoadNamesTheFileTheCellAndThePath) {
 
 TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
   EXPECT_EQ(error_of(matrix(kRow, kColumn).replace(matrix(kRow, kColumn).find("base.json"), 9, "nothere.json")),
-            kDir + "/nothere.json: no such file");
+            "m.json: at base: cannot read the base scenario \"nothere.json\" (read as " + kDir +
+                "/nothere.json): no such file; expected the path of a scenario file relative to the matrix file's "
+                "folder, or the base scenario inline as an object (check the file name, or give \"base\": {…})");
   EXPECT_EQ(error_of("{\"matrix\": \"m\",\n  \"base\": {},}"),
             "m.json:2:14: malformed JSON: syntax error while parsing object key - unexpected '}'; expected string "
             "literal (JSON allows no comma before a closing bracket: remove the trailing comma)");
@@ -146,6 +148,21 @@ TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
   EXPECT_EQ(error_of(R"({"scenario": "x", "duration": "1s"})"),
             "m.json: this is a scenario file (it has \"scenario\" and no \"matrix\"), not a matrix file: run it with "
             "`fencesim run`, or make it the \"base\" of a matrix file");
+}
+
+// A base file that is missing (or a folder) is the matrix file's mistake:
+// one line naming the matrix file, the JSON path `base`, the path it was
+// read from and what was expected.
+TEST(MatrixFile, AMissingBaseFileIsNamedInTheMatrixFileAtBase) {
+  const std::string resolved = kDir + "/no-such-base.json";
+  EXPECT_EQ(error_of(R"({"matrix": "m", "base": "no-such-base.json", "rows": )" + kRow + R"(, "columns": )" + kColumn +
+                     "}"),
+            "m.json: at base: cannot read the base scenario \"no-such-base.json\" (read as " + resolved +
+                "): no such file; expected the path of a scenario file relative to the matrix file's folder, or the "
+                "base scenario inline as an object (check the file name, or give \"base\": {…})");
+  EXPECT_EQ(error_of(R"({"matrix": "m", "base": ".", "rows": )" + kRow + R"(, "columns": )" + kColumn + "}")
+                .find("m.json: at base: cannot read the base scenario \".\" (read as "),
+            0u);
 }
 
 TEST(MatrixFile, TheShippedSeedTableLoads) {
