@@ -913,6 +913,25 @@ double seconds_of(const std::string& line) {
   return std::stod(rest.substr(rest.find_first_not_of(' ')));
 }
 
+// A CROSSSLOT run grants nothing; its timeline lists each refused acquire
+// (as timeline.html draws them), not "all 0 lines".
+TEST_F(Command, TheTerminalTimelineListsRefusedAcquires) {
+  const std::string f = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/redis-cluster-crossslot.json";
+  const Result r = run("run --no-color --full-timeline " + f + " --out " + (dir_ / "cs").string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const PrintedTimeline t = printed_timeline(r.out);
+  std::vector<std::string> refused;
+  for (const std::string& l : t.lines) {
+    if (l.find(" acquire failed ") != std::string::npos) refused.push_back(l);
+  }
+  ASSERT_EQ(refused.size(), 6u) << r.out;  // A and B, 3 iterations each
+  EXPECT_EQ(t.header, "  timeline (true time): all 6 lines") << r.out;
+  EXPECT_NE(refused[0].find("A"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[0].find("iteration 0: CROSSSLOT Keys in request don't hash to the same slot"), std::string::npos)
+      << refused[0];
+  EXPECT_NEAR(seconds_of(refused[0]), 0.002, 1e-6) << refused[0];
+}
+
 TEST_F(Command, RunPrintsTheTimelineLinesAroundTheFirstCounterexample) {
   std::string text = kLatePause;
   text.replace(text.find("PAUSE"), 5, R"({"at": "20s", "kind": "pause", "target": "A", "duration": "12s"})");
