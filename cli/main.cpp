@@ -818,8 +818,7 @@ std::string usage_of(const std::string& command) {
       {"validate", "fencesim validate FILE..."},
       {"write", "fencesim write FILE [--materialize-nemesis] [--seed N]"},
       {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]"},
-      {"sweep",
-       "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]"},
+      {"sweep", "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]"},
       {"merge", "fencesim merge SWEEP.json... [--out DIR]"},
       {"shrink", "fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]"}};
   const auto it = kUsage.find(command);
@@ -881,14 +880,17 @@ std::optional<int> check_options(CLI::App& app, int argc, char** argv) {
 std::string usage_error(const CLI::ParseError& e, const std::string& command) {
   const std::string what = e.what();
   const bool many = command == "run" || command == "validate" || command == "merge";
-  const std::string thing = command == "merge" ? "sweep.json file" : command == "matrix" ? "matrix file" : "scenario file";
+  const std::string thing = command == "merge"    ? "sweep.json file"
+                            : command == "matrix" ? "matrix file"
+                                                  : "scenario file";
   if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
     if (what.rfind("--", 0) == 0) {
       const std::string option = what.substr(0, what.find(' '));
       return command + " needs " + option + " (" + usage_hint(command) + ")";
     }
-    if (what.rfind("file", 0) == 0) return command + " needs " + (many ? "one or more " + thing + "s" : "a " + thing) +
-                                           " (" + usage_hint(command) + ")";
+    if (what.rfind("file", 0) == 0)
+      return command + " needs " + (many ? "one or more " + thing + "s" : "a " + thing) + " (" + usage_hint(command) +
+             ")";
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && what.rfind("--", 0) == 0) {
     const std::string option = what.substr(0, what.find(':'));

@@ -728,14 +728,16 @@ class Loader {
     };
     if (const auto shown = beside("sentinels")) {
       fail("lock.sentinels",
-           *shown + " does not apply with lock.cluster: Redis Cluster fails over by itself (the primaries "
-                    "elect a replica), Sentinel does not monitor a cluster",
+           *shown +
+               " does not apply with lock.cluster: Redis Cluster fails over by itself (the primaries "
+               "elect a replica), Sentinel does not monitor a cluster",
            "remove lock.sentinels");
     }
     if (const auto shown = beside("redlock")) {
       fail("lock.redlock",
-           *shown + " does not apply with lock.cluster: Redlock runs over independent primaries, a cluster "
-                    "shards one key space over primaries with replicas; choose one",
+           *shown +
+               " does not apply with lock.cluster: Redlock runs over independent primaries, a cluster "
+               "shards one key space over primaries with replicas; choose one",
            "remove lock.redlock or lock.cluster");
     }
     if (const auto shown = beside("replicas")) {

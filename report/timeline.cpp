@@ -663,9 +663,11 @@ std::string render_item(const Canvas& c, const Item& it) {
 std::string render_label(const Canvas& c, const Item& it, double lane_top) {
   if (it.span || it.label.empty()) return "";
   return fmt::format(
-      R"T(<g class="lw" data-m="m{}" transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
-      it.id, c.x(it.t0), lane_top + it.y, it.label_thin ? " thin" : "", it.label_left ? -it.label_dx : it.label_dx,
-      it.label_dy, it.label_left ? R"( text-anchor="end")" : "", esc(it.label)) + "\n";
+             R"T(<g class="lw" data-m="m{}" transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
+             it.id, c.x(it.t0), lane_top + it.y, it.label_thin ? " thin" : "",
+             it.label_left ? -it.label_dx : it.label_dx, it.label_dy, it.label_left ? R"( text-anchor="end")" : "",
+             esc(it.label)) +
+         "\n";
 }
 
 /// Per lane: the aggregated items as bars per pixel column (taller: more),

@@ -228,8 +228,8 @@ struct SweepResult {
   /// scenario_content_hash() of the scenario swept: "fnv1a64:" and 16 hex
   /// digits; "" in a sweep.json written before it was recorded.
   std::string content_hash;
-  SeedRange seeds;               ///< the whole sweep's range
-  Shard shard;                   ///< SweepOptions::shard; runs holds shard_seeds(seeds, shard)
+  SeedRange seeds;  ///< the whole sweep's range
+  Shard shard;      ///< SweepOptions::shard; runs holds shard_seeds(seeds, shard)
   Keep keep = Keep::kFailing;
   std::size_t keep_per_property = 20;         ///< SweepOptions::keep_per_property
   std::size_t first_seeds = 10;               ///< SweepOptions::first_seeds

@@ -238,17 +238,19 @@ TEST_F(Command, UsageErrorsAreOneLineWithTheUsageAndASuggestion) {
        "--full-timeline; usage: fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] "
        "[--full-timeline]; `fencesim run --help` says more)\n"},
       {"run x.json --sede 3", "fencesim: run has no option \"--sede\" (did you mean \"--seed\"? its options are"},
-      {"sweep x.json --seeds 1..2 --quiet", "fencesim: sweep has no option \"--quiet\" (its options are --help, "
-                                            "--seeds, --jobs, --shard, --out, --keep; " +
-                                                sweep_usage},
+      {"sweep x.json --seeds 1..2 --quiet",
+       "fencesim: sweep has no option \"--quiet\" (its options are --help, "
+       "--seeds, --jobs, --shard, --out, --keep; " +
+           sweep_usage},
       {"sweep", "fencesim: sweep needs a scenario file (" + sweep_usage},
       {"sweep x.json", "fencesim: sweep needs --seeds (" + sweep_usage},
       {"sweep x.json --seeds", "fencesim: --seeds needs a value (" + sweep_usage},
       {"sweep x.json y.json --seeds 1..2",
        "fencesim: sweep takes one scenario file; \"y.json\" is one too many (" + sweep_usage},
       {"run", "fencesim: run needs one or more scenario files (usage: fencesim run FILE..."},
-      {"merge", "fencesim: merge needs one or more sweep.json files (usage: fencesim merge SWEEP.json... [--out DIR]; "
-                "`fencesim merge --help` says more)\n"},
+      {"merge",
+       "fencesim: merge needs one or more sweep.json files (usage: fencesim merge SWEEP.json... [--out DIR]; "
+       "`fencesim merge --help` says more)\n"},
       {"shrink x.json", "fencesim: shrink needs --seed (usage: fencesim shrink FILE --seed N"},
       {"write", "fencesim: write needs a scenario file (usage: fencesim write FILE"},
   };
@@ -262,7 +264,8 @@ TEST_F(Command, UsageErrorsAreOneLineWithTheUsageAndASuggestion) {
   // "-j2" is -j with its value.
   EXPECT_EQ(run("run --out -x").err.rfind("fencesim: run needs one or more scenario files", 0), 0u);
   const std::string f = std::string(FENCESIM_SOURCE_DIR) + "/tests/explore/short-pauses.json";
-  EXPECT_EQ(run("sweep " + f + " --seeds 1..2 -j2 --keep none --out " + (dir_ / "j").string()).code, 0);  // seeds 1, 2 hold
+  EXPECT_EQ(run("sweep " + f + " --seeds 1..2 -j2 --keep none --out " + (dir_ / "j").string()).code,
+            0);  // seeds 1, 2 hold
 }
 
 TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
@@ -334,10 +337,12 @@ TEST_F(Command, MatrixNeedsAFileAndRefusesABadOne) {
   EXPECT_FALSE(fs::exists(dir_ / "bad" / "MATRIX.md"));
   // A missing base file: one line naming the matrix file and `base`, exit 2.
   const fs::path nobase = dir_ / "nobase.json";
-  std::ofstream(nobase) << R"({"matrix": "m", "base": "missing.json", "rows": [{"name": "r"}], "columns": [{"name": "c"}]})";
+  std::ofstream(nobase)
+      << R"({"matrix": "m", "base": "missing.json", "rows": [{"name": "r"}], "columns": [{"name": "c"}]})";
   r = run("matrix " + nobase.string() + " --out " + (dir_ / "nb").string());
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "fencesim: " + nobase.string() + ": at base: cannot read the base scenario \"missing.json\" (read as " +
+  EXPECT_EQ(r.err, "fencesim: " + nobase.string() +
+                       ": at base: cannot read the base scenario \"missing.json\" (read as " +
                        (dir_ / "missing.json").string() +
                        "): no such file; expected the path of a scenario file relative to the matrix file's folder, "
                        "or the base scenario inline as an object (check the file name, or give \"base\": {…})\n");

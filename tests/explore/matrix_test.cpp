@@ -155,11 +155,11 @@ TEST(MatrixFile, TheBaseFileAndTheMatrixFileItself) {
 // read from and what was expected.
 TEST(MatrixFile, AMissingBaseFileIsNamedInTheMatrixFileAtBase) {
   const std::string resolved = kDir + "/no-such-base.json";
-  EXPECT_EQ(error_of(R"({"matrix": "m", "base": "no-such-base.json", "rows": )" + kRow + R"(, "columns": )" + kColumn +
-                     "}"),
-            "m.json: at base: cannot read the base scenario \"no-such-base.json\" (read as " + resolved +
-                "): no such file; expected the path of a scenario file relative to the matrix file's folder, or the "
-                "base scenario inline as an object (check the file name, or give \"base\": {…})");
+  EXPECT_EQ(
+      error_of(R"({"matrix": "m", "base": "no-such-base.json", "rows": )" + kRow + R"(, "columns": )" + kColumn + "}"),
+      "m.json: at base: cannot read the base scenario \"no-such-base.json\" (read as " + resolved +
+          "): no such file; expected the path of a scenario file relative to the matrix file's folder, or the "
+          "base scenario inline as an object (check the file name, or give \"base\": {…})");
   EXPECT_EQ(error_of(R"({"matrix": "m", "base": ".", "rows": )" + kRow + R"(, "columns": )" + kColumn + "}")
                 .find("m.json: at base: cannot read the base scenario \".\" (read as "),
             0u);
@@ -168,7 +168,7 @@ TEST(MatrixFile, AMissingBaseFileIsNamedInTheMatrixFileAtBase) {
 TEST(MatrixFile, TheShippedSeedTableLoads) {
   const MatrixLoad m = load_matrix_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json");
   ASSERT_FALSE(m.error) << m.error->to_string();
-  EXPECT_EQ(m.matrix->rows.size(), 26u);  // + the lock table, Redis Cluster, the queue's three ledgers
+  EXPECT_EQ(m.matrix->rows.size(), 26u);    // + the lock table, Redis Cluster, the queue's three ledgers
   EXPECT_EQ(m.matrix->columns.size(), 9u);  // + power_loss, the persistence variation of the crash column
   EXPECT_EQ(m.matrix->seeds, 10u);
 }
@@ -187,8 +187,8 @@ TEST(MatrixFile, TheSeedTablesPowerLossColumnShowsTheEverysecWindow) {
   const auto c = static_cast<std::size_t>(column - spec.columns.begin());
   EXPECT_EQ(spec.columns[c - 1].name, "failover") << "beside the plain crash column";
   const auto row = [&](const std::string& name) {
-    const auto r = std::find_if(spec.rows.begin(), spec.rows.end(),
-                                [&](const fencesim::MatrixAxis& a) { return a.name == name; });
+    const auto r =
+        std::find_if(spec.rows.begin(), spec.rows.end(), [&](const fencesim::MatrixAxis& a) { return a.name == name; });
     EXPECT_NE(r, spec.rows.end()) << name;
     return static_cast<std::size_t>(r - spec.rows.begin());
   };

@@ -381,9 +381,8 @@ TEST_F(Merge, RefusesShardsOfDifferentSweepsNamingBothFiles) {
   old.erase(old.find(hash), hash.size());
   const fs::path unhashed = dir_ / "unhashed.json";
   std::ofstream(unhashed, std::ios::binary) << old;
-  refused(unhashed.string(),
-          "scenarios: the same name, file name and expect block, but other content (content_hash " +
-              fencesim::scenario_content_hash(s) + " vs none");
+  refused(unhashed.string(), "scenarios: the same name, file name and expect block, but other content (content_hash " +
+                                 fencesim::scenario_content_hash(s) + " vs none");
   EXPECT_EQ(merge_error(two), "");
 }
 
@@ -405,7 +404,7 @@ TEST(ContentHash, IsOfTheNormalFormWithoutSeedAndDescription) {
                   "workload": {"think": "10s", "iterations": 1000, "work": "3s", "kind": "counter"}}],
      "nemesis": {"max_duration": "6s", "interval": {"max": "20s", "min": "10s"},
                  "targets": ["clients"], "kinds": ["pause"]}})",
-                                                                   "same.json");
+                                                                 "same.json");
   ASSERT_TRUE(same.ok()) << same.error->to_string();
   EXPECT_EQ(fencesim::scenario_content_hash(*same.scenario), h);
   fencesim::Scenario other = s;
