@@ -810,6 +810,101 @@ std::optional<int> check_first_word(int argc, char** argv) {
   return std::nullopt;
 }
 
+/// Each command's usage line (as in the header comment), for the usage
+/// errors below.
+std::string usage_of(const std::string& command) {
+  static const std::map<std::string, std::string> kUsage = {
+      {"run", "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]"},
+      {"validate", "fencesim validate FILE..."},
+      {"write", "fencesim write FILE [--materialize-nemesis] [--seed N]"},
+      {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]"},
+      {"sweep", "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]"},
+      {"merge", "fencesim merge SWEEP.json... [--out DIR]"},
+      {"shrink", "fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]"}};
+  const auto it = kUsage.find(command);
+  return it == kUsage.end() ? "fencesim " + command : it->second;
+}
+
+/// The usage suggestion every usage error ends with.
+std::string usage_hint(const std::string& command) {
+  return "usage: " + usage_of(command) + "; `fencesim " + command + " --help` says more";
+}
+
+/// An option the command does not have, named before CLI11 parses (which
+/// would report a missing file first, or "The following argument was not
+/// expected"): one line with the nearest option and the usage. Values of
+/// options that take one are skipped, so `--out -x` is not an option; after
+/// `--` nothing is.
+std::optional<int> check_options(CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return std::nullopt;
+  CLI::App* command = nullptr;
+  try {
+    command = app.get_subcommand(argv[1]);
+  } catch (const CLI::OptionNotFound&) {
+    return std::nullopt;
+  }
+  std::map<std::string, bool> takes_value;  // "--seeds" -> true, "-q" -> false
+  std::vector<std::string> names;
+  for (const CLI::Option* o : command->get_options()) {
+    if (o->get_positional()) continue;
+    for (const std::string& l : o->get_lnames()) {
+      takes_value["--" + l] = o->get_type_size() > 0;
+      names.push_back("--" + l);
+    }
+    for (const std::string& s : o->get_snames()) takes_value["-" + s] = o->get_type_size() > 0;
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 2 || word[0] != '-') continue;
+    // "-j4": a short option with its value attached.
+    const bool attached = word[1] != '-' && word.size() > 2;
+    const std::string name = attached ? word.substr(0, 2) : word.substr(0, word.find('='));
+    const auto it = takes_value.find(name);
+    if (it == takes_value.end()) {
+      const std::string hint = fencesim::suggest_nearest(name, names);
+      std::cerr << "fencesim: " << argv[1] << " has no option " << fencesim::quote_text(name) << " ("
+                << (hint.empty() ? "" : hint + " ") << "its options are " << fencesim::join_names(names, 20) << "; "
+                << usage_hint(argv[1]) << ")\n";
+      return kExitInput;
+    }
+    if (it->second && !attached && name.size() == word.size()) ++i;  // its value
+  }
+  return std::nullopt;
+}
+
+/// CLI11's error for `command`, in one line with the usage: "files is
+/// required" -> "run needs a scenario file", "--seeds: 1 required TEXT
+/// missing" -> "--seeds needs a value", "The following argument was not
+/// expected: b.json" -> "sweep takes one file; "b.json" is one too many".
+std::string usage_error(const CLI::ParseError& e, const std::string& command) {
+  const std::string what = e.what();
+  const bool many = command == "run" || command == "validate" || command == "merge";
+  const std::string thing = command == "merge"    ? "sweep.json file"
+                            : command == "matrix" ? "matrix file"
+                                                  : "scenario file";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    if (what.rfind("--", 0) == 0) {
+      const std::string option = what.substr(0, what.find(' '));
+      return command + " needs " + option + " (" + usage_hint(command) + ")";
+    }
+    if (what.rfind("file", 0) == 0)
+      return command + " needs " + (many ? "one or more " + thing + "s" : "a " + thing) + " (" + usage_hint(command) +
+             ")";
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && what.rfind("--", 0) == 0) {
+    const std::string option = what.substr(0, what.find(':'));
+    return option + " needs a value (" + usage_hint(command) + ")";
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    const std::string::size_type colon = what.find(": ");
+    std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
+    return command + " takes " + (many ? thing + "s and options" : "one " + thing) + "; " +
+           fencesim::quote_text(extra, 200) + " is one too many (" + usage_hint(command) + ")";
+  }
+  return what + " (" + usage_hint(command) + ")";
+}
+
 /// Parses the command line; the exit code if the command ends here (help,
 /// version, or a usage error).
 std::optional<int> parse(CLI::App& app, int argc, char** argv) {
@@ -825,7 +920,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     // The usage hint names the command the line was for ("fencesim shrink --help").
     std::string command = "run";
     for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name();
-    std::cerr << "fencesim: " << e.what() << "\nRun 'fencesim " << command << " --help' for usage.\n";
+    std::cerr << "fencesim: " << usage_error(e, command) << "\n";
     return kExitInput;
   }
   return std::nullopt;
@@ -855,6 +950,7 @@ int main(int argc, char** argv) {
   add_write_command(app, write);
 
   if (const std::optional<int> code = check_first_word(argc, argv)) return *code;
+  if (const std::optional<int> code = check_options(app, argc, argv)) return *code;
   if (const std::optional<int> code = parse(app, argc, argv)) return *code;
   try {
     if (run.command->parsed()) return start_run(run);

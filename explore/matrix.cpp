@@ -192,10 +192,17 @@ json load_base(const json& root, const std::string& dir, std::optional<LoadError
   const std::string path = (std::filesystem::path(dir) / b->get<std::string>()).lexically_normal().string();
   std::string text;
   json out;
-  if ((error = read_text_file(path, text, "a scenario file")) ||
-      (error = parse_json_text(text, path, out, "a scenario"))) {
-    return json();
+  // A base that cannot be read is a mistake in the matrix file: named there,
+  // at `base`, with the path it was read from.
+  if (const std::optional<LoadError> unreadable = read_text_file(path, text, "a scenario file")) {
+    fail("base",
+         "cannot read the base scenario " + quote(b->get<std::string>()) +
+             (path == b->get<std::string>() ? "" : " (read as " + path + ")") + ": " + unreadable->message +
+             "; expected the path of a scenario file relative to the matrix file's folder, or the base scenario "
+             "inline as an object",
+         "check the file name, or give \"base\": {…}");
   }
+  if ((error = parse_json_text(text, path, out, "a scenario"))) return json();
   if (!out.is_object()) error = LoadError{path, "", "expected a JSON object (a scenario)", "", 0, 0};
   return out;
 }

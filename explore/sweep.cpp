@@ -8,6 +8,9 @@
 // clock is read here: the progress callback gets counts only.
 #include "fencesim/sweep.hpp"
 
+#include "loader/writer.hpp"
+#include "sim/rng.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -338,11 +341,20 @@ std::vector<std::uint64_t> check_seeds(const SeedRange& seeds, std::uint64_t eve
   return out;
 }
 
+std::string scenario_content_hash(const Scenario& s) {
+  Scenario canonical = s;
+  canonical.description.clear();
+  WriteOptions w;
+  w.seed = 0;
+  return fmt::format("fnv1a64:{:016x}", sim::fnv1a64(write_scenario(canonical, w)));
+}
+
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   SweepResult res;
   res.fencesim_version = version();
   res.scenario = s.name;
   res.source = opt.source;
+  res.content_hash = scenario_content_hash(s);
   res.seeds = opt.seeds;
   res.shard = opt.shard;
   res.keep = opt.keep;
@@ -458,7 +470,9 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
   o << "{\n";
   o << "  \"sweep_version\": 1,\n";
   o << fmt::format("  \"fencesim_version\": {},\n", jstr(sweep_version_of(r)));
-  o << fmt::format("  \"scenario\": {},\n", ordered_json{{"name", r.scenario}, {"source", r.source}}.dump());
+  ordered_json scenario{{"name", r.scenario}, {"source", r.source}};
+  if (!r.content_hash.empty()) scenario["content_hash"] = r.content_hash;
+  o << fmt::format("  \"scenario\": {},\n", scenario.dump());
   o << fmt::format("  \"seeds\": {{\"first\": {}, \"last\": {}, \"count\": {}}},\n", r.seeds.first, r.seeds.last,
                    r.seeds.count());
   const SeedRange own = shard_seeds(r.seeds, r.shard);

@@ -154,6 +154,14 @@ SweepFile file_of(const json& j, const std::string& path) {
   const json& sc = at(j, "", "scenario");
   r.scenario = str(sc, "scenario", "name");
   r.source = str(sc, "scenario", "source");
+  // Written since the content hash was added; older files have none.
+  if (sc.is_object() && sc.contains("content_hash")) {
+    r.content_hash = str(sc, "scenario", "content_hash");
+    if (r.content_hash.size() != 24 || r.content_hash.rfind("fnv1a64:", 0) != 0 ||
+        r.content_hash.find_first_not_of("0123456789abcdef", 8) != std::string::npos) {
+      throw Bad{"scenario.content_hash", "\"fnv1a64:\" and 16 hex digits"};
+    }
+  }
   r.seeds = range(j, "", "seeds");
   const json& shard = at(j, "", "shard");
   r.shard = Shard{u64(shard, "shard", "index"), u64(shard, "shard", "count")};
@@ -286,6 +294,12 @@ std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std
       differ("scenarios", quoted(b.scenario) + " from " + b.source, quoted(r.scenario) + " from " + r.source);
     } else if (f.expectations != base.expectations) {
       differ("scenarios (expect blocks)", expectations_text(base), expectations_text(f));
+    } else if (r.content_hash != b.content_hash) {
+      error = fmt::format(
+          "{} and {} are from different scenarios: the same name, file name and expect block, but other content "
+          "(content_hash {} vs {}: was the file edited between the shards?); merge the shards of one sweep only",
+          base.path, f.path, b.content_hash.empty() ? "none" : b.content_hash,
+          r.content_hash.empty() ? "none" : r.content_hash);
     } else if (r.fencesim_version != b.fencesim_version) {
       differ("fencesim versions", b.fencesim_version, r.fencesim_version);
     } else if (r.seeds != b.seeds) {
@@ -336,6 +350,7 @@ std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std
   r.fencesim_version = b.fencesim_version;
   r.scenario = b.scenario;
   r.source = b.source;
+  r.content_hash = b.content_hash;
   r.seeds = b.seeds;
   r.shard = Shard{1, 1};
   r.keep = b.keep;

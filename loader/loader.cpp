@@ -19,6 +19,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -715,23 +716,32 @@ class Loader {
   }
 
   /// `lock.cluster`: Redis Cluster mode. Sentinel, Redlock and the single
-  /// primary's replicas do not apply beside it.
+  /// primary's replicas do not apply beside it; each of those keys may still
+  /// be given as the integer 0, its "none", which is what a cluster implies.
   void load_cluster(const json& lock, const json& v) {
     RedisSpec& r = s_.lock.redis;
-    if (find(lock, "sentinels") != nullptr) {
+    // The value shown in the message: `"sentinels": 3 does not apply ...`.
+    const auto beside = [&](const char* key) -> std::optional<std::string> {
+      const json* x = find(lock, key);
+      if (x == nullptr || (x->is_number_integer() && x->get<long long>() == 0)) return std::nullopt;
+      return quote(key) + (x->is_number_integer() ? ": " + x->dump() : "");
+    };
+    if (const auto shown = beside("sentinels")) {
       fail("lock.sentinels",
-           "\"sentinels\" does not apply with lock.cluster: Redis Cluster fails over by itself (the primaries "
-           "elect a replica), Sentinel does not monitor a cluster",
+           *shown +
+               " does not apply with lock.cluster: Redis Cluster fails over by itself (the primaries "
+               "elect a replica), Sentinel does not monitor a cluster",
            "remove lock.sentinels");
     }
-    if (find(lock, "redlock") != nullptr) {
+    if (const auto shown = beside("redlock")) {
       fail("lock.redlock",
-           "\"redlock\" does not apply with lock.cluster: Redlock runs over independent primaries, a cluster "
-           "shards one key space over primaries with replicas; choose one",
+           *shown +
+               " does not apply with lock.cluster: Redlock runs over independent primaries, a cluster "
+               "shards one key space over primaries with replicas; choose one",
            "remove lock.redlock or lock.cluster");
     }
-    if (find(lock, "replicas") != nullptr) {
-      fail("lock.replicas", "\"replicas\" does not apply with lock.cluster: a cluster's replicas are per shard",
+    if (const auto shown = beside("replicas")) {
+      fail("lock.replicas", *shown + " does not apply with lock.cluster: a cluster's replicas are per shard",
            "use lock.cluster.replicas");
     }
     expect_object(v, "lock.cluster", "the Redis Cluster settings, e.g. {\"shards\": 3}");

@@ -29,7 +29,7 @@ struct Line {
 
 /// Every line of the terminal timeline, in true time (ties in the order
 /// the history lists them: faults, grants, lease ends, beliefs, resource
-/// operations, notes).
+/// operations, notes, refused acquires).
 std::vector<Line> timeline_lines(const RunResult& r) {
   const History& h = r.history;
   std::vector<Line> lines;
@@ -85,6 +85,14 @@ std::vector<Line> timeline_lines(const RunResult& r) {
                      op.accepted ? kGreenC : kRed});
   }
   for (const NoteRecord& n : h.notes) lines.push_back({n.at, order++, n.node, n.kind, n.text, kCyan});
+  // Acquisitions the service refused for good (CROSSSLOT): the iteration
+  // ended without a grant, at its start, as timeline.html draws it.
+  const std::string failed = "acquire failed: ";
+  for (const IterationRecord& it : h.iterations) {
+    if (it.outcome.rfind(failed, 0) != 0) continue;
+    lines.push_back({it.start, order++, it.client, "acquire failed",
+                     fmt::format("iteration {}: {}", it.index, it.outcome.substr(failed.size())), kRed});
+  }
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line& a, const Line& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; });
   return lines;

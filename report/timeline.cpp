@@ -654,12 +654,20 @@ std::string render_item(const Canvas& c, const Item& it) {
       R"T(<g id="m{}" class="mark {}" data-t="{}" data-y="{}" data-p="{}" transform="translate({:.1f},{})">)T", it.id,
       it.cls, it.t0.count(), it.y, it.prio, c.x(it.t0), it.y);
   o += shape_svg(it.shape, it.fill);
-  if (!it.label.empty()) {
-    o += fmt::format(R"(<text class="lbl{}" x="{}" y="{}"{}>{}</text>)", it.label_thin ? " thin" : "",
-                     it.label_left ? -it.label_dx : it.label_dx, it.label_dy,
-                     it.label_left ? R"( text-anchor="end")" : "", esc(it.label));
-  }
   return o + "<title>" + esc(it.title) + "</title></g>\n";
+}
+
+/// A point mark's label, in the label layer above every lane's marks (so no
+/// mark is painted over a label: a rejection's label may cover marks, never
+/// the reverse), at the mark's place: `data-m` names its mark.
+std::string render_label(const Canvas& c, const Item& it, double lane_top) {
+  if (it.span || it.label.empty()) return "";
+  return fmt::format(
+             R"T(<g class="lw" data-m="m{}" transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
+             it.id, c.x(it.t0), lane_top + it.y, it.label_thin ? " thin" : "",
+             it.label_left ? -it.label_dx : it.label_dx, it.label_dy, it.label_left ? R"( text-anchor="end")" : "",
+             esc(it.label)) +
+         "\n";
 }
 
 /// Per lane: the aggregated items as bars per pixel column (taller: more),
@@ -793,10 +801,10 @@ h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:4px 0} h3{font-size:1
 .desc{max-width:1100px;color:#444}
 svg text{font-size:11px} svg .lname{font-size:12px;font-weight:600} svg .lane.collapsed .lname{font-size:10px;font-weight:400;fill:#555}
 svg .axis{fill:#555} svg .lbl{fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round} svg .cx{fill:#D55E00;font-weight:700;font-size:12px}
-svg .lbl.thin{display:none} svg .mark:hover .lbl.thin{display:inline}
+svg .lbl.thin{display:none} svg .lbl.thin.hov{display:inline}
 svg rect.hl{stroke:#000 !important;stroke-width:3px !important}
 svg g.mark.hl > :first-child{stroke:#000;stroke-width:2.5px}
-svg g.mark.hl .lbl{text-decoration:underline}
+svg .lbl.lhl{text-decoration:underline}
 svg .ring{fill:none;stroke:#000;stroke-width:2;stroke-dasharray:3 2}
 .legend{display:flex;flex-wrap:wrap;gap:6px 14px;margin:8px 0;font-size:13px;max-width:1300px}
 .legend span{display:inline-flex;align-items:center;gap:5px}
@@ -837,10 +845,14 @@ document.querySelectorAll('#lanes > g.lane').forEach(function(g,i){
   g.dataset.i=i;
 });
 function laneOf(el){ var g=el.closest('g.lane'); return g?lanes[+g.dataset.i]:null; }
+// Labels live in their own layer above the lanes (#labels), one g.lw per
+// labelled mark, placed at the mark: data-m names it.
+var lws={};
+document.querySelectorAll('#labels > g.lw').forEach(function(w){ lws[w.dataset.m]=w; });
 document.querySelectorAll('#lanes [data-t]').forEach(function(el){
-  var l=el.querySelector(':scope > .lbl');
+  var w=lws[el.id]||null, l=w?w.firstElementChild:null;
   var first=el.firstElementChild;
-  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,bb:null,lane:laneOf(el),shown:true,
+  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,lw:w,bb:null,lane:laneOf(el),shown:true,
               shape:!!first&&first.tagName!=='text'&&first.tagName!=='title'});
 });
 document.querySelectorAll('#lanes [data-t0]').forEach(function(el){
@@ -904,9 +916,10 @@ function place(){
   var lo=LEFT-400, hi=LEFT+W+20;
   marks.forEach(function(m){
     var x=X(m.t), show=x>=lo && x<=hi && !m.lane.collapsed;
-    if(show!==m.shown){ m.el.style.display=show?'':'none'; m.shown=show; }
+    if(show!==m.shown){ m.el.style.display=show?'':'none'; if(m.lw) m.lw.style.display=show?'':'none'; m.shown=show; }
     m.x=x;
-    if(show) m.el.setAttribute('transform','translate('+x.toFixed(1)+','+m.y+')');
+    if(show){ m.el.setAttribute('transform','translate('+x.toFixed(1)+','+m.y+')');
+      if(m.lw) m.lw.setAttribute('transform','translate('+x.toFixed(1)+','+(m.lane.y+m.y)+')'); }
   });
   spans.forEach(function(s){
     var x0=Math.max(X(s.t0),LEFT-5), x1=Math.min(X(s.t1),LEFT+W+5);
@@ -1006,12 +1019,18 @@ svg.addEventListener('pointermove',function(e){
 });
 function up(e){ delete ptrs[e.pointerId]; if(!Object.keys(ptrs).length) drag=null; }
 svg.addEventListener('pointerup',up); svg.addEventListener('pointercancel',up);
+// A hidden (thinned) label shows while the pointer is on its mark.
+var hov=null;
+function hover(l){ if(hov===l) return; if(hov) hov.classList.remove('hov'); hov=l; if(l) l.classList.add('hov'); }
+svg.addEventListener('pointerover',function(e){ var g=e.target.closest('g.mark'), m=g?byId[g.id]:null; hover(m&&m.lbl?m.lbl:null); });
+svg.addEventListener('pointerleave',function(){ hover(null); });
 var detail=document.getElementById('detail');
 svg.addEventListener('click',function(e){
   if(moved){ moved=false; return; }
   var lane=e.target.closest('.lname');
   if(lane){ var l=laneOf(lane); l.collapsed=!l.collapsed; layout(); render(); return; }
-  var el=e.target.closest('[id^="m"],g.band,g.counterexample');
+  var lw=e.target.closest('g.lw');
+  var el=lw?document.getElementById(lw.dataset.m):e.target.closest('[id^="m"],g.band,g.counterexample');
   if(el){ var t=el.querySelector(':scope > title'); if(t) detail.textContent=t.textContent; }
 });
 // Stories.
@@ -1019,11 +1038,12 @@ var stories=[].slice.call(document.querySelectorAll('.story')), cur=null;
 function select(si,k){
   var st=stories[si]; if(!st) return; var steps=st.querySelectorAll('.step'); if(k<0||k>=steps.length) return;
   document.querySelectorAll('.hl').forEach(function(e){ e.classList.remove('hl'); });
+  document.querySelectorAll('.lhl').forEach(function(e){ e.classList.remove('lhl'); });
   document.querySelectorAll('.step.cur').forEach(function(e){ e.classList.remove('cur'); });
   var li=steps[k]; li.classList.add('cur'); cur={s:si,k:k};
   var lo=Infinity, hi=-Infinity;
   (li.dataset.marks||'').split(' ').forEach(function(id){
-    var m=byId[id]; if(!m) return; m.el.classList.add('hl');
+    var m=byId[id]; if(!m) return; m.el.classList.add('hl'); if(m.lbl) m.lbl.classList.add('lhl');
     if(m.lane&&m.lane.collapsed){ m.lane.collapsed=false; layout(); }
     var a=m.t!==undefined?m.t:m.t0, b=m.t!==undefined?m.t:m.t1; lo=Math.min(lo,a); hi=Math.max(hi,b);
   });
@@ -1158,6 +1178,10 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
           esc(c.lanes[i]), esc(c.lanes[i]));
     }
     svg += "\n<g clip-path=\"url(#clip)\">\n" + render_band(c, sel, i) + lane_items[i] + "</g></g>\n";
+  }
+  svg += "</g>\n<g id=\"labels\" clip-path=\"url(#clip)\">\n";
+  for (std::size_t i = 0; i < c.items.size(); ++i) {
+    if (sel.detailed[i]) svg += render_label(c, c.items[i], lane_top[c.items[i].lane]);
   }
   svg += "</g>\n<g id=\"cxs\">\n";
   int row = 0;

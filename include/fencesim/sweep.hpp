@@ -225,8 +225,11 @@ struct SweepResult {
   std::string fencesim_version;  ///< version() of the fencesim that ran the runs
   std::string scenario;          ///< Scenario::name
   std::string source;            ///< SweepOptions::source
-  SeedRange seeds;               ///< the whole sweep's range
-  Shard shard;                   ///< SweepOptions::shard; runs holds shard_seeds(seeds, shard)
+  /// scenario_content_hash() of the scenario swept: "fnv1a64:" and 16 hex
+  /// digits; "" in a sweep.json written before it was recorded.
+  std::string content_hash;
+  SeedRange seeds;  ///< the whole sweep's range
+  Shard shard;      ///< SweepOptions::shard; runs holds shard_seeds(seeds, shard)
   Keep keep = Keep::kFailing;
   std::size_t keep_per_property = 20;         ///< SweepOptions::keep_per_property
   std::size_t first_seeds = 10;               ///< SweepOptions::first_seeds
@@ -240,6 +243,15 @@ struct SweepResult {
 };
 
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt);
+
+/// A hash of what decides a sweep's runs and verdicts: FNV-1a 64 over the
+/// scenario's normal form (what `fencesim write` prints: comments, spacing,
+/// key order and spelled-out defaults do not count) with its `seed` (a sweep
+/// replaces it) and `description` (prose) left out. "fnv1a64:" followed by
+/// 16 lowercase hex digits; the same scenario gives the same hash on any
+/// machine. sweep.json records it (`scenario.content_hash`) and `fencesim
+/// merge` refuses shards whose hashes differ (docs/SWEEP.md).
+std::string scenario_content_hash(const Scenario& s);
 
 /// Acknowledged updates lost over a sweep (docs/REPORTS.md "sweep.json"):
 /// the pooled fraction (all updates lost / all writes accepted) and the

@@ -73,7 +73,8 @@ struct MergedSweep {
 
 /// Merges the N shard files of one sweep (in any order). Refuses, with
 /// `error` set to one line naming the files concerned: no file; files of
-/// different scenarios (name, source or `expect` block), fencesim versions,
+/// different scenarios (name, source, `expect` block or content hash,
+/// SweepResult::content_hash), fencesim versions,
 /// seed ranges, keep modes, tally limits or shard counts; two files of the
 /// same shard; missing shards (which, and their seeds).
 std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std::string& error);

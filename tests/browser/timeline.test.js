@@ -7,7 +7,8 @@
 // errors; no two visible labels' boxes intersect (as it opens, over the whole
 // run and zoomed in); zooming changes the time axis; with a counterexample
 // the page opens zoomed on it and clicking a story step highlights exactly
-// the marks the step names, inside the picture; keys zoom; a collapsed lane
+// the marks the step names, inside the picture; no mark or span is painted
+// over a visible label (as it opens, over the whole run, at each step); keys zoom; a collapsed lane
 // expands on click; with script off the static overview is there.
 // Prints each page's time to interactive (ms from navigation start).
 'use strict';
@@ -62,6 +63,41 @@ async function overlaps(page) {
   });
 }
 
+// Visible labels that a mark's shape is painted over: at points along each
+// label's middle line inside the viewport, the topmost element is asked for
+// (document.elementsFromPoint, paint order); a shape of a mark or span above
+// the label there covers it. Returns the labels checked and the covered ones.
+async function covered(page) {
+  return page.evaluate(() => {
+    const labels = [...document.querySelectorAll('#tl .lbl')].filter((e) => {
+      if (getComputedStyle(e).display === 'none') return false;
+      for (let p = e; p && p.id !== 'tl'; p = p.parentElement) if (p.style && p.style.display === 'none') return false;
+      return e.getClientRects().length > 0;
+    });
+    const bad = [];
+    let checked = 0;
+    for (const l of labels) {
+      const r = l.getBoundingClientRect();
+      const y = r.top + r.height / 2;
+      if (y < 0 || y >= window.innerHeight || r.left < 0 || r.right > window.innerWidth) continue;
+      checked++;
+      for (let k = 1; k < 8; k++) {
+        const x = r.left + (r.width * k) / 8;
+        const stack = document.elementsFromPoint(x, y);
+        const at = stack.indexOf(l);
+        if (at < 0) continue;  // between glyphs
+        const above = stack.slice(0, at).find((e) => e.closest('#tl g.mark, #tl rect.span'));
+        if (above) {
+          const m = above.closest('#tl g.mark, #tl rect.span');
+          bad.push(`"${l.textContent}" under ${m.id || m.getAttribute('class')}`);
+          break;
+        }
+      }
+    }
+    return {checked, bad};
+  });
+}
+
 const axisText = (page) => page.$$eval('#axis text', (ts) => ts.map((t) => t.textContent).join(' '));
 const viewOf = (page) => page.evaluate(() => [window.fencesimTimeline.view.a, window.fencesimTimeline.view.b]);
 
@@ -87,6 +123,8 @@ async function testPage(browser, file) {
   }
   let o = await overlaps(page);
   check(o.bad.length === 0, name, `labels intersect as the page opens: ${o.bad.slice(0, 3).join(', ')}`);
+  let u = await covered(page);
+  check(u.bad.length === 0, name, `a mark is drawn over a label as the page opens: ${u.bad.slice(0, 3).join(', ')}`);
   const v0 = await viewOf(page);
   // It opens on the first counterexample's window (the story's times and a margin, within the run).
   if (info.cx) {
@@ -113,6 +151,8 @@ async function testPage(browser, file) {
   check(v2[0] === 0 && v2[1] === info.end, name, `whole run shows ${v2}, not 0..${info.end}`);
   o = await overlaps(page);
   check(o.bad.length === 0, name, `labels intersect over the whole run: ${o.bad.slice(0, 3).join(', ')}`);
+  u = await covered(page);
+  check(u.bad.length === 0, name, `a mark is drawn over a label over the whole run: ${u.bad.slice(0, 3).join(', ')}`);
 
   // The wheel zooms around the pointer.
   const box = await (await page.$('#tl')).boundingBox();
@@ -157,6 +197,8 @@ async function testPage(browser, file) {
       check(r.outside.length === 0, name, `step ${k + 1}: marks outside the picture: ${r.outside.join(',')}`);
       o = await overlaps(page);
       check(o.bad.length === 0, name, `labels intersect at step ${k + 1}: ${o.bad.slice(0, 3).join(', ')}`);
+      u = await covered(page);
+      check(u.bad.length === 0, name, `a mark is drawn over a label at step ${k + 1}: ${u.bad.slice(0, 3).join(', ')}`);
     }
     check(named > 0, name, 'no story step names a drawn mark');
     // next / previous step
@@ -204,7 +246,7 @@ async function testPage(browser, file) {
   check(st.controls === 'none', name, 'with script off the zoom buttons (which need it) are shown');
   await ctx.close();
   console.log(`ok ${name}: interactive after ${ready} ms, ${info.marks} marks, ${info.steps} story steps (${named} marks named), ` +
-              `${o.count} labels shown`);
+              `${o.count} labels shown (${u.checked} checked for marks over them)`);
 }
 
 (async () => {

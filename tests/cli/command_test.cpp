@@ -225,6 +225,49 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(run("--version").code, 0);
 }
 
+// CLI11's own errors (unknown option, missing file or value, one file too
+// many) come out in the project's style: one line, what is wrong, the
+// nearest option where there is one, and the command's usage; exit 2.
+TEST_F(Command, UsageErrorsAreOneLineWithTheUsageAndASuggestion) {
+  const std::string sweep_usage =
+      "usage: fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]; "
+      "`fencesim sweep --help` says more)\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --bogus",
+       "fencesim: run has no option \"--bogus\" (its options are --help, --seed, --out, --quiet, --no-color, "
+       "--full-timeline; usage: fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] "
+       "[--full-timeline]; `fencesim run --help` says more)\n"},
+      {"run x.json --sede 3", "fencesim: run has no option \"--sede\" (did you mean \"--seed\"? its options are"},
+      {"sweep x.json --seeds 1..2 --quiet",
+       "fencesim: sweep has no option \"--quiet\" (its options are --help, "
+       "--seeds, --jobs, --shard, --out, --keep; " +
+           sweep_usage},
+      {"sweep", "fencesim: sweep needs a scenario file (" + sweep_usage},
+      {"sweep x.json", "fencesim: sweep needs --seeds (" + sweep_usage},
+      {"sweep x.json --seeds", "fencesim: --seeds needs a value (" + sweep_usage},
+      {"sweep x.json y.json --seeds 1..2",
+       "fencesim: sweep takes one scenario file; \"y.json\" is one too many (" + sweep_usage},
+      {"run", "fencesim: run needs one or more scenario files (usage: fencesim run FILE..."},
+      {"merge",
+       "fencesim: merge needs one or more sweep.json files (usage: fencesim merge SWEEP.json... [--out DIR]; "
+       "`fencesim merge --help` says more)\n"},
+      {"shrink x.json", "fencesim: shrink needs --seed (usage: fencesim shrink FILE --seed N"},
+      {"write", "fencesim: write needs a scenario file (usage: fencesim write FILE"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.err.rfind(expected, 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  // An option's value is not taken for an option, nor is anything after --;
+  // "-j2" is -j with its value.
+  EXPECT_EQ(run("run --out -x").err.rfind("fencesim: run needs one or more scenario files", 0), 0u);
+  const std::string f = std::string(FENCESIM_SOURCE_DIR) + "/tests/explore/short-pauses.json";
+  EXPECT_EQ(run("sweep " + f + " --seeds 1..2 -j2 --keep none --out " + (dir_ / "j").string()).code,
+            0);  // seeds 1, 2 hold
+}
+
 TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   Result r = run("frobnicate");
   EXPECT_EQ(r.code, 2);
@@ -279,7 +322,7 @@ TEST_F(Command, MatrixReportsProgressPerRowUnlessQuiet) {
 TEST_F(Command, MatrixNeedsAFileAndRefusesABadOne) {
   Result r = run("matrix --seeds 1");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("file is required"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("matrix needs a matrix file (usage: fencesim matrix FILE"), std::string::npos) << r.err;
   r = run("matrix " + kSeedTable + " --seeds 0");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--seeds expects the runs per cell, from 1 to 100000, got \"0\""), std::string::npos) << r.err;
@@ -292,6 +335,18 @@ TEST_F(Command, MatrixNeedsAFileAndRefusesABadOne) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "bad" / "MATRIX.md"));
+  // A missing base file: one line naming the matrix file and `base`, exit 2.
+  const fs::path nobase = dir_ / "nobase.json";
+  std::ofstream(nobase)
+      << R"({"matrix": "m", "base": "missing.json", "rows": [{"name": "r"}], "columns": [{"name": "c"}]})";
+  r = run("matrix " + nobase.string() + " --out " + (dir_ / "nb").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fencesim: " + nobase.string() +
+                       ": at base: cannot read the base scenario \"missing.json\" (read as " +
+                       (dir_ / "missing.json").string() +
+                       "): no such file; expected the path of a scenario file relative to the matrix file's folder, "
+                       "or the base scenario inline as an object (check the file name, or give \"base\": {…})\n");
+  EXPECT_FALSE(fs::exists(dir_ / "nb" / "MATRIX.md"));
 }
 
 TEST_F(Command, AnOptionBeforeTheCommandIsNamed) {
@@ -901,6 +956,25 @@ bool is_elision(const std::string& line) { return line.rfind("    … ", 0) == 0
 double seconds_of(const std::string& line) {
   const std::string rest = is_marker(line) ? line.substr(std::string("  ──── ").size()) : line;
   return std::stod(rest.substr(rest.find_first_not_of(' ')));
+}
+
+// A CROSSSLOT run grants nothing; its timeline lists each refused acquire
+// (as timeline.html draws them), not "all 0 lines".
+TEST_F(Command, TheTerminalTimelineListsRefusedAcquires) {
+  const std::string f = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/redis-cluster-crossslot.json";
+  const Result r = run("run --no-color --full-timeline " + f + " --out " + (dir_ / "cs").string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const PrintedTimeline t = printed_timeline(r.out);
+  std::vector<std::string> refused;
+  for (const std::string& l : t.lines) {
+    if (l.find(" acquire failed ") != std::string::npos) refused.push_back(l);
+  }
+  ASSERT_EQ(refused.size(), 6u) << r.out;  // A and B, 3 iterations each
+  EXPECT_EQ(t.header, "  timeline (true time): all 6 lines") << r.out;
+  EXPECT_NE(refused[0].find("A"), std::string::npos) << refused[0];
+  EXPECT_NE(refused[0].find("iteration 0: CROSSSLOT Keys in request don't hash to the same slot"), std::string::npos)
+      << refused[0];
+  EXPECT_NEAR(seconds_of(refused[0]), 0.002, 1e-6) << refused[0];
 }
 
 TEST_F(Command, RunPrintsTheTimelineLinesAroundTheFirstCounterexample) {

@@ -367,7 +367,54 @@ TEST_F(Merge, RefusesShardsOfDifferentSweepsNamingBothFiles) {
   const fs::path other = dir_ / "version.json";
   std::ofstream(other, std::ios::binary) << text;
   refused(other.string(), std::string("fencesim versions (") + fencesim::version() + " vs 0.0.1-other)");
+  // The same name, file name and expect block, other content: the content hash tells them apart.
+  fencesim::Scenario longer = s;
+  longer.duration += std::chrono::seconds(1);
+  const std::string changed = sweep(longer, opt, "content");
+  refused(changed, "scenarios: the same name, file name and expect block, but other content (content_hash " +
+                       fencesim::scenario_content_hash(s) + " vs " + fencesim::scenario_content_hash(longer) +
+                       ": was the file edited between the shards?)");
+  // A file from before the hash was recorded (none): refused beside one that has it.
+  std::string old = slurp(two[1]);
+  const std::string hash = ",\"content_hash\":\"" + fencesim::scenario_content_hash(s) + "\"";
+  ASSERT_NE(old.find(hash), std::string::npos) << old.substr(0, 300);
+  old.erase(old.find(hash), hash.size());
+  const fs::path unhashed = dir_ / "unhashed.json";
+  std::ofstream(unhashed, std::ios::binary) << old;
+  refused(unhashed.string(), "scenarios: the same name, file name and expect block, but other content (content_hash " +
+                                 fencesim::scenario_content_hash(s) + " vs none");
   EXPECT_EQ(merge_error(two), "");
+}
+
+// The content hash is of the normal form: formatting, comments, key order,
+// spelled-out defaults, the description and the seed do not change it; any
+// other change does.
+TEST(ContentHash, IsOfTheNormalFormWithoutSeedAndDescription) {
+  const fencesim::Scenario s = short_pauses();
+  const std::string h = fencesim::scenario_content_hash(s);
+  EXPECT_EQ(h.size(), 24u);
+  EXPECT_EQ(h.rfind("fnv1a64:", 0), 0u) << h;
+  const fencesim::LoadResult same = fencesim::load_scenario_text(R"(// reformatted, keys reordered, defaults spelled out
+    {"expect": {"no_lost_update": "holds", "mutual_exclusion": "holds"},
+     "description": "other prose", "seed": 99, "version": 1,
+     "scenario": "short-pauses", "settle": "30s", "duration": "90000ms",
+     "lock": {"sentinels": 0, "replicas": 0, "ttl": "5s", "service": "redis"},
+     "resource": {"initial": 0, "fence_reads": true, "check": "strict", "kind": "fenced"},
+     "clients": [{"name": "worker", "count": 2,
+                  "workload": {"think": "10s", "iterations": 1000, "work": "3s", "kind": "counter"}}],
+     "nemesis": {"max_duration": "6s", "interval": {"max": "20s", "min": "10s"},
+                 "targets": ["clients"], "kinds": ["pause"]}})",
+                                                                 "same.json");
+  ASSERT_TRUE(same.ok()) << same.error->to_string();
+  EXPECT_EQ(fencesim::scenario_content_hash(*same.scenario), h);
+  fencesim::Scenario other = s;
+  other.settle += std::chrono::milliseconds(1);
+  EXPECT_NE(fencesim::scenario_content_hash(other), h);
+  // A sweep records it.
+  SweepOptions opt;
+  opt.seeds = {1, 1};
+  opt.keep = Keep::kNone;
+  EXPECT_EQ(fencesim::run_sweep(s, opt).content_hash, h);
 }
 
 TEST_F(Merge, RefusesOverlappingAndMissingShards) {

@@ -507,6 +507,38 @@ TEST(LoaderNotes, SentinelsWithNoReplicaToPromoteGetANote) {
   EXPECT_TRUE(load_ok(j).notes.empty());
 }
 
+// 0 is each key's "none": beside lock.cluster it says what the cluster
+// implies anyway, so it is accepted and loads exactly as the key's absence;
+// a nonzero value stays an error (tests/loader/bad/cluster-01, -02, -07).
+TEST(LoaderCluster, ZeroSentinelsReplicasOrRedlockBesideAClusterAreAcceptedAsNone) {
+  json j = base_scenario();
+  j["lock"]["cluster"] = {{"shards", 3}};
+  j["lock"]["key"] = "{lock}:key";
+  j["lock"]["counter_key"] = "{lock}:counter";
+  const Scenario plain = load_ok(j);
+  for (const char* key : {"sentinels", "replicas", "redlock"}) {
+    json z = j;
+    z["lock"][key] = 0;
+    const Scenario s = load_ok(z);
+    ASSERT_TRUE(s.lock.redis.cluster.has_value()) << key;
+    EXPECT_EQ(s.lock.redis.cluster->shards, 3) << key;
+    EXPECT_EQ(s.lock.redis.sentinels, plain.lock.redis.sentinels) << key;
+    EXPECT_EQ(s.lock.redis.replicas, plain.lock.redis.replicas) << key;
+    EXPECT_EQ(s.lock.redis.redlock, plain.lock.redis.redlock) << key;
+    EXPECT_EQ(s.notes, plain.notes) << key;
+    z["lock"][key] = 2;
+    EXPECT_NE(load_err(z).find("at lock." + std::string(key) + ": \"" + key + "\": 2 does not apply with lock.cluster"),
+              std::string::npos)
+        << load_err(z);
+  }
+  j["lock"]["sentinels"] = 0;
+  j["lock"]["replicas"] = 0;
+  j["lock"]["redlock"] = 0;
+  EXPECT_EQ(load_ok(j).lock.redis.cluster->shards, 3);
+  j["lock"]["sentinels"] = "0";  // not the integer 0: still refused
+  EXPECT_NE(load_err(j).find("at lock.sentinels"), std::string::npos) << load_err(j);
+}
+
 TEST(LoaderNotes, ACommandTimeoutNotShorterThanTheTtlGetsOneNoteForEveryClientItAppliesTo) {
   json j = base_scenario();
   j["clients"][0]["command_timeout"] = "10s";
