@@ -34,22 +34,26 @@ std::string link_reason(const Scenario& s, const std::string& a, const std::stri
   if (ka == NodeKind::kResource || kb == NodeKind::kResource) return "";
   if (ka == NodeKind::kRedis && kb == NodeKind::kRedis && (a == "redis-0" || b == "redis-0")) return "";
   if (ka == NodeKind::kRole || kb == NodeKind::kRole) {
-    return fmt::format("the link {} <-> {}: a role between two servers (the runner proxies a server's links to "
-                       "clients and a replica's link to redis-0 only)",
-                       a, b);
+    return fmt::format(
+        "the link {} <-> {}: a role between two servers (the runner proxies a server's links to "
+        "clients and a replica's link to redis-0 only)",
+        a, b);
   }
   if (ka == NodeKind::kRedis && kb == NodeKind::kRedis) {
-    return fmt::format("the link {} <-> {}: only a replica's link to redis-0, the initial primary, is on a proxy", a, b);
+    return fmt::format("the link {} <-> {}: only a replica's link to redis-0, the initial primary, is on a proxy", a,
+                       b);
   }
   if (ka == NodeKind::kSentinel || kb == NodeKind::kSentinel) {
-    return fmt::format("the link {} <-> {}: Sentinel's links are not on a proxy (Sentinel learns one address per "
-                       "node from INFO and hello messages and shares it with every peer)",
-                       a, b);
+    return fmt::format(
+        "the link {} <-> {}: Sentinel's links are not on a proxy (Sentinel learns one address per "
+        "node from INFO and hello messages and shares it with every peer)",
+        a, b);
   }
   if (ka == NodeKind::kEtcd && kb == NodeKind::kEtcd) {
-    return fmt::format("the link {} <-> {}: etcd's peer links are not on a proxy (a member advertises one peer URL "
-                       "to every member, and member IDs are hashed from those URLs)",
-                       a, b);
+    return fmt::format(
+        "the link {} <-> {}: etcd's peer links are not on a proxy (a member advertises one peer URL "
+        "to every member, and member IDs are hashed from those URLs)",
+        a, b);
   }
   return fmt::format("the link {} <-> {} is not on a proxy", a, b);
 }

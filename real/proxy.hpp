@@ -47,7 +47,7 @@ namespace fencesim::real {
 
 /// One direction of a link.
 struct DirectionMode {
-  bool blocked = false;              ///< hold the bytes (a partition)
+  bool blocked = false;               ///< hold the bytes (a partition)
   std::chrono::nanoseconds delay{0};  ///< real time each chunk waits (slow, replication_delay)
   bool operator==(const DirectionMode&) const = default;
 };

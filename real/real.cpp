@@ -41,8 +41,8 @@
 #include "models/checkers/metric_expect.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
-#include "real/process.hpp"
 #include "real/links.hpp"
+#include "real/process.hpp"
 #include "real/proxy.hpp"
 
 namespace fencesim::real {
@@ -715,9 +715,8 @@ class Resource {
  public:
   /// Connected through `client`'s proxy to the resource.
   Resource(Run& r, const std::string& client) : run_(r) {
-    const std::string conninfo =
-        fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5",
-                    run_.dial(client, "resource", run_.pg.port));
+    const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5",
+                                             run_.dial(client, "resource", run_.pg.port));
     pg_.c = PQconnectdb(conninfo.c_str());
     if (PQstatus(pg_.c) != CONNECTION_OK) {
       throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
@@ -1117,8 +1116,7 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
         << (p.dir / "sentinel.log").string() << "\nsentinel monitor " << kSentinelName << " 127.0.0.1 "
         << run.redis[0].port << " " << quorum << "\nsentinel down-after-milliseconds " << kSentinelName << " "
         << run.tb.ms(s.lock.redis.down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
-        << failover_timeout_ms(run) << "\nsentinel parallel-syncs "
-        << kSentinelName << " 1\n";
+        << failover_timeout_ms(run) << "\nsentinel parallel-syncs " << kSentinelName << " 1\n";
     out.close();
     p.argv = {server, conf.string(), "--sentinel"};
     ChildOptions opt;

@@ -18,8 +18,10 @@
 // a client: its thread stops at its next safepoint and its Go helper gets
 // SIGSTOP), crash = SIGKILL and restart on the same data folder, failover =
 // SENTINEL FAILOVER, counter_reset = SET of the counter key / UPDATE of the
-// stored token. The real processes are always stopped (also on an error,
-// SIGINT or SIGTERM).
+// stored token, partition / heal / slow (and lock.replication_delay) = the
+// runner's TCP proxies on every client link and on each replica's link to
+// redis-0 (real/proxy.hpp; which links, real/links.hpp). The real
+// processes are always stopped (also on an error, SIGINT or SIGTERM).
 //
 // Time: every duration of the scenario runs `scale` times as long in real
 // time (0.25: a 60 s scenario takes 15 s); the History is recorded in the
