@@ -42,7 +42,9 @@
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "real/clocks.hpp"
+#include "real/links.hpp"
 #include "real/process.hpp"
+#include "real/proxy.hpp"
 
 namespace fencesim::real {
 
@@ -187,7 +189,9 @@ std::string random_value(std::mt19937_64& rng) { return fmt::format("{:016x}", r
 class RedisConn {
  public:
   ~RedisConn() { drop(); }
-  bool connect(int port, std::chrono::milliseconds timeout) {
+  /// `logical`: the server's own port when `port` is a proxy's (port()
+  /// then answers it); 0: `port` itself.
+  bool connect(int port, std::chrono::milliseconds timeout, int logical = 0) {
     drop();
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
     c_ = redisConnectWithTimeout("127.0.0.1", port, tv);
@@ -196,7 +200,7 @@ class RedisConn {
       return false;
     }
     redisSetTimeout(c_, tv);
-    port_ = port;
+    port_ = logical ? logical : port;
     return true;
   }
   void drop() {
@@ -333,6 +337,16 @@ struct Run {
   // resource
   Postgres pg;
   std::string pg_conninfo;
+  // The proxies on every link the runner controls (real/proxy.hpp): client
+  // -> each server and the resource, replica -> initial primary.
+  ProxyNet net;
+  LinkFaults links{net};
+  /// The port `from` dials to reach `to` (listening on `real_port`): its
+  /// link's proxy, or `real_port` itself where there is no link.
+  int dial(const std::string& from, const std::string& to, int real_port) const {
+    if (from.empty()) return real_port;
+    return net.port(from, to).value_or(real_port);
+  }
 
   // Lease bookkeeping for the observers: value -> real grant time.
   std::map<std::string, Clock::time_point> live;
@@ -378,12 +392,17 @@ struct Run {
     }
     return fmt::format("127.0.0.1:{}", port);
   }
-  /// The primary's port as Sentinel reports it (redis-0's without Sentinel).
-  std::optional<int> primary_port() {
+  /// The primary's port as Sentinel reports it (redis-0's without Sentinel):
+  /// the server's own port. A client (`from`) asks the sentinels through
+  /// its proxies; Sentinel answers the port the server listens on (it
+  /// learns replicas from the primary's INFO, `slaveN:ip=…,port=…`, the
+  /// replica's listening port), and the client then dials its own proxy
+  /// for that server (dial()).
+  std::optional<int> primary_port(const std::string& from = "") {
     if (sentinels.empty()) return redis.front().port;
     for (const auto& sp : sentinels) {
       RedisConn c;
-      if (!c.connect(sp.port, 300ms)) continue;
+      if (!c.connect(dial(from, sp.name, sp.port), 300ms)) continue;
       auto r = wrap(c.cmd({"SENTINEL", "get-master-addr-by-name", kSentinelName}));
       if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) return std::atoi(r->element[1]->str);
     }
@@ -522,10 +541,11 @@ class RedisLock final : public RealLock {
   /// Sentinel reconfigures it, which can take seconds).
   void ensure(RedisConn& c) {
     if (c.ok() && run_.sentinels.empty()) return;
-    const auto port = run_.primary_port();
+    const auto port = run_.primary_port(c_.spec.name);
     if (!port) return;
     if (c.ok() && c.port() == *port) return;
-    c.connect(*port, run_.tb.ms(c_.spec.command_timeout));
+    c.connect(run_.dial(c_.spec.name, run_.redis_name_of_port(*port), *port), run_.tb.ms(c_.spec.command_timeout),
+              *port);
   }
   void best_effort_release(const std::string& value) {
     RedisConn c;
@@ -572,7 +592,6 @@ class RedisLock final : public RealLock {
       for (;;) {
         if (!c_.gate.pass(run_.stop)) return;
         ensure(conn);
-        const Time sent = c_.clock.read(rk);
         auto r = wrap(conn.cmd({"EVAL", kRenewScript, "1", run_.s.lock.key, value, ttl_ms}));
         if (!c_.gate.pass(run_.stop)) return;
         {
@@ -588,7 +607,11 @@ class RedisLock final : public RealLock {
           }
           std::lock_guard<std::mutex> l(m_);
           if (ok) {
-            last_ = sent;
+            // The next renewal is due renew_interval after this reply, as
+            // in the model (models/client/redis_client.cpp start_renewal:
+            // `last = clock_now()` after the answer); seen with a slow link.
+            // On renew_clock, so that a clock fault moves the deadline.
+            last_ = c_.clock.read(rk);
           } else {
             active_ = false;
           }
@@ -629,7 +652,8 @@ class EtcdLock final : public RealLock {
     std::vector<std::string> eps;
     const std::size_t n = run_.etcd.size();
     for (std::size_t i = 0; i < n; ++i) {
-      eps.push_back(fmt::format("http://127.0.0.1:{}", run_.etcd[(c.index + i) % n].port));
+      const RedisProc& m = run_.etcd[(c.index + i) % n];
+      eps.push_back(fmt::format("http://127.0.0.1:{}", run_.dial(c.spec.name, m.name, m.port)));
     }
     std::string joined;
     for (auto& x : eps) joined += (joined.empty() ? "" : ",") + x;
@@ -730,8 +754,11 @@ struct Row {
 
 class Resource {
  public:
-  Resource(Run& r) : run_(r) {
-    pg_.c = PQconnectdb(run_.pg_conninfo.c_str());
+  /// Connected through `client`'s proxy to the resource.
+  Resource(Run& r, const std::string& client) : run_(r) {
+    const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5",
+                                             run_.dial(client, "resource", run_.pg.port));
+    pg_.c = PQconnectdb(conninfo.c_str());
     if (PQstatus(pg_.c) != CONNECTION_OK) {
       throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
     }
@@ -936,7 +963,7 @@ void client_main(ClientState& c) {
   try {
     std::optional<Resource> connected;
     try {
-      connected.emplace(run);
+      connected.emplace(run, c.spec.name);
       c.lock->prepare();
     } catch (const std::exception& e) {
       run.say(c.spec.name + ": " + e.what());
@@ -1047,6 +1074,22 @@ void with_clock_shim(Run& run, RedisProc& p) {
   run.say(p.name + " runs with fencesim-clock.so (" + clock->file().string() + ")");
 }
 
+/// Sentinel's failover-timeout: twice down_after (at least 2 s); with
+/// replicas (whose replication link goes through a proxy, so that their
+/// `master_port` is the proxy's, not the one Sentinel monitors) at least the
+/// run's real length plus 30 s, because Sentinel re-points a replica whose
+/// master address differs from its own view once failover-timeout has passed
+/// since the replica's configuration last changed (sentinel.c,
+/// sentinelRefreshInstanceInfo, "+fix-slave-config"), which would take the
+/// replication link off its proxy. The timeout also spaces failover
+/// attempts (2 x failover-timeout): a failover that fails (a split vote) is
+/// not retried within such a run (docs/CONFORMANCE.md).
+std::int64_t failover_timeout_ms(const Run& run) {
+  std::int64_t ms = std::max<std::int64_t>(run.tb.ms(run.s.lock.redis.down_after).count() * 2, 2000);
+  if (run.s.lock.redis.replicas > 0) ms = std::max<std::int64_t>(ms, run.tb.ms(run.s.duration).count() + 30000);
+  return ms;
+}
+
 void start_redis(Run& run, std::vector<std::string>& versions) {
   const std::string server = require_program("redis-server", "redis-server");
   const auto v = run_command({server, "--version"}, 5000ms);
@@ -1081,7 +1124,14 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
     } else {
       p.argv.insert(p.argv.end(), {"--appendonly", "no"});
     }
-    if (i > 0) p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(run.redis[0].port)});
+    if (i > 0) {
+      // The replication link goes through a proxy (partitions between
+      // replica and primary; replication_delay holds the stream).
+      const Duration rd = s.lock.redis.replication_delay;
+      const int via = run.net.add_link(p.name, run.redis[0].name, run.redis[0].port, rd > Duration::zero());
+      if (rd > Duration::zero()) run.links.set_base(p.name, run.redis[0].name, {}, {false, run.tb.real(rd)});
+      p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(via)});
+    }
     with_clock_shim(run, p);
     ChildOptions opt;
     opt.err = p.dir / "stderr.log";
@@ -1119,8 +1169,7 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
         << (p.dir / "sentinel.log").string() << "\nsentinel monitor " << kSentinelName << " 127.0.0.1 "
         << run.redis[0].port << " " << quorum << "\nsentinel down-after-milliseconds " << kSentinelName << " "
         << run.tb.ms(s.lock.redis.down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
-        << std::max<std::int64_t>(run.tb.ms(s.lock.redis.down_after).count() * 2, 2000) << "\nsentinel parallel-syncs "
-        << kSentinelName << " 1\n";
+        << failover_timeout_ms(run) << "\nsentinel parallel-syncs " << kSentinelName << " 1\n";
     out.close();
     p.argv = {server, conf.string(), "--sentinel"};
     with_clock_shim(run, p);
@@ -1417,9 +1466,9 @@ std::string unsupported_reason(const Scenario& s) {
   }
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0)
     return "Redlock (lock.redlock) is not supported";
-  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.replication_delay > 50ms) {
-    return "lock.replication_delay above 50ms: real replication on loopback takes well under a millisecond, and the "
-           "runner has no proxy on the replication link yet";
+  if (s.network.loss_ppb > 0) {
+    return "network.loss: the real links are TCP connections, which retransmit a lost segment (a delay, not a lost "
+           "message); the proxy has no per-message loss";
   }
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.cluster) {
     return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
@@ -1455,6 +1504,11 @@ std::string unsupported_reason(const Scenario& s) {
       case FaultKind::kCounterReset:
       case FaultKind::kClockJump:  // clock_unsupported_reason above
       case FaultKind::kClockDrift: break;
+      case FaultKind::kPartition:
+      case FaultKind::kHeal:
+      case FaultKind::kSlow:
+        if (std::string why = link_fault_reason(s, f); !why.empty()) return why;
+        break;
       case FaultKind::kCrash: {
         bool client = false;
         for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
@@ -1465,8 +1519,7 @@ std::string unsupported_reason(const Scenario& s) {
       }
       default:
         return fmt::format(
-            "fault kind \"{}\" ({}): partitions and slow links (a TCP proxy) are not implemented in "
-            "fencesim-real yet",
+            "fault kind \"{}\" ({}) is not implemented in fencesim-real",
             to_string(f.kind), f.origin);
     }
   }
@@ -1503,6 +1556,8 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
   std::thread poller;
   auto stop_everything = [&] {
     r.stop = true;
+    // Closing the proxies wakes a client that waits on a held connection.
+    r.net.close_all();
     {
       std::lock_guard<std::mutex> l(r.start_mu);  // wakes a client still at the start barrier
     }
@@ -1572,6 +1627,14 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
         out.remarks.push_back(fmt::format("etcd lease TTL {} s (the scaled TTL {:.3f} s rounded up to whole seconds)",
                                           ttl, s.lock.ttl.count() * opt.scale / 1e9));
       }
+    }
+    // Every client reaches every server and the resource through a proxy
+    // of its own (real/proxy.hpp), so that link faults can cut or slow it.
+    for (const ClientSpec& c : s.clients) {
+      for (auto* v : {&r.redis, &r.sentinels, &r.etcd}) {
+        for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
+      }
+      r.net.add_link(c.name, "resource", r.pg.port);
     }
     // Clients (their connections and helpers are set up before time 0).
     for (std::size_t i = 0; i < s.clients.size(); ++i) {
@@ -1725,6 +1788,27 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
             r.say("SENTINEL FAILOVER was refused by every sentinel");
             break;
           }
+          case FaultKind::kPartition: {
+            // Roles resolve now; the partition keeps the nodes it resolved to.
+            std::vector<std::vector<std::string>> groups;
+            for (const auto& g : f.isolate.empty() ? f.groups : std::vector<std::vector<std::string>>{f.isolate}) {
+              std::vector<std::string> names;
+              for (const std::string& n : g) {
+                try {
+                  names.push_back(resolve_target(r, n));
+                } catch (const std::exception&) {
+                  // a role with no node is left out
+                }
+              }
+              groups.push_back(std::move(names));
+            }
+            *resolved = std::to_string(r.links.add_partition(std::move(groups), !f.isolate.empty(), f.one_way));
+            break;
+          }
+          case FaultKind::kHeal: r.links.heal(); break;
+          case FaultKind::kSlow:
+            *resolved += "#" + std::to_string(r.links.add_slow(*resolved, r.tb.real(f.delay)));
+            break;
           case FaultKind::kCounterReset:
             if (f.target == "resource") {
               PgConn c;
@@ -1759,6 +1843,19 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
             p->child->signal(SIGCONT);
           } else if (*resolved == "resource") {
             r.pg.child->signal(SIGCONT);
+          }
+        });
+      }
+      if ((f.kind == FaultKind::kPartition || f.kind == FaultKind::kSlow) && f.duration) {
+        // `resolved` holds the partition's id, or "node#id" for a slow fault.
+        actions.emplace_back(start + r.tb.real(*f.duration), [&r, resolved, kind = f.kind] {
+          const std::string& v = *resolved;
+          const std::string id = kind == FaultKind::kSlow ? v.substr(v.rfind('#') + 1) : v;
+          if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) return;
+          if (kind == FaultKind::kSlow) {
+            r.links.end_slow(std::stoi(id));
+          } else {
+            r.links.end_partition(std::stoi(id));
           }
         });
       }

@@ -20,8 +20,11 @@
 // SENTINEL FAILOVER, counter_reset = SET of the counter key / UPDATE of the
 // stored token, clock_jump / clock_drift = a Redis server's clocks moved
 // through the fencesim-clock.so preload shim, a Redis client's through its
-// thread's own clocks (real/clocks.hpp; etcd clocks cannot be moved). The
-// real processes are always stopped (also on an error, SIGINT or SIGTERM).
+// thread's own clocks (real/clocks.hpp; etcd clocks cannot be moved),
+// partition / heal / slow (and lock.replication_delay) = the runner's TCP
+// proxies on every client link and on each replica's link to redis-0
+// (real/proxy.hpp; which links, real/links.hpp). The real processes are
+// always stopped (also on an error, SIGINT or SIGTERM).
 //
 // Time: every duration of the scenario runs `scale` times as long in real
 // time (0.25: a 60 s scenario takes 15 s); the History is recorded in the

@@ -73,7 +73,11 @@ func main() {
 	if *observe {
 		say("ready")
 		created := map[string]int64{}
-		wch := cli.Watch(context.Background(), pfx, clientv3.WithPrefix())
+		// From revision 1 (a fresh cluster: nothing is compacted), so that a
+		// key created before the watch reached the server is still seen; and
+		// with the previous KV, whose create revision names a deleted key
+		// even if its creation was missed.
+		wch := cli.Watch(context.Background(), pfx, clientv3.WithPrefix(), clientv3.WithRev(1), clientv3.WithPrevKV())
 		for resp := range wch {
 			if err := resp.Err(); err != nil {
 				say("watch-error %v", err)
@@ -82,7 +86,11 @@ func main() {
 			for _, ev := range resp.Events {
 				k := string(ev.Kv.Key)
 				if ev.Type == clientv3.EventTypeDelete {
-					say("deleted %s %d %d", k, created[k], ev.Kv.ModRevision)
+					create := created[k]
+					if create == 0 && ev.PrevKv != nil {
+						create = ev.PrevKv.CreateRevision
+					}
+					say("deleted %s %d %d", k, create, ev.Kv.ModRevision)
 					delete(created, k)
 				} else if ev.IsCreate() {
 					created[k] = ev.Kv.CreateRevision
