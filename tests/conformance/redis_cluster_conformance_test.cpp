@@ -102,7 +102,7 @@ class ClusterServer {
  public:
   ClusterServer(const fs::path& dir, const std::string& name) : dir_(dir / name) {
     fs::create_directories(dir_);
-    const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
+    const std::string bin = require_program("redis-server", "redis-server", {}, "FENCESIM_REDIS_SERVER");
     for (int attempt = 0; attempt < 3; ++attempt) {
       port_ = free_port();
       fs::remove(dir_ / "nodes.conf");
