@@ -526,15 +526,18 @@ class RedisLock final : public RealLock {
       auto r = wrap(conn_.cmd({"EVAL", with_token ? kAcquireScript : kAcquireNoTokenScript, "2", lock.key,
                                redis_counter_key(lock), value, ttl_ms}));
       const Time at = run_.tb.now();
+      const bool granted = r && r->type == REDIS_REPLY_INTEGER;
+      const Lease l{value, granted && with_token ? std::optional<std::int64_t>(r->integer) : std::nullopt};
+      if (granted) {
+        // The primary granted it: a grant whether or not the client lives to
+        // read the answer (the model records it at the primary's apply).
+        std::lock_guard<std::mutex> g(run_.hmu);
+        if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, value, l.token, run_.redis_name_of_port(port));
+        run_.live.emplace(value, Clock::now());
+      }
       // A reply that reaches a crashed client is read by nobody.
       if (!c_.gate.pass(run_.stop) || c_.gate.epoch() != epoch) return std::nullopt;
-      if (r && r->type == REDIS_REPLY_INTEGER) {
-        Lease l{value, with_token ? std::optional<std::int64_t>(r->integer) : std::nullopt};
-        {
-          std::lock_guard<std::mutex> g(run_.hmu);
-          if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, value, l.token, run_.redis_name_of_port(port));
-          run_.live.emplace(value, Clock::now());
-        }
+      if (granted) {
         c_.begin_belief(l, at);
         start_renewal(value);
         return l;
