@@ -12,15 +12,15 @@
 
 #include <array>
 #include <atomic>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace fencesim::process {

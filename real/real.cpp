@@ -455,7 +455,7 @@ struct ClientState {
   std::string lease_value;
   Sockets sockets;  // Redis and PostgreSQL connections (a crash shuts them down); outlives `lock`
   std::unique_ptr<RealLock> lock;
-  LineChild* helper = nullptr;  // etcd: the Go helper (SIGSTOP target)
+  LineChild* helper = nullptr;           // etcd: the Go helper (SIGSTOP target)
   std::optional<std::size_t> iteration;  // index into History::iterations while one runs (under run.hmu)
 
   ClientState(Run& r, const ClientSpec& c, std::size_t i) : run(r), spec(c), index(i) {}
@@ -1695,8 +1695,7 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
             if (!port || !conn.connect(*port, 200ms)) {
               // The primary is down: a lease ends unless a live replica or
               // its AOF (lock.persistence) holds it.
-              if (r.sentinels.empty() && r.redis.size() == 1 &&
-                  r.s.lock.redis.persistence == RedisPersistence::kNone) {
+              if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis.persistence == RedisPersistence::kNone) {
                 const Time at = r.tb.now();
                 std::lock_guard<std::mutex> g(r.hmu);
                 for (auto it = r.live.begin(); it != r.live.end();) {
