@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     std::cerr << "fencesim-real: " << file << ": cannot run against the real stack: " << e.what() << "\n";
     return 2;
   } catch (const fencesim::real::MissingProgram& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << "fencesim-real: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "fencesim-real: " << file << ": " << e.what() << "\n";

@@ -12,14 +12,18 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iostream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
-namespace fencesim::real {
+namespace fencesim::process {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -50,7 +54,14 @@ void kill_all_children() {
 }
 
 std::string require_program(const std::string& name, const std::string& package,
-                            const std::vector<std::string>& extra_dirs) {
+                            const std::vector<std::string>& extra_dirs, const std::string& env_override) {
+  const std::string install = "install the Debian package " + package + " (tools/deps.sh --test installs it)";
+  if (!env_override.empty()) {
+    if (const char* v = std::getenv(env_override.c_str()); v != nullptr && *v != '\0') {
+      if (::access(v, X_OK) == 0) return v;
+      throw MissingProgram("$" + env_override + "=" + v + " is not an executable file; unset it or " + install);
+    }
+  }
   std::vector<std::string> dirs;
   if (const char* path = std::getenv("PATH")) {
     std::string p = path;
@@ -68,22 +79,27 @@ std::string require_program(const std::string& name, const std::string& package,
     const fs::path candidate = fs::path(d) / name;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
-  throw MissingProgram("fencesim-real: `" + name + "` was not found on PATH; install the Debian package " + package +
-                       " (tools/deps.sh --test installs everything the real runs need)");
+  throw MissingProgram("`" + name + "` was not found on PATH" +
+                       (env_override.empty() ? std::string() : " (nor in $" + env_override + ")") + "; " + install);
 }
 
-TempDir::TempDir(const std::string& tag, bool keep) : keep_(keep) {
+TempDir::TempDir(const std::string& tag, bool keep, const std::string& prefix) : keep_(keep) {
   const char* base = std::getenv("TMPDIR");
-  std::string templ = std::string(base && *base ? base : "/tmp") + "/fencesim-real-" + tag + "-XXXXXX";
+  std::string templ = std::string(base && *base ? base : "/tmp") + "/" + prefix + tag + "-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("fencesim-real: cannot create a temporary folder");
+  if (::mkdtemp(buf.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary folder " + templ + ": " + std::strerror(errno));
+  }
   path_ = buf.data();
   ::chmod(path_.c_str(), 0711);
 }
 
 TempDir::~TempDir() {
-  if (keep_) return;
+  if (keep_) {
+    std::cout << "kept " << path_.string() << "\n" << std::flush;
+    return;
+  }
   // A server's own children (PostgreSQL's backends) may still be writing for
   // a moment after it was stopped: try again a few times.
   for (int attempt = 0; attempt < 20; ++attempt) {
@@ -100,7 +116,7 @@ int free_port() {
   std::lock_guard<std::mutex> lock(mu);
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw std::runtime_error("fencesim-real: socket() failed");
+    if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -115,13 +131,14 @@ int free_port() {
     // ports must not repeat.
     if (port > 0 && given.insert(port).second) return port;
   }
-  throw std::runtime_error("fencesim-real: no free port on 127.0.0.1");
+  throw std::runtime_error("no free port on 127.0.0.1");
 }
 
 Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : stop_signal_(opt.stop_signal) {
-  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
-  if (opt.pipes && (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)) {
-    throw std::runtime_error("fencesim-real: pipe() failed");
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if ((opt.pipes && (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)) ||
+      (opt.pipe_err && ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   std::vector<std::string> envs;
   for (char** e = environ; *e; ++e) envs.emplace_back(*e);
@@ -136,7 +153,7 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : st
   const std::string out = opt.out.string(), err = opt.err.string();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fencesim-real: fork() failed");
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);  // a signal to the runner's terminal does not reach the servers directly
     if (opt.gid) (void)!::setgid(*opt.gid);
@@ -153,8 +170,13 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : st
       const int o = ::open(out.empty() ? "/dev/null" : out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(o, 1);
     }
-    const int e = ::open(err.empty() ? "/dev/null" : err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(e, 2);
+    if (opt.pipe_err) {
+      ::dup2(err_pipe[1], 2);
+    } else {
+      const int e = ::open(err.empty() ? "/dev/null" : err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(e, 2);
+    }
+    ::signal(SIGPIPE, SIG_DFL);  // a runner that ignores it (fencesim-real) must not pass that on
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -169,12 +191,25 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : st
     in_ = in_pipe[1];
     out_ = out_pipe[0];
   }
+  if (opt.pipe_err) {
+    ::close(err_pipe[1]);
+    err_ = err_pipe[0];
+  }
 }
+
+Child::Child(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err)
+    : Child(argv, [&] {
+        ChildOptions o;
+        o.out = out;
+        o.err = err;
+        return o;
+      }()) {}
 
 Child::~Child() {
   stop();
   close_in();
   if (out_ >= 0) ::close(out_);
+  if (err_ >= 0) ::close(err_);
 }
 
 void Child::close_in() {
@@ -205,7 +240,17 @@ void Child::kill_now() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   reaped_ = true;
+  status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   unregister_child(pid_);
+}
+
+std::optional<int> Child::wait_for(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (running()) {
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(5ms);
+  }
+  return status_;
 }
 
 void Child::stop(std::chrono::milliseconds grace) {
@@ -221,40 +266,62 @@ void Child::stop(std::chrono::milliseconds grace) {
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const ChildOptions& base) {
+                          const ChildOptions& base, const std::string& input) {
   ChildOptions opt = base;
   opt.pipes = true;
+  opt.pipe_err = base.err.empty();
   opt.stop_signal = SIGKILL;
   Child c(argv, opt);
+  // Inputs are small (a few lines for etcdctl): they fit the pipe's buffer.
+  if (!input.empty()) (void)!::write(c.in_fd(), input.data(), input.size());
   c.close_in();
   CommandResult r;
   const auto until = std::chrono::steady_clock::now() + timeout;
+  auto timed_out = [&] {
+    c.kill_now();
+    r.status = -1000;
+    r.timed_out = true;
+    return r;
+  };
   char buf[4096];
-  for (;;) {
+  int fds[2] = {c.out_fd(), c.err_fd()};
+  std::string* sinks[2] = {&r.out, &r.err};
+  while (fds[0] >= 0 || fds[1] >= 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      c.kill_now();
-      r.status = -1000;
-      return r;
-    }
-    pollfd p{c.out_fd(), POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
-    if (n > 0) {
-      const ssize_t got = ::read(c.out_fd(), buf, sizeof buf);
-      if (got <= 0) break;
-      r.out.append(buf, static_cast<std::size_t>(got));
+    if (left.count() <= 0) return timed_out();
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    if (::poll(p, 2, static_cast<int>(std::min<long>(left.count(), 100))) <= 0) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (fds[k] < 0 || p[k].revents == 0) continue;
+      const ssize_t got = ::read(fds[k], buf, sizeof buf);
+      if (got <= 0) {
+        fds[k] = -1;  // EOF (Child closes its ends)
+      } else {
+        sinks[k]->append(buf, static_cast<std::size_t>(got));
+      }
     }
   }
-  while (c.running()) {
-    if (std::chrono::steady_clock::now() > until) {
-      c.kill_now();
-      r.status = -1000;
-      return r;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+  if (left.count() <= 0 || !c.wait_for(left)) return timed_out();
   r.status = c.exit_status();
   return r;
 }
 
-}  // namespace fencesim::real
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string tail(const fs::path& p, int lines) {
+  const std::string s = read_file(p);
+  std::size_t pos = s.size();
+  for (int n = 0; n <= lines && pos > 0; ++n) {
+    pos = s.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return s;
+  }
+  return s.substr(pos + 1);
+}
+
+}  // namespace fencesim::process

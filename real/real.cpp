@@ -18,6 +18,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -112,6 +113,9 @@ struct Timebase {
 /// A client's stop-the-world pause: the client's threads stop at their
 /// next safepoint (before sending a request, after an answer, after a
 /// sleep) while it is closed, as a JVM's threads stop at safepoints for a GC.
+/// A crash holds them the same way until the restart, and bumps the epoch:
+/// a thread that finds the epoch changed at a safepoint drops what its
+/// crashed "process" was doing (the model's ClientNode::on_crash).
 class Gate {
  public:
   void close() {
@@ -125,34 +129,65 @@ class Gate {
     }
     cv_.notify_all();
   }
+  /// The client's process is killed: down until restart(); a crash ends a
+  /// pause (docs/FORMAT.md "crash").
+  void crash() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      closed_ = false;
+      down_ = true;
+      ++epoch_;
+    }
+    cv_.notify_all();
+  }
+  void restart() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      down_ = false;
+    }
+    cv_.notify_all();
+  }
+  bool down() {
+    std::lock_guard<std::mutex> l(m_);
+    return down_;
+  }
+  /// How many crashes so far.
+  int epoch() {
+    std::lock_guard<std::mutex> l(m_);
+    return epoch_;
+  }
   void wake() { cv_.notify_all(); }
-  /// Waits while closed; false if the run is stopping.
+  /// Waits while closed or down; false if the run is stopping.
   bool pass(const std::atomic<bool>& stop) {
     std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    cv_.wait(l, [&] { return (!closed_ && !down_) || stop.load(); });
     return !stop;
   }
   /// Sleeps until `t` (a deadline: a pause that outlasts it returns at the
-  /// pause's end), then passes the gate; false if the run is stopping.
+  /// pause's end; a crash cuts it short), then passes the gate; false if the
+  /// run is stopping.
   bool sleep_until(Clock::time_point t, const std::atomic<bool>& stop) {
     std::unique_lock<std::mutex> l(m_);
-    while (!stop && Clock::now() < t) cv_.wait_until(l, t);
-    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    const int e = epoch_;
+    while (!stop && Clock::now() < t && epoch_ == e) cv_.wait_until(l, t);
+    cv_.wait(l, [&] { return (!closed_ && !down_) || stop.load(); });
     return !stop;
   }
   /// The same with a deadline that can move while it sleeps (a deadline on
   /// a client clock that a clock fault steps or tilts): `deadline` is asked
   /// again after every wake() and at least every 50 ms.
+  /// A crash cuts it short, as above.
   bool sleep_until(const std::function<Clock::time_point()>& deadline, const std::atomic<bool>& stop) {
     std::unique_lock<std::mutex> l(m_);
+    const int e = epoch_;
     for (;;) {
-      if (stop) break;
+      if (stop || epoch_ != e) break;
       const auto t = deadline();
       const auto now = Clock::now();
       if (now >= t) break;
       cv_.wait_until(l, std::min(t, now + 50ms));
     }
-    cv_.wait(l, [&] { return !closed_ || stop.load(); });
+    cv_.wait(l, [&] { return (!closed_ && !down_) || stop.load(); });
     return !stop;
   }
 
@@ -160,6 +195,33 @@ class Gate {
   std::mutex m_;
   std::condition_variable cv_;
   bool closed_ = false;
+  bool down_ = false;
+  int epoch_ = 0;
+};
+
+/// The sockets of one client "process". A crash shuts them all down at once,
+/// as the kernel closes a killed process's sockets: whatever the client was
+/// waiting for fails, and nothing (no release) is sent on them again. The
+/// owner thread registers a socket after connecting and unregisters it
+/// before closing it, so a shutdown never reaches a reused descriptor.
+class Sockets {
+ public:
+  void add(int fd) {
+    std::lock_guard<std::mutex> l(m_);
+    fds_.insert(fd);
+  }
+  void remove(int fd) {
+    std::lock_guard<std::mutex> l(m_);
+    fds_.erase(fd);
+  }
+  void shutdown_all() {
+    std::lock_guard<std::mutex> l(m_);
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+
+ private:
+  std::mutex m_;
+  std::set<int> fds_;
 };
 
 // ------------------------------------------------------------- the run --
@@ -188,6 +250,9 @@ std::string random_value(std::mt19937_64& rng) { return fmt::format("{:016x}", r
 /// One hiredis connection with the command timeout.
 class RedisConn {
  public:
+  RedisConn() = default;
+  /// A client's connection: registered in its process's sockets.
+  explicit RedisConn(Sockets* owner) : owner_(owner) {}
   ~RedisConn() { drop(); }
   /// `logical`: the server's own port when `port` is a proxy's (port()
   /// then answers it); 0: `port` itself.
@@ -201,9 +266,11 @@ class RedisConn {
     }
     redisSetTimeout(c_, tv);
     port_ = logical ? logical : port;
+    if (owner_) owner_->add(c_->fd);
     return true;
   }
   void drop() {
+    if (c_ && owner_) owner_->remove(c_->fd);
     if (c_) redisFree(c_);
     c_ = nullptr;
     port_ = 0;
@@ -227,6 +294,7 @@ class RedisConn {
  private:
   redisContext* c_ = nullptr;
   int port_ = 0;
+  Sockets* owner_ = nullptr;
 };
 
 using ReplyPtr = std::unique_ptr<redisReply, void (*)(void*)>;
@@ -311,6 +379,16 @@ class RealLock {
   virtual void release() = 0;
   /// A clock fault moved the client's clocks: re-read the deadlines on them.
   virtual void clock_changed() {}
+  /// The client's process is killed (runner thread): renewals stop; etcd:
+  /// the Go helper gets SIGKILL.
+  virtual void crash() {}
+  /// The client's process starts again (runner thread, so that a new helper
+  /// has its death signal): etcd starts a new Go helper.
+  virtual void restart() {}
+  /// The client's own thread, back after a restart: a new process that
+  /// remembers nothing (its connections are dropped, a new helper is waited
+  /// for).
+  virtual void forget() {}
 };
 
 struct Run {
@@ -418,9 +496,11 @@ struct ClientState {
   std::mutex m;
   std::optional<std::size_t> belief;  // index into History::beliefs
   std::string lease_value;
+  Sockets sockets;  // Redis and PostgreSQL connections (a crash shuts them down); outlives `lock`
   std::unique_ptr<RealLock> lock;
-  LineChild* helper = nullptr;  // etcd: the Go helper (SIGSTOP target)
-  ClientClock clock;            // its wall and monotonic clocks (clock faults move them)
+  LineChild* helper = nullptr;           // etcd: the Go helper (SIGSTOP target)
+  ClientClock clock;                     // its wall and monotonic clocks (clock faults move them)
+  std::optional<std::size_t> iteration;  // index into History::iterations while one runs (under run.hmu)
 
   ClientState(Run& r, const ClientSpec& c, std::size_t i)
       : run(r), spec(c), index(i), clock([&r] { return r.tb.now(); }) {}
@@ -443,6 +523,20 @@ struct ClientState {
     belief = run.h.begin_belief(at, spec.name, l.value, l.token);
     lease_value = l.value;
   }
+  /// Runner thread: the model's ClientNode::on_crash (client.cpp): the
+  /// belief ends ("crash"), an unfinished iteration is "crashed".
+  void crash() {
+    gate.crash();
+    sockets.shutdown_all();
+    lock->crash();
+    end_belief("crash", false);
+    std::lock_guard<std::mutex> g(run.hmu);
+    if (iteration) {
+      IterationRecord& it = run.h.iterations[*iteration];
+      if (!it.success) it.outcome = "crashed";
+      iteration.reset();
+    }
+  }
   void end_belief(const std::string& reason, bool loss) {
     const Time at = run.tb.now();
     std::lock_guard<std::mutex> g(run.hmu);
@@ -459,7 +553,7 @@ struct ClientState {
 
 class RedisLock final : public RealLock {
  public:
-  RedisLock(ClientState& c) : c_(c), run_(c.run) {
+  RedisLock(ClientState& c) : c_(c), run_(c.run), conn_(&c.sockets), renew_conn_(&c.sockets) {
     renewer_ = std::thread([this] { renew_loop(); });
   }
   ~RedisLock() override {
@@ -479,22 +573,27 @@ class RedisLock final : public RealLock {
     const LockSpec& lock = run_.s.lock;
     const bool with_token = lock.redis.token == RedisToken::kIncr;
     const std::string ttl_ms = std::to_string(run_.tb.ms(lock.ttl).count());
+    const int epoch = c_.gate.epoch();
     for (;;) {
-      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      if (!c_.gate.pass(run_.stop) || c_.gate.epoch() != epoch) return std::nullopt;
       ensure(conn_);
       const std::string value = run_.fresh_value();
       const int port = conn_.port();
       auto r = wrap(conn_.cmd({"EVAL", with_token ? kAcquireScript : kAcquireNoTokenScript, "2", lock.key,
                                redis_counter_key(lock), value, ttl_ms}));
       const Time at = run_.tb.now();
-      if (!c_.gate.pass(run_.stop)) return std::nullopt;
-      if (r && r->type == REDIS_REPLY_INTEGER) {
-        Lease l{value, with_token ? std::optional<std::int64_t>(r->integer) : std::nullopt};
-        {
-          std::lock_guard<std::mutex> g(run_.hmu);
-          if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, value, l.token, run_.redis_name_of_port(port));
-          run_.live.emplace(value, Clock::now());
-        }
+      const bool granted = r && r->type == REDIS_REPLY_INTEGER;
+      const Lease l{value, granted && with_token ? std::optional<std::int64_t>(r->integer) : std::nullopt};
+      if (granted) {
+        // The primary granted it: a grant whether or not the client lives to
+        // read the answer (the model records it at the primary's apply).
+        std::lock_guard<std::mutex> g(run_.hmu);
+        if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, value, l.token, run_.redis_name_of_port(port));
+        run_.live.emplace(value, Clock::now());
+      }
+      // A reply that reaches a crashed client is read by nobody.
+      if (!c_.gate.pass(run_.stop) || c_.gate.epoch() != epoch) return std::nullopt;
+      if (granted) {
         c_.begin_belief(l, at);
         start_renewal(value);
         return l;
@@ -508,7 +607,19 @@ class RedisLock final : public RealLock {
     }
   }
 
+  void crash() override {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      ++gen_;
+      active_ = false;
+      value_.clear();
+    }
+    cv_.notify_all();
+  }
+  void forget() override { conn_.drop(); }
+
   void release() override {
+    const int epoch = c_.gate.epoch();
     std::string value;
     {
       std::lock_guard<std::mutex> l(m_);
@@ -519,7 +630,7 @@ class RedisLock final : public RealLock {
     cv_.notify_all();
     c_.end_belief("release", false);
     for (int attempt = 0; attempt < 20; ++attempt) {
-      if (!c_.gate.pass(run_.stop)) return;
+      if (!c_.gate.pass(run_.stop) || c_.gate.epoch() != epoch) return;
       ensure(conn_);
       auto r = wrap(conn_.cmd({"EVAL", kReleaseScript, "1", run_.s.lock.key, value}));
       if (r && r->type == REDIS_REPLY_INTEGER) {
@@ -563,7 +674,8 @@ class RedisLock final : public RealLock {
     cv_.notify_all();
   }
   void renew_loop() {
-    RedisConn conn;
+    RedisConn& conn = renew_conn_;
+    int seen_epoch = c_.gate.epoch();
     const std::string ttl_ms = std::to_string(run_.tb.ms(run_.s.lock.ttl).count());
     for (;;) {
       std::int64_t gen;
@@ -591,6 +703,10 @@ class RedisLock final : public RealLock {
       const Time first_sent = run_.tb.now();
       for (;;) {
         if (!c_.gate.pass(run_.stop)) return;
+        if (c_.gate.epoch() != seen_epoch) {
+          conn.drop();  // shut down by a crash
+          seen_epoch = c_.gate.epoch();
+        }
         ensure(conn);
         auto r = wrap(conn.cmd({"EVAL", kRenewScript, "1", run_.s.lock.key, value, ttl_ms}));
         if (!c_.gate.pass(run_.stop)) return;
@@ -631,7 +747,7 @@ class RedisLock final : public RealLock {
 
   ClientState& c_;
   Run& run_;
-  RedisConn conn_;
+  RedisConn conn_, renew_conn_;
   std::mutex m_;
   std::condition_variable cv_;
   std::int64_t gen_ = 0;
@@ -646,8 +762,14 @@ class RedisLock final : public RealLock {
 class EtcdLock final : public RealLock {
  public:
   EtcdLock(ClientState& c) : c_(c), run_(c.run) {
-    const EtcdSpec& e = run_.s.lock.etcd;
-    (void)e;
+    start_helper();
+    wait_ready();
+  }
+
+  /// The Go helper (runner thread: the death signal follows the thread
+  /// that forked). A new one is a new process: a new client, a new session.
+  void start_helper() {
+    ClientState& c = c_;
     // Client k talks to etcd-(k mod n) first, as the model's client does.
     std::vector<std::string> eps;
     const std::size_t n = run_.etcd.size();
@@ -659,8 +781,8 @@ class EtcdLock final : public RealLock {
     for (auto& x : eps) joined += (joined.empty() ? "" : ",") + x;
     ChildOptions opt;
     opt.pipes = true;
-    opt.err = run_.dir.path() / ("client-" + c.spec.name + ".log");
-    helper_ = std::make_unique<LineChild>(
+    opt.err = log_path();
+    auto helper = std::make_shared<LineChild>(
         std::vector<std::string>{run_.helper, "-endpoints", joined, "-ttl", std::to_string(ttl_seconds(run_)),
                                  "-prefix", run_.s.lock.key, "-command-timeout",
                                  std::to_string(run_.tb.ms(c.spec.command_timeout).count()) + "ms"},
@@ -671,13 +793,28 @@ class EtcdLock final : public RealLock {
           }
           return false;
         });
-    c.helper = helper_.get();
-    auto ready = helper_->next(run_.stop);
+    c.helper = helper.get();
+    std::lock_guard<std::mutex> l(m_);
+    helper_ = std::move(helper);
+  }
+  std::shared_ptr<LineChild> helper() {
+    std::lock_guard<std::mutex> l(m_);
+    return helper_;
+  }
+  fs::path log_path() const { return run_.dir.path() / ("client-" + c_.spec.name + ".log"); }
+  void wait_ready() {
+    auto ready = helper()->next(run_.stop);
     if (!ready || *ready != "ready") {
-      throw std::runtime_error("fencesim-real: the etcd client helper of " + c.spec.name + " did not start:\n" +
-                               tail_of(opt.err));
+      throw std::runtime_error("fencesim-real: the etcd client helper of " + c_.spec.name + " did not start:\n" +
+                               tail_of(log_path()));
     }
   }
+
+  /// SIGKILL: its keepalives stop, so its session's lease expires at etcd
+  /// after the TTL (nothing is revoked), as for a killed Go program.
+  void crash() override { helper()->child().kill_now(); }
+  void restart() override { start_helper(); }
+  void forget() override { wait_ready(); }
 
   static int ttl_seconds(const Run& r) {
     const double s = r.s.lock.ttl.count() * r.tb.scale / 1e9;
@@ -685,13 +822,14 @@ class EtcdLock final : public RealLock {
   }
 
   std::optional<Lease> acquire() override {
+    const auto helper = this->helper();
     for (;;) {
       if (!c_.gate.pass(run_.stop)) return std::nullopt;
-      helper_->send("acquire");
-      auto line = helper_->next(run_.stop);
+      helper->send("acquire");
+      auto line = helper->next(run_.stop);
       const Time at = run_.tb.now();
-      if (!line) return std::nullopt;
-      if (!c_.gate.pass(run_.stop)) return std::nullopt;
+      if (!line) return std::nullopt;  // also: the helper was killed (a crash)
+      if (!c_.gate.pass(run_.stop) || helper != this->helper()) return std::nullopt;
       std::istringstream in(*line);
       std::string word, key, lease;
       std::int64_t header = 0, create = 0;
@@ -720,10 +858,11 @@ class EtcdLock final : public RealLock {
   }
 
   void release() override {
+    const auto helper = this->helper();
     c_.end_belief("release", false);
-    if (!c_.gate.pass(run_.stop)) return;
-    helper_->send("release");
-    auto line = helper_->next(run_.stop);
+    if (!c_.gate.pass(run_.stop) || helper != this->helper()) return;
+    helper->send("release");
+    auto line = helper->next(run_.stop);
     if (line && *line == "released") {
       std::lock_guard<std::mutex> g(run_.hmu);
       run_.released.insert(value_);
@@ -733,7 +872,8 @@ class EtcdLock final : public RealLock {
  private:
   ClientState& c_;
   Run& run_;
-  std::unique_ptr<LineChild> helper_;
+  std::mutex m_;
+  std::shared_ptr<LineChild> helper_;
   std::string value_;
 };
 
@@ -741,7 +881,10 @@ class EtcdLock final : public RealLock {
 
 struct PgConn {
   PGconn* c = nullptr;
+  Sockets* owner = nullptr;  // a client's: registered while open
+  int fd = -1;
   ~PgConn() {
+    if (owner && fd >= 0) owner->remove(fd);
     if (c) PQfinish(c);
   }
 };
@@ -754,14 +897,16 @@ struct Row {
 
 class Resource {
  public:
-  /// Connected through `client`'s proxy to the resource.
-  Resource(Run& r, const std::string& client) : run_(r) {
+  Resource(Run& r, const std::string& client, Sockets& owner) : run_(r) {
     const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5",
                                              run_.dial(client, "resource", run_.pg.port));
     pg_.c = PQconnectdb(conninfo.c_str());
     if (PQstatus(pg_.c) != CONNECTION_OK) {
       throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
     }
+    pg_.owner = &owner;
+    pg_.fd = PQsocket(pg_.c);
+    owner.add(pg_.fd);
   }
 
   /// Runs `sql` with params; the first row (accepted flag first).
@@ -956,87 +1101,133 @@ Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
   return Duration{d(run.rng)};
 }
 
-/// One client's whole run (ClientNode::run and ::iterate, real time).
+enum class Step { kDone, kStop, kCrashed };
+
+/// One iteration (ClientNode::iterate, real time). kStop when the run
+/// stops; kCrashed when the client crashed during it (found at a safepoint:
+/// the crash has already ended the belief and marked the iteration).
+Step iterate(ClientState& c, Resource& res, int index) {
+  Run& run = c.run;
+  const WorkloadSpec& w = c.spec.workload;
+  const int epoch = c.gate.epoch();
+  auto crashed = [&] { return c.gate.epoch() != epoch; };
+  std::size_t rec;
+  {
+    std::lock_guard<std::mutex> g(run.hmu);
+    const Time now = run.tb.now();
+    if (!run.in_run(now)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    run.h.iterations.push_back(IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
+    rec = run.h.iterations.size() - 1;
+    c.iteration = rec;
+  }
+  auto lease = c.lock->acquire();
+  if (!lease) return crashed() ? Step::kCrashed : Step::kStop;
+  {
+    std::lock_guard<std::mutex> g(run.hmu);
+    if (crashed()) return Step::kCrashed;
+    run.h.iterations[rec].acquired = run.tb.now();
+  }
+  const bool fencing = c.spec.fencing && run.s.resource.kind == ResourceKind::kFenced;
+  const std::optional<std::int64_t> token = fencing ? lease->token : std::nullopt;
+  const Duration work = draw(run, w.work, w.work_max);
+  bool success = false;
+  std::string outcome;
+  int retries = 0;
+  for (;;) {
+    bool conflict = false;
+    std::string failure;
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    const auto seen = res.read(c, index, lease->value, token, failure);
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    if (!seen) {
+      outcome = failure;
+      break;
+    }
+    if (!c.sleep_for(work)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    const std::int64_t value = next_value(w, seen->value);
+    const auto refused =
+        res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    if (!refused) {
+      outcome = "write timed out";
+    } else if (refused->empty()) {
+      success = true;
+      outcome = success_text(w, *seen, value);
+    } else {
+      outcome = "write rejected: " + *refused;
+      conflict = run.s.resource.kind == ResourceKind::kCas;
+    }
+    if (!conflict || retries >= w.retries) break;
+    ++retries;
+    if (!c.sleep_for(c.spec.retry_interval)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+  }
+  if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
+  {
+    std::lock_guard<std::mutex> g(run.hmu);
+    const Time now = run.tb.now();
+    if (!run.in_run(now)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    IterationRecord& it = run.h.iterations[rec];
+    if (success) {
+      it.success = true;
+      it.done = now;
+    }
+    it.outcome = outcome;
+    c.iteration.reset();
+  }
+  c.lock->release();
+  return crashed() ? Step::kCrashed : Step::kDone;
+}
+
+/// One client's whole run (ClientNode::run, real time). A crash
+/// (ClientState::crash) holds the thread until the restart; then it is a
+/// new process: new connections, nothing remembered, and it goes on at once
+/// with its next iteration not yet begun (ClientNode::on_restart).
 void client_main(ClientState& c) {
   Run& run = c.run;
   const WorkloadSpec& w = c.spec.workload;
   try {
     std::optional<Resource> connected;
     try {
-      connected.emplace(run, c.spec.name);
+      connected.emplace(run, c.spec.name, c.sockets);
       c.lock->prepare();
     } catch (const std::exception& e) {
       run.say(c.spec.name + ": " + e.what());
     }
     run.arrive_and_wait();
     if (!connected) return;
-    Resource& res = *connected;
-    if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
-    for (int index = 0; index < w.iterations && !run.stop; ++index) {
-      std::size_t rec;
-      {
-        std::lock_guard<std::mutex> g(run.hmu);
-        const Time now = run.tb.now();
-        if (!run.in_run(now)) return;
-        run.h.iterations.push_back(
-            IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
-        rec = run.h.iterations.size() - 1;
-      }
-      auto lease = c.lock->acquire();
-      if (!lease) return;
-      {
-        std::lock_guard<std::mutex> g(run.hmu);
-        run.h.iterations[rec].acquired = run.tb.now();
-      }
-      const bool fencing = c.spec.fencing && run.s.resource.kind == ResourceKind::kFenced;
-      const std::optional<std::int64_t> token = fencing ? lease->token : std::nullopt;
-      const Duration work = draw(run, w.work, w.work_max);
-      bool success = false;
-      std::string outcome;
-      int retries = 0;
-      for (;;) {
-        bool conflict = false;
-        std::string failure;
+    // A crash before the start cuts the sleep short: sleep on. A client
+    // that is down when its start comes begins when it restarts.
+    while (Clock::now() < run.tb.at(c.spec.start)) {
+      if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
+    }
+    int seen_epoch = c.gate.epoch();
+    auto come_back = [&] {
+      // After the restart (the gate was passed): a new process.
+      seen_epoch = c.gate.epoch();
+      c.lock->forget();
+      connected.reset();
+      connected.emplace(run, c.spec.name, c.sockets);
+      run.say(c.spec.name + ": restarted, with new connections");
+    };
+    if (seen_epoch != 0) come_back();
+    for (int index = 0; index < w.iterations && !run.stop;) {
+      const Step step = iterate(c, *connected, index++);
+      if (step == Step::kStop) return;
+      if (step == Step::kCrashed) {
         if (!c.gate.pass(run.stop)) return;
-        const auto seen = res.read(c, index, lease->value, token, failure);
-        if (!c.gate.pass(run.stop)) return;
-        if (!seen) {
-          outcome = failure;
-          break;
-        }
-        if (!c.sleep_for(work)) return;
-        const std::int64_t value = next_value(w, seen->value);
-        const auto refused =
-            res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
-        if (!c.gate.pass(run.stop)) return;
-        if (!refused) {
-          outcome = "write timed out";
-        } else if (refused->empty()) {
-          success = true;
-          outcome = success_text(w, *seen, value);
-        } else {
-          outcome = "write rejected: " + *refused;
-          conflict = run.s.resource.kind == ResourceKind::kCas;
-        }
-        if (!conflict || retries >= w.retries) break;
-        ++retries;
-        if (!c.sleep_for(c.spec.retry_interval)) return;
+        come_back();
+        continue;
       }
-      if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
-      {
-        std::lock_guard<std::mutex> g(run.hmu);
-        const Time now = run.tb.now();
-        if (!run.in_run(now)) return;
-        IterationRecord& it = run.h.iterations[rec];
-        if (success) {
-          it.success = true;
-          it.done = now;
-        }
-        it.outcome = outcome;
-      }
-      c.lock->release();
-      if (index + 1 < w.iterations) {
+      if (index < w.iterations) {
         if (!c.sleep_for(draw(run, w.think, w.think_max))) return;
+        if (c.gate.epoch() != seen_epoch) come_back();
       }
     }
   } catch (const std::exception& e) {
@@ -1473,9 +1664,6 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.cluster) {
     return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
   }
-  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.persistence != RedisPersistence::kNone) {
-    return "lock.persistence: the runner's redis-server runs without an AOF";
-  }
   if (std::string why = clock_unsupported_reason(s); !why.empty()) return why;
   if (s.resource.custom_check) return "a custom ResourceCheck (C++ only; the real resource is SQL)";
   if (s.resource.replicas > 0) return "resource.replicas: the real resource is one PostgreSQL row";
@@ -1510,10 +1698,12 @@ std::string unsupported_reason(const Scenario& s) {
         if (std::string why = link_fault_reason(s, f); !why.empty()) return why;
         break;
       case FaultKind::kCrash: {
-        bool client = false;
-        for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
-        if (client) return "a crash of client " + f.target + " (" + f.origin + ")";
-        if (f.power_loss) return "a power-loss crash (" + f.origin + ")";
+        if (f.power_loss) {
+          return "a power-loss crash (" + f.origin +
+                 "): a machine crash cannot be made real on this box: the servers share the runner's kernel, "
+                 "whose page cache keeps every write a killed process made (lock.persistence aof_always / "
+                 "aof_everysec with a plain crash runs)";
+        }
         if (f.target == "resource") return "a crash of the resource (" + f.origin + ")";
         break;
       }
@@ -1537,16 +1727,22 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   struct sigaction old_int {
-  }, old_term{};
+  }, old_term{}, old_pipe{};
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
+  // A line to a Go helper that a client crash has just killed must not kill
+  // the runner (children get the default back: real/process.cpp).
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old_pipe);
   struct Restore {
-    struct sigaction i, t;
+    struct sigaction i, t, p;
     ~Restore() {
       ::sigaction(SIGINT, &i, nullptr);
       ::sigaction(SIGTERM, &t, nullptr);
+      ::sigaction(SIGPIPE, &p, nullptr);
     }
-  } restore{old_int, old_term};
+  } restore{old_int, old_term, old_pipe};
   g_interrupted = false;
 
   auto run = std::make_unique<Run>(s, Timebase{opt.scale, Clock::now()}, dir, opt.log);
@@ -1579,7 +1775,7 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
       const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
       const fs::path helper = opt.helper_dir.empty() ? self / "etcd-lock" : fs::path(opt.helper_dir) / "etcd-lock";
       if (::access(helper.c_str(), X_OK) != 0) {
-        throw MissingProgram("fencesim-real: the etcd client helper " + helper.string() +
+        throw MissingProgram("the etcd client helper " + helper.string() +
                              " is missing; it is built with fencesim-real when golang-go and golang-etcd-server-dev "
                              "are installed (tools/deps.sh --test)");
       }
@@ -1674,8 +1870,9 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
           if (!conn.ok()) {
             const auto port = r.primary_port();
             if (!port || !conn.connect(*port, 200ms)) {
-              // The primary is down: a lease ends unless a live replica holds it.
-              if (r.sentinels.empty() && r.redis.size() == 1) {
+              // The primary is down: a lease ends unless a live replica or
+              // its AOF (lock.persistence) holds it.
+              if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis.persistence == RedisPersistence::kNone) {
                 const Time at = r.tb.now();
                 std::lock_guard<std::mutex> g(r.hmu);
                 for (auto it = r.live.begin(); it != r.live.end();) {
@@ -1776,7 +1973,11 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
             }
             break;
           case FaultKind::kCrash:
-            if (RedisProc* p = find_proc(r, *resolved)) p->child->kill_now();
+            if (ClientState* c = client_of(*resolved)) {
+              if (!c->gate.down()) c->crash();
+            } else if (RedisProc* p = find_proc(r, *resolved)) {
+              p->child->kill_now();
+            }
             break;
           case FaultKind::kFailover: {
             for (auto& sp : r.sentinels) {
@@ -1860,8 +2061,14 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
         });
       }
       if (f.kind == FaultKind::kCrash && f.restart_after) {
-        actions.emplace_back(start + r.tb.real(*f.restart_after), [&r, resolved] {
-          if (RedisProc* p = find_proc(r, *resolved)) {
+        actions.emplace_back(start + r.tb.real(*f.restart_after), [&r, resolved, client_of] {
+          if (ClientState* c = client_of(*resolved)) {
+            if (c->gate.down()) {
+              c->lock->restart();
+              c->gate.restart();
+              r.say("restarted client " + c->spec.name);
+            }
+          } else if (RedisProc* p = find_proc(r, *resolved)) {
             ChildOptions o;
             o.err = p->dir / "stderr.log";
             o.env = p->env;

@@ -16,7 +16,10 @@
 // own clientv3/concurrency (Debian golang-etcd-server-dev). Faults are
 // applied at their (scaled) times: pause = SIGSTOP/SIGCONT of a server (of
 // a client: its thread stops at its next safepoint and its Go helper gets
-// SIGSTOP), crash = SIGKILL and restart on the same data folder, failover =
+// SIGSTOP), crash = SIGKILL and restart on the same data folder (with
+// lock.persistence, an AOF: appendfsync always / everysec; of a client: its
+// sockets shut down without a release, its etcd helper SIGKILLed, back as a
+// new client at restart_after), failover =
 // SENTINEL FAILOVER, counter_reset = SET of the counter key / UPDATE of the
 // stored token, clock_jump / clock_drift = a Redis server's clocks moved
 // through the fencesim-clock.so preload shim, a Redis client's through its

@@ -20,11 +20,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "real/process.hpp"
 
 namespace fencesim::conformance {
 
@@ -32,70 +35,25 @@ using Clock = std::chrono::steady_clock;
 using Millis = std::chrono::milliseconds;
 
 // --- processes -----------------------------------------------------------
+// Child, run_command, free_port, require_program, read_file and tail are
+// real/process.hpp's (library fencesim_process, shared with fencesim-real).
 
-/// A fresh temporary directory, removed with everything in it on
-/// destruction (kept when FENCESIM_CONFORMANCE_KEEP is set, for debugging).
-class TempDir {
+using process::Child;
+using process::CommandResult;
+using process::free_port;
+using process::read_file;
+using process::require_program;
+using process::run_command;
+using process::tail;
+
+/// A fresh temporary directory ($TMPDIR/fencesim-conf-`tag`-XXXXXX), removed
+/// with everything in it on destruction (kept when FENCESIM_CONFORMANCE_KEEP
+/// is set, for debugging).
+class TempDir : public process::TempDir {
  public:
-  explicit TempDir(const std::string& tag);
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  explicit TempDir(const std::string& tag)
+      : process::TempDir(tag, std::getenv("FENCESIM_CONFORMANCE_KEEP") != nullptr, "fencesim-conf-") {}
 };
-
-/// The absolute path of program `name`: $`env_override` if set, else the
-/// first match on PATH. Throws std::runtime_error (a test failure, never a
-/// skip) naming the package to install when it is missing.
-std::string require_binary(const std::string& name, const std::string& env_override, const std::string& package);
-
-/// A free TCP port on 127.0.0.1: bind port 0, read the port, close.
-int free_port();
-
-/// A child process. Its stdout and stderr go to files; it receives SIGKILL
-/// if the test process dies (PR_SET_PDEATHSIG), and the destructor stops it
-/// (SIGTERM, then SIGKILL after a grace period) and reaps it.
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const std::filesystem::path& out, const std::filesystem::path& err,
-        const std::optional<std::filesystem::path>& in = std::nullopt);
-  ~Child();
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  int pid() const { return pid_; }
-  /// Still running (reaps it if it has exited).
-  bool running();
-  /// Sends `sig` if it is still running.
-  void signal(int sig);
-  /// Waits up to `timeout` for it to exit; its exit status (or -signal), or
-  /// nullopt if it is still running.
-  std::optional<int> wait_for(Millis timeout);
-  /// SIGTERM, wait up to `grace`, then SIGKILL; reaps it.
-  void stop(Millis grace = Millis{5000});
-
- private:
-  int pid_ = -1;
-  std::optional<int> status_;
-};
-
-/// Runs a command to completion with `input` on stdin; kills it after
-/// `timeout`.
-struct RunResult {
-  int status = -1;  ///< exit code, or -signal
-  bool timed_out = false;
-  std::string out;
-  std::string err;
-};
-RunResult run_command(const std::vector<std::string>& argv, const std::string& input, const std::filesystem::path& dir,
-                      Millis timeout = Millis{20000});
-
-std::string read_file(const std::filesystem::path& p);
-/// The last `lines` lines of a file, for failure messages.
-std::string tail(const std::filesystem::path& p, int lines = 20);
 
 // --- transcripts ---------------------------------------------------------
 

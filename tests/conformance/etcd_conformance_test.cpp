@@ -129,8 +129,8 @@ std::string normalise_error(const std::string& e) {
 class RealEtcd {
  public:
   explicit RealEtcd(const fs::path& dir) : dir_(dir) {
-    const std::string etcd = require_binary("etcd", "FENCESIM_ETCD", "etcd-server");
-    etcdctl_ = require_binary("etcdctl", "FENCESIM_ETCDCTL", "etcd-client");
+    const std::string etcd = require_program("etcd", "etcd-server", {}, "FENCESIM_ETCD");
+    etcdctl_ = require_program("etcdctl", "etcd-client", {}, "FENCESIM_ETCDCTL");
     for (int attempt = 0; attempt < 3; ++attempt) {
       client_port_ = free_port();
       int peer = free_port();
@@ -171,7 +171,7 @@ class RealEtcd {
   std::optional<json> ctl(const std::vector<std::string>& args, std::string& error, const std::string& input = "") {
     std::vector<std::string> argv = base_args();
     argv.insert(argv.end(), args.begin(), args.end());
-    const RunResult r = run_command(argv, input, dir_);
+    const CommandResult r = run_command(argv, Millis{20000}, {}, input);
     if (r.timed_out) throw std::runtime_error("etcdctl " + args.front() + " timed out");
     if (r.status != 0) {
       error = last_error(r.err);
@@ -207,7 +207,7 @@ class RealEtcd {
       if (!child_->running()) return false;
       std::vector<std::string> argv = base_args();
       argv.insert(argv.end(), {"get", "conformance-ready"});
-      const RunResult r = run_command(argv, "", dir_, Millis{15000});
+      const CommandResult r = run_command(argv, Millis{15000});
       if (r.status == 0) return true;
       std::this_thread::sleep_for(100ms);
     }
@@ -220,9 +220,8 @@ class RealEtcd {
 };
 
 std::string etcd_version() {
-  const std::string bin = require_binary("etcd", "FENCESIM_ETCD", "etcd-server");
-  TempDir d("etcd-version");
-  const RunResult r = run_command({bin, "--version"}, "", d.path());
+  const std::string bin = require_program("etcd", "etcd-server", {}, "FENCESIM_ETCD");
+  const CommandResult r = run_command({bin, "--version"}, Millis{20000});
   std::string v = r.out.substr(0, r.out.find('\n'));
   return v;
 }

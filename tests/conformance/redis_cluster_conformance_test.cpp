@@ -102,9 +102,12 @@ class ClusterServer {
  public:
   ClusterServer(const fs::path& dir, const std::string& name) : dir_(dir / name) {
     fs::create_directories(dir_);
-    const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
+    const std::string bin = require_program("redis-server", "redis-server", {}, "FENCESIM_REDIS_SERVER");
     for (int attempt = 0; attempt < 3; ++attempt) {
-      port_ = free_port();
+      // The cluster bus listens on port + 10000, which must be a port too.
+      do {
+        port_ = free_port();
+      } while (port_ > 65535 - 10000);
       fs::remove(dir_ / "nodes.conf");
       child_ = std::make_unique<Child>(std::vector<std::string>{bin,
                                                                 "--port",

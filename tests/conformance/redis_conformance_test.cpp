@@ -305,7 +305,7 @@ class RealRedisServer {
  private:
   /// Starts redis-server on port_; true once it answers PING.
   bool launch() {
-    const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
+    const std::string bin = require_program("redis-server", "redis-server", {}, "FENCESIM_REDIS_SERVER");
     std::vector<std::string> argv = {bin,
                                      "--port",
                                      std::to_string(port_),
@@ -358,9 +358,8 @@ class RealRedisServer {
 };
 
 std::string redis_version() {
-  const std::string bin = require_binary("redis-server", "FENCESIM_REDIS_SERVER", "redis-server");
-  TempDir d("redis-version");
-  const RunResult r = run_command({bin, "--version"}, "", d.path());
+  const std::string bin = require_program("redis-server", "redis-server", {}, "FENCESIM_REDIS_SERVER");
+  const CommandResult r = run_command({bin, "--version"}, Millis{20000});
   std::string v = r.out;
   while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
   return v;

@@ -36,11 +36,13 @@
 namespace fencesim::real {
 namespace {
 
-void compare_both_ways(const std::string& name, double scale) {
-  const std::string file = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + name + ".json";
-  LoadResult lr = load_scenario_file(file);
-  ASSERT_TRUE(lr.ok()) << lr.error->to_string();
-  const Scenario& s = *lr.scenario;
+Scenario load_shipped(const std::string& name) {
+  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + name + ".json");
+  if (!lr.ok()) throw std::runtime_error(lr.error->to_string());
+  return *lr.scenario;
+}
+
+void compare_both_ways(const Scenario& s, const std::string& name, double scale, RealResult* out = nullptr) {
   ASSERT_EQ(unsupported_reason(s), "");
   const RunResult sim = run_scenario(s);
   RealOptions opt;
@@ -69,7 +71,23 @@ void compare_both_ways(const std::string& name, double scale) {
   // is about: it granted the lock and the resource saw writes.
   EXPECT_FALSE(real.run.history.grants.empty());
   EXPECT_FALSE(real.run.history.resource_ops.empty());
+  if (out) *out = std::move(real);
 }
+
+/// The crash happened as the model says: the crashed client's iteration in
+/// progress is "crashed", and after the restart it acquired again.
+void expect_crashed_and_came_back(const RealResult& real, const std::string& client) {
+  bool crashed = false, acquired_after = false;
+  for (const IterationRecord& it : real.run.history.iterations) {
+    if (it.client != client) continue;
+    if (it.outcome == "crashed") crashed = true;
+    if (crashed && it.outcome != "crashed" && it.acquired) acquired_after = true;
+  }
+  EXPECT_TRUE(crashed) << client << " has no crashed iteration";
+  EXPECT_TRUE(acquired_after) << client << " did not acquire after its restart";
+}
+
+void compare_both_ways(const std::string& name, double scale) { compare_both_ways(load_shipped(name), name, scale); }
 
 // Scales: Redis at 0.25 (TTLs of 8-10 s become 2-2.5 s); etcd at 0.4-0.5
 // (its TTL is whole seconds and at least 1.5 x the election timeout).
@@ -169,6 +187,36 @@ TEST(RealStack, ClockFaultsTheRealStackCannotApplyAreRefused) {
   EXPECT_NE(unsupported_reason(*lr.scenario).find("PostgreSQL"), std::string::npos);
 }
 
+// A client crash: the Redis client's thread drops its connections and its
+// state and comes back 5 s later as a new process.
+TEST(RealStack, ClientCrashRestart) {
+  RealResult real;
+  compare_both_ways(load_shipped("client-crash-restart"), "client-crash-restart", 0.25, &real);
+  expect_crashed_and_came_back(real, "A");
+}
+// appendonly yes, appendfsync everysec; a plain SIGKILL of redis-0 keeps the
+// lock key and the counter (the AOF's pages are in the kernel).
+TEST(RealStack, RedisPersistenceEverysecProcessCrash) {
+  compare_both_ways("redis-persistence-everysec-process-crash", 0.25);
+}
+// No shipped etcd scenario crashes a client: etcd-holder-paused-fenced with
+// the pause turned into a crash of A (SIGKILL of its Go helper, so its
+// session's keepalives stop) and a restart 8 s later as a new session, with
+// a second iteration for the restarted A to run.
+TEST(RealStack, EtcdHolderCrashRestart) {
+  Scenario s = load_shipped("etcd-holder-paused-fenced");
+  s.name = "etcd-holder-crash-restart";
+  ASSERT_EQ(s.faults.size(), 1u);
+  s.faults[0].kind = FaultKind::kCrash;
+  s.faults[0].restart_after = s.faults[0].duration;
+  s.faults[0].duration.reset();
+  s.clients[0].workload.iterations = 2;
+  s.expect.clear();
+  RealResult real;
+  compare_both_ways(s, s.name, 0.5, &real);
+  expect_crashed_and_came_back(real, "A");
+}
+
 TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/split-brain-primary.json");
   ASSERT_TRUE(lr.ok());
@@ -219,7 +267,7 @@ TEST(RealStack, ScenariosTheRunnerCannotStartAreRefusedNotIgnored) {
   for (const auto& [file, words] :
        std::vector<std::pair<std::string, std::string>>{{"redis-cluster-hash-tag", "Redis Cluster"},
                                                         {"etcd-mixed-ttl-3-5", "own ttl"},
-                                                        {"redis-persistence-always", "lock.persistence"}}) {
+                                                        {"redis-persistence-always", "power-loss"}}) {
     LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + file + ".json");
     ASSERT_TRUE(lr.ok()) << file;
     const std::string why = unsupported_reason(*lr.scenario);
