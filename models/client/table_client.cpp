@@ -198,10 +198,12 @@ class ShedLockClient final : public TableClientBase {
 class LeaderElectionClient final : public TableClientBase {
  public:
   LeaderElectionClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock, sim::NodeId db)
-      : TableClientBase(node, h, spec, lock, db), jitter_rng_(node.sim().rng("client/" + spec.name + "/leaderelection")) {
+      : TableClientBase(node, h, spec, lock, db),
+        jitter_rng_(node.sim().rng("client/" + spec.name + "/leaderelection")) {
     if (const auto rd = policy_.lease_loss_after()) {
-      round_failed_ = fmt::format("no renewal succeeded within {} of the round's start (lease_loss_after: RenewDeadline)",
-                                  sim::format_duration(*rd));
+      round_failed_ =
+          fmt::format("no renewal succeeded within {} of the round's start (lease_loss_after: RenewDeadline)",
+                      sim::format_duration(*rd));
     }
   }
 
@@ -347,7 +349,7 @@ class LeaderElectionClient final : public TableClientBase {
 
   std::optional<Observed> observed_;
   Result last_;
-  sim::Rng jitter_rng_;      ///< wait.Jitter's rand.Float64 (acquire's retries)
+  sim::Rng jitter_rng_;       ///< wait.Jitter's rand.Float64 (acquire's retries)
   std::string round_failed_;  ///< the lease loss's reason when a round misses RenewDeadline
 };
 

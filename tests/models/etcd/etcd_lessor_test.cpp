@@ -333,8 +333,7 @@ TEST(EtcdLessor, AForwardedKeepaliveIsRenewedWithoutTheLeadershipCheckEvenByASta
 /// etcd-0 paused over [pause_at, pause_at + pause); returns when the answer
 /// came back (true time) and the answer.
 std::pair<Time, std::optional<Response>> keepalive_answered_at(bool skips_if_active, Time sent,
-                                                               std::optional<Time> pause_at = {},
-                                                               Duration pause = 0s) {
+                                                               std::optional<Time> pause_at = {}, Duration pause = 0s) {
   EtcdHarness h(3, 3s, [&](EtcdSpec& e) {
     e.keepalive_checks_leadership = true;
     e.keepalive_skips_check_if_active = skips_if_active;
