@@ -257,6 +257,7 @@ const Keys kEtcdKeys = {"nodes",
                         "version",
                         "pre_vote",
                         "keepalive_checks_leadership",
+                        "keepalive_skips_check_if_active",
                         "mutex_checks_own_key",
                         "lock_fails_on_session_end",
                         "wal_fsync"};
@@ -808,6 +809,9 @@ class Loader {
     if (const json* x = find(v, "pre_vote")) e.pre_vote = get_bool(*x, "lock.pre_vote");
     if (const json* x = find(v, "keepalive_checks_leadership")) {
       e.keepalive_checks_leadership = get_bool(*x, "lock.keepalive_checks_leadership");
+    }
+    if (const json* x = find(v, "keepalive_skips_check_if_active")) {
+      e.keepalive_skips_check_if_active = get_bool(*x, "lock.keepalive_skips_check_if_active");
     }
     if (const json* x = find(v, "mutex_checks_own_key")) {
       e.mutex_checks_own_key = get_bool(*x, "lock.mutex_checks_own_key");

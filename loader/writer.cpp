@@ -107,6 +107,7 @@ ojson lock_json(const LockSpec& l) {
     for (const std::string& k : etcd::version_overrides(e)) {
       if (k == "pre_vote") j[k] = e.pre_vote;
       if (k == "keepalive_checks_leadership") j[k] = e.keepalive_checks_leadership;
+      if (k == "keepalive_skips_check_if_active") j[k] = e.keepalive_skips_check_if_active;
       if (k == "mutex_checks_own_key") j[k] = e.mutex_checks_own_key;
       if (k == "lock_fails_on_session_end") j[k] = e.lock_fails_on_session_end;
     }

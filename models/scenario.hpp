@@ -111,12 +111,16 @@ struct EtcdSpec {
   Duration heartbeat = 100ms;
   EtcdToken token = EtcdToken::kCreateRevision;
   /// `lock.version` (models/etcd/versions.hpp): "" (none: the model's own
-  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The four
+  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The five
   /// keys below are resolved: the version's profile, then the file's
   /// overrides.
   std::string version;
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
+  /// With keepalive_checks_leadership: a leader whose Raft ticked within
+  /// the last 3 heartbeats renews without the read index (etcd ≥ 3.4.34,
+  /// ≥ 3.5.16 ensureLeadership's isActive; models/etcd/etcd.hpp).
+  bool keepalive_skips_check_if_active = false;
   /// The Mutex re-reads its own key after waiting (etcd 3.5 mutex.go; gone
   /// → ErrSessionExpired); false: it returns as soon as the keys before it
   /// are deleted (3.4, etcd-io/etcd#11456).

@@ -155,6 +155,7 @@ ojson settings_json(const Scenario& s) {
     lock["overrides"] = std::move(overrides);
     lock["pre_vote"] = e.pre_vote;
     lock["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
+    lock["keepalive_skips_check_if_active"] = e.keepalive_skips_check_if_active;
     lock["mutex_checks_own_key"] = e.mutex_checks_own_key;
     lock["lock_fails_on_session_end"] = e.lock_fails_on_session_end;
   }

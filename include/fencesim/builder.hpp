@@ -14,6 +14,9 @@
 //       .pause("A", 200ms, 12s)                       // target, at, duration
 //       .run();
 //
+// Lock services: redis(), redlock(), etcd(), queue() (the work queue),
+// table() (the lock table) and no_lock(); docs/API.md "Scenarios in code".
+//
 // Defaults are the format's (docs/FORMAT.md) except three, which make the
 // smallest design the starting point: lock service "redis" with no replicas
 // and no Sentinel, and an "unfenced" resource. Every time is a sim::Duration
@@ -60,6 +63,17 @@ inline WorkloadSpec counter(Duration work, int iterations = 1, Duration think = 
 /// writer: each iteration reads the version v and writes v + 1 tagged with the client name.
 inline WorkloadSpec writer(Duration work, int iterations = 1, Duration think = 1s) {
   return WorkloadSpec{WorkloadKind::kWriter, 100, work, iterations, think};
+}
+/// queue_worker (the queue design): receive a message, `work`, apply its
+/// effect at the resource's ledger, delete it; `think` between iterations.
+inline WorkloadSpec queue_worker(Duration work, int iterations = 1, Duration think = 1s) {
+  return WorkloadSpec{WorkloadKind::kQueueWorker, 100, work, iterations, think};
+}
+/// leader: acquire once, then read and write the counter every `work` while
+/// the client believes it holds the lock, re-acquiring after a loss;
+/// `iterations` writes in all.
+inline WorkloadSpec leader(Duration work, int iterations = 1, Duration think = 1s) {
+  return WorkloadSpec{WorkloadKind::kLeader, 100, work, iterations, think};
 }
 }  // namespace workloads
 
@@ -120,6 +134,43 @@ class ScenarioBuilder {
   ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) {
     return set([&] { f(s_.lock.etcd); });
   }
+  /// A work queue with visibility timeouts (`lock.service: "queue"`,
+  /// docs/FORMAT.md "Work queue"; models/queue/queue.hpp): `messages`
+  /// (1 … 1,000,000) enqueued at time 0, each received message invisible
+  /// for `visibility_timeout` on the queue's wall clock. The design's lease
+  /// TTL is the visibility timeout, as the loader makes it. `tweak` may set
+  /// `fifo` and `max_receives` (0: no dead-letter queue). Its workers run
+  /// workloads::queue_worker and its resource is a ledger: unfenced(),
+  /// fenced() (by receive count), idempotent(), or fenced() with
+  /// idempotent(true) on top.
+  ScenarioBuilder& queue(Duration visibility_timeout, int messages, const std::function<void(QueueSpec&)>& tweak = {}) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kQueue;
+      s_.lock.queue = QueueSpec{};
+      s_.lock.queue.visibility_timeout = visibility_timeout;
+      s_.lock.queue.messages = messages;
+      if (tweak) tweak(s_.lock.queue);
+      s_.lock.ttl = s_.lock.requested_ttl = s_.lock.queue.visibility_timeout;
+    });
+  }
+  /// A lock table in one durable database node `db` (`lock.service:
+  /// "table"`, docs/FORMAT.md "Lock table"; models/table/table.hpp):
+  /// `expiry` kHolderClock (ShedLock's default), kDbClock (ShedLock's
+  /// usingDbTime()) or kObserved (client-go leader election, the DynamoDB
+  /// lock client: `ttl` is the LeaseDuration, each client's renew_interval
+  /// the RetryPeriod and its lease_loss_after — required — the
+  /// RenewDeadline). `tweak` may set `token` (TableToken::kVersion: the
+  /// record's version is the fencing token) and `lock_delay` (not with
+  /// kObserved).
+  ScenarioBuilder& table(TableExpiry expiry, Duration ttl, const std::function<void(TableSpec&)>& tweak = {}) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kTable;
+      s_.lock.requested_ttl = ttl;
+      s_.lock.table = TableSpec{};
+      s_.lock.table.expiry = expiry;
+      if (tweak) tweak(s_.lock.table);
+    });
+  }
   ScenarioBuilder& no_lock() {
     return set([&] { s_.lock.service = ServiceKind::kNone; });
   }
@@ -143,6 +194,21 @@ class ScenarioBuilder {
     return set([&] {
       s_.resource.kind = ResourceKind::kCas, s_.resource.initial = initial;
       s_.resource.custom_check = nullptr;
+    });
+  }
+  /// The queue design's idempotent ledger (`"kind": "idempotent"`): it
+  /// applies the first effect of each message id. With `on_fenced` true it
+  /// is instead added to the fenced() ledger chosen before
+  /// (`"kind": "fenced", "idempotent": true`).
+  ScenarioBuilder& idempotent(bool on_fenced = false) {
+    return set([&] {
+      s_.resource.custom_check = nullptr;
+      if (on_fenced) {
+        s_.resource.idempotent = true;
+      } else {
+        s_.resource.kind = ResourceKind::kIdempotent;
+        s_.resource.idempotent = false;
+      }
     });
   }
   /// A storage rule of your own (fencesim/policy.hpp): every copy of the

@@ -54,9 +54,9 @@ void LockClientBase::lose_lease(const std::string& reason) {
   end_belief(reason);
 }
 
-void LockClientBase::confirmed(sim::Time sent) {
+void LockClientBase::confirmed(sim::Time sent, bool arm_lease_loss) {
   confirmed_sent_ = sent;
-  if (!policy_.lease_loss_after()) return;
+  if (!policy_.lease_loss_after() || !arm_lease_loss) return;
   // "No acquire or renewal has succeeded for that long on its monotonic
   // clock", counted from the send of the request that succeeded last.
   node_.cancel(loss_timer_);
@@ -68,6 +68,24 @@ void LockClientBase::confirmed(sim::Time sent) {
     lease_loss_deadline(
         fmt::format("no acquire or renewal succeeded for {} (lease_loss_after)", sim::format_duration(after)));
   });
+}
+
+void LockClientBase::arm_lease_loss_at(sim::Time reading, std::string reason) {
+  if (!policy_.lease_loss_after()) return;
+  node_.cancel(loss_timer_);
+  const std::uint64_t gen = ++loss_gen_;
+  loss_timer_ = node_.at_clock(sim::ClockKind::kMonotonic, reading, [this, gen, reason = std::move(reason)] {
+    if (gen != loss_gen_) return;
+    loss_timer_ = sim::TimerId{};
+    lease_loss_deadline(reason);
+  });
+}
+
+void LockClientBase::disarm_lease_loss() {
+  if (!policy_.lease_loss_after()) return;
+  ++loss_gen_;
+  node_.cancel(loss_timer_);
+  loss_timer_ = sim::TimerId{};
 }
 
 void LockClientBase::lease_loss_deadline(const std::string& reason) {

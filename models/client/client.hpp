@@ -106,8 +106,16 @@ class LockClientBase : public LockClient {
   /// session, lease_loss_after): counts a lease loss and ends the belief.
   void lose_lease(const std::string& reason);
   /// A request sent at `sent` (the client's monotonic time) confirmed the
-  /// lease: a grant or a successful renewal. Arms lease_loss_after.
-  void confirmed(sim::Time sent);
+  /// lease: a grant or a successful renewal. Arms lease_loss_after from
+  /// `sent` unless `arm_lease_loss` is false (a client that counts it from
+  /// elsewhere, with arm_lease_loss_at).
+  void confirmed(sim::Time sent, bool arm_lease_loss = true);
+  /// Arms lease_loss_after to run out when the client's monotonic clock
+  /// reads `reading` (replacing an armed one); `reason` is the lease loss's.
+  /// Nothing without lease_loss_after.
+  void arm_lease_loss_at(sim::Time reading, std::string reason);
+  /// Disarms lease_loss_after (an armed deadline no longer runs out).
+  void disarm_lease_loss();
   /// lease_loss_after ran out (no confirmation for that long): the client
   /// gives the lease up. Redis and Redlock: the renewal stops and the belief
   /// ends; etcd overrides it to end the session.

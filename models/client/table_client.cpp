@@ -22,15 +22,32 @@
 //   lock_until > now; a refusal is a lease loss, a timeout is asked again.
 //   Release: UPDATE lock_until = now (asked again until answered).
 //
-// client-go leader election (expiry "observed"): LeaderElector.acquire calls
-// tryAcquireOrRenew every renew_interval (RetryPeriod, without jitter) until
-// it succeeds; then renew() runs rounds of tryAcquireOrRenew every
-// renew_interval after the last success (the first at once), retrying a
-// failed one every renew_interval. The client gives the lease up (its
-// belief ends: OnStoppedLeading) through lease_loss_after (RenewDeadline),
-// counted on its monotonic clock from the send of the last successful
-// update (client-go counts from the start of the round, one RetryPeriod
-// after the last success). tryAcquireOrRenew, as in leaderelection.go:
+// client-go leader election (expiry "observed"), k8s.io/client-go
+// tools/leaderelection/leaderelection.go @ v0.36.3 with the loops of
+// k8s.io/apimachinery pkg/util/wait @ v0.36.3 (backoff.go, loop.go, poll.go,
+// timer.go, wait.go):
+//  * acquire (lines 252-276): wait.JitterUntilWithContext(tryAcquireOrRenew,
+//    RetryPeriod, JitterFactor = 1.2, sliding = true) until it succeeds:
+//    the first try at once, and after each failed one a wait of
+//    Jitter(RetryPeriod, 1.2) = RetryPeriod + rand.Float64() × 1.2 ×
+//    RetryPeriod, timed from when the try returned. Here the fraction is
+//    drawn from the client's PRNG stream "client/<name>/leaderelection" as
+//    a whole number of nanoseconds in [0, ⌊1.2 × RetryPeriod⌋).
+//  * renew (lines 279-312): wait.UntilWithContext(round, RetryPeriod), no
+//    jitter, sliding: a round at once, the next RetryPeriod after the last
+//    one ended. A round is wait.PollUntilContextTimeout(RetryPeriod,
+//    RenewDeadline, immediate = true, tryAcquireOrRenew): its deadline is
+//    RenewDeadline from the round's start, its ticker starts with the round
+//    (sliding = false, a fixed ticker), the first try runs at once and each
+//    retry on the ticker's next tick (a tick that fell due during a long
+//    try is taken at once, as Go's one-slot ticker channel does). A round
+//    that has not succeeded by its deadline fails, and the leader stops
+//    (OnStoppedLeading): the belief ends through lease_loss_after
+//    (RenewDeadline), counted on the client's monotonic clock from the
+//    start of the round, and nothing counts between rounds. With
+//    `renew: false` (no renew loop, which client-go does not have) it is
+//    counted from the acquiring update's send. tryAcquireOrRenew, as in
+//    leaderelection.go:
 //   now = monotonic reading;
 //   fast path: if the last record seen names this client and
 //     observedTime + leaseDuration > now, compare-and-set on that version;
@@ -180,7 +197,15 @@ class ShedLockClient final : public TableClientBase {
 
 class LeaderElectionClient final : public TableClientBase {
  public:
-  using TableClientBase::TableClientBase;
+  LeaderElectionClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock, sim::NodeId db)
+      : TableClientBase(node, h, spec, lock, db),
+        jitter_rng_(node.sim().rng("client/" + spec.name + "/leaderelection")) {
+    if (const auto rd = policy_.lease_loss_after()) {
+      round_failed_ =
+          fmt::format("no renewal succeeded within {} of the round's start (lease_loss_after: RenewDeadline)",
+                      sim::format_duration(*rd));
+    }
+  }
 
   Lease acquire(sim::Process& p) override {
     const std::string value = fresh_value();
@@ -188,17 +213,22 @@ class LeaderElectionClient final : public TableClientBase {
       Time sent{0};
       if (try_acquire_or_renew(p, value, sent)) {
         Lease lease{value, token_of(last_), ""};
-        confirmed(sent);
+        // The renew loop's rounds count RenewDeadline; without one, from here.
+        confirmed(sent, /*arm_lease_loss=*/!spec_.renew);
         begin_belief(lease);
         start_renewal(lease);
         return lease;
       }
-      p.sleep(spec_.renew_interval);  // RetryPeriod
+      // wait.Jitter(RetryPeriod, JitterFactor 1.2), after the try returned.
+      const Duration::rep period = spec_.renew_interval.count();
+      const auto max_extra = static_cast<std::uint64_t>(period / 5 * 6 + period % 5 * 6 / 5);  // ⌊1.2 × period⌋ ns
+      p.sleep(Duration{period + static_cast<Duration::rep>(jitter_rng_.below(max_extra))});
     }
   }
 
   void release(sim::Process& p) override {
     ++renew_gen_;
+    disarm_lease_loss();  // the renew loop's round ends with it
     const Lease lease = lease_;
     end_belief("release");
     // release(): only while the last record seen names this client.
@@ -287,19 +317,28 @@ class LeaderElectionClient final : public TableClientBase {
     if (!spec_.renew) return;
     node_.spawn("renew", [this, gen, lease](sim::Process& p) {
       for (;;) {
-        // One round: PollImmediateUntil(RetryPeriod, tryAcquireOrRenew);
-        // lease_loss_after (RenewDeadline) ends it from outside.
+        // One round: PollUntilContextTimeout(RetryPeriod, RenewDeadline,
+        // immediate, tryAcquireOrRenew). Its deadline (lease_loss_after)
+        // ends it from outside: the belief ends and renew_gen_ moves on.
         const Time first_sent = node_.sim().now();
+        const Time round_start = node_.monotonic();
+        if (const auto rd = policy_.lease_loss_after()) arm_lease_loss_at(round_start + *rd, round_failed_);
         for (;;) {
           Time sent{0};
+          const Time try_start = node_.monotonic();
           const bool ok = try_acquire_or_renew(p, lease.value, sent);
           if (gen != renew_gen_) return;
           if (ok) {
             history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
-            confirmed(sent);
+            disarm_lease_loss();
+            confirmed(sent, /*arm_lease_loss=*/false);
             break;
           }
-          p.sleep(spec_.renew_interval);
+          // The round's ticker: the first tick after this try began; one
+          // that fell due while it ran is taken at once.
+          const Duration period = spec_.renew_interval;
+          const Time next_tick = round_start + period * ((try_start - round_start) / period + 1);
+          if (next_tick > node_.monotonic()) p.sleep_until(sim::ClockKind::kMonotonic, next_tick);
           if (gen != renew_gen_) return;
         }
         p.sleep_until(spec_.renew_clock, clock_now() + spec_.renew_interval);
@@ -310,6 +349,8 @@ class LeaderElectionClient final : public TableClientBase {
 
   std::optional<Observed> observed_;
   Result last_;
+  sim::Rng jitter_rng_;       ///< wait.Jitter's rand.Float64 (acquire's retries)
+  std::string round_failed_;  ///< the lease loss's reason when a round misses RenewDeadline
 };
 
 }  // namespace

@@ -244,17 +244,9 @@ void EtcdMember::on_message(const sim::Message& m) {
       a->error = error;
       node_.send(from, a);
     };
+    // leasehttp's handler: lessor.Renew, no ensureLeadership (etcd.hpp).
     if (!raft_.is_leader()) {
       answer(Duration{0}, "not leader");
-    } else if (svc_.spec().keepalive_checks_leadership) {
-      const LeaseId lease = k->lease;
-      raft_.read_index([this, answer, lease](const raft::ReadResult& rr) {
-        if (rr.ok && raft_.is_leader()) {
-          answer(renew(lease), "");
-        } else {
-          answer(Duration{0}, rr.ok ? "not leader" : rr.error);
-        }
-      });
     } else {
       answer(renew(k->lease), "");
     }
@@ -368,17 +360,7 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
     node_.reply(m, r);
   };
   if (raft_.is_leader()) {
-    if (svc_.spec().keepalive_checks_leadership) {
-      raft_.read_index([this, answer, lease](const raft::ReadResult& rr) {
-        if (rr.ok && raft_.is_leader()) {
-          answer(renew(lease), "");
-        } else {
-          answer(Duration{0}, rr.ok ? "not leader" : rr.error);
-        }
-      });
-    } else {
-      answer(renew(lease), "");
-    }
+    renew_as_leader(lease, std::move(answer));
     return;
   }
   if (raft_.leader() == sim::kNoNode) {
@@ -395,6 +377,23 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
   f->lease = lease;
   f->relay = relay;
   node_.send(raft_.leader(), f);
+}
+
+void EtcdMember::renew_as_leader(LeaseId lease, std::function<void(Duration, const std::string&)> answer) {
+  const EtcdSpec& spec = svc_.spec();
+  // isActive: latestTickTs.Add(3 * TickMs).After(time.Now()).
+  const bool active = node_.monotonic() < raft_.last_tick() + 3 * raft_.config().heartbeat;
+  if (!spec.keepalive_checks_leadership || (spec.keepalive_skips_check_if_active && active)) {
+    answer(renew(lease), "");
+    return;
+  }
+  raft_.read_index([this, answer = std::move(answer), lease](const raft::ReadResult& rr) {
+    if (rr.ok && raft_.is_leader()) {
+      answer(renew(lease), "");
+    } else {
+      answer(Duration{0}, rr.ok ? "not leader" : rr.error);
+    }
+  });
 }
 
 Duration EtcdMember::renew(LeaseId lease) {

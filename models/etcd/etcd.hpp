@@ -39,8 +39,34 @@
 //    quorum keeps answering keepalives until CheckQuorum steps it down); true
 //    as etcd from 3.4.31 and 3.5.13 (LeaseRenew first calls
 //    ensureLeadership, a linearizable read index, i.e. confirms leadership
-//    with a quorum; the release's isActive shortcut is not modelled).
-//    `lock.version` sets it with the rest of a release
+//    with a quorum). The check is made only for a keepalive a client sent
+//    to the leader itself: one a follower forwards reaches the leader's
+//    leasehttp handler, which calls lessor.Renew at once (lease/leasehttp/
+//    http.go @ v3.4.34 and server/lease/leasehttp/http.go @ v3.5.16,
+//    ServeHTTP, LeasePrefix), so it is renewed as 3.4.3 renews it.
+//  * `keepalive_skips_check_if_active` (with keepalive_checks_leadership):
+//    ensureLeadership's shortcut, etcd from 3.4.34 and 3.5.16 (commit
+//    9dee9b7ab "Skip leadership check if the etcd instance is active
+//    processing heartbeats"; etcdserver/server.go @ v3.4.34 lines 1177-1201,
+//    server/etcdserver/server.go @ v3.5.16 lines 1214-1232): if
+//    `latestTickTs + 3 × TickMs` is after `time.Now()` the leader renews
+//    without the read index. latestTickTs is the time of the member's own
+//    latest Raft tick (etcdserver/raft.go raftNode.tick), so the check asks
+//    whether the member's Raft loop is ticking, not whether anyone hears
+//    it: a leader cut off from its peers stays active and renews on its own
+//    until CheckQuorum steps it down. Here: the member's monotonic reading
+//    is before RaftNode::last_tick() + 3 × heartbeat (heartbeat is TickMs).
+//    Both readings are on the member's monotonic clock, as Go's time.Now()
+//    and Time.After compare monotonic readings: a clock that runs slow
+//    (clock_drift) slows the ticks and the reading alike, so such a member
+//    stays active. Deviations: the model's ticks keep running while a WAL
+//    fsync is pending (in etcd the leader's Save blocks the Ready loop and
+//    with it the ticker, one of the cases the check is for); after a pause
+//    the member replays what fell due in due order, so a tick that fell due
+//    before a keepalive arrived runs first and the member is active again
+//    when it answers (in etcd the raft loop's buffered tick and the gRPC
+//    handler race).
+//    `lock.version` sets both with the rest of a release
 //    (models/etcd/versions.hpp).
 //
 // The service observer records in the History when a holder's lease ends at
@@ -52,6 +78,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -172,6 +199,10 @@ class EtcdMember final : public sim::NodeBehaviour {
   void answer_read(const sim::Message& m, const Request& r);
   void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
   Duration renew(LeaseId lease);
+  /// A client's keepalive at a member that believes it leads: etcd's
+  /// LeaseRenew → ensureLeadership (see the header comment), then Renew;
+  /// `answer` gets the TTL, or an error for the client.
+  void renew_as_leader(LeaseId lease, std::function<void(Duration, const std::string&)> answer);
   void apply(raft::Index index, raft::Term term, const raft::Command& command);
   // The pieces of apply, one per kind of entry.
   /// LeaseGrant: the lease id is the entry's index; the TTL at least min_lease_ttl.

@@ -24,6 +24,8 @@
 //   * etcdserver/v3_server.go @ v3.4.3, LeaseRenew, lines 268-293:
 //     `s.lessor.Renew(id)` on whoever is primary, no leadership check; a
 //     follower forwards to its leader. keepalive_checks_leadership = false.
+//     Nor ensureLeadership's isActive shortcut.
+//     keepalive_skips_check_if_active = false.
 //   * embed/config.go @ v3.4.3 line 412: `PreVote: false, // TODO: enable by
 //     default in v3.5`. pre_vote = false.
 //
@@ -38,6 +40,13 @@
 //     (etcdserver/v3_server.go @ v3.4.45 lines 294-305,
 //     etcdserver/server.go line 1187), a linearizable read that confirms
 //     leadership with a quorum. keepalive_checks_leadership = true.
+//   * Backported in v3.4.34 (commit 9dee9b7ab, Aug 2024; `git diff v3.4.33
+//     v3.4.34 -- etcdserver/server.go etcdserver/raft.go`): ensureLeadership
+//     first asks isActive (etcdserver/server.go @ v3.4.34 lines 1177-1201):
+//     `latestTickTs.Add(3 * TickMs).After(time.Now())`, latestTickTs being
+//     set by every raftNode.tick (etcdserver/raft.go lines 157-168); an
+//     active member returns true without the read index. Unchanged up to
+//     v3.4.45. keepalive_skips_check_if_active = true.
 //   * embed/config.go @ v3.4.45 line 446: still `PreVote: false`.
 //     pre_vote = false.
 //
@@ -48,22 +57,23 @@
 //     lock_fails_on_session_end = false.
 //   * server/etcdserver/v3_server.go: ensureLeadership before Renew from
 //     v3.5.13 (lines 298-313). keepalive_checks_leadership = true.
+//   * isActive from v3.5.16 (absent from v3.5.15; server/etcdserver/
+//     server.go @ v3.5.16 lines 1214-1232, server/etcdserver/raft.go
+//     raftNode.tick). keepalive_skips_check_if_active = true.
 //   * server/embed/config.go @ v3.5.0 line 477: `PreVote: true`.
 //     pre_vote = true.
 //
 //  "" (no `version`) — the model's own combination, kept so that existing
 //  files keep their results: pre_vote true, keepalive_checks_leadership
-//  false, mutex_checks_own_key true, lock_fails_on_session_end true. No
+//  false, keepalive_skips_check_if_active false, mutex_checks_own_key
+//  true, lock_fails_on_session_end true. No
 //  release ever shipped it.
 //
-// Not modelled from these releases: ensureLeadership's shortcut
-// (etcdserver/server.go @ v3.4.45 lines 1177-1200, isActive: a leader whose
-// raft ticked within the last 3 × heartbeat renews at once, without the
-// read index; the model's check always asks for one). It is not in the
-// releases that brought ensureLeadership: `isActive` first appears in
-// v3.4.34 and v3.5.16 (absent from v3.4.31 … v3.4.33 and v3.5.13 …
-// v3.5.15), so the latest "3.4" and "3.5" have it. Nor v3.4.31's "ignore
-// old leader's leases revoking request".
+// The profiles keep the behaviour of the latest release of each line, so
+// "3.4" and "3.5" have the isActive shortcut; a release between (v3.4.31 …
+// v3.4.33, v3.5.13 … v3.5.15) is the profile with
+// `keepalive_skips_check_if_active: false`. Not modelled from these
+// releases: v3.4.31's "ignore old leader's leases revoking request".
 #pragma once
 
 #include <optional>
@@ -79,6 +89,7 @@ namespace fencesim::etcd {
 struct VersionProfile {
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
+  bool keepalive_skips_check_if_active = false;
   bool mutex_checks_own_key = true;
   bool lock_fails_on_session_end = true;
 };

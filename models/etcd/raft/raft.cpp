@@ -158,11 +158,14 @@ void RaftNode::on_restart() {
 
 void RaftNode::schedule_tick() {
   // One tick per heartbeat interval on the monotonic clock, each measured
-  // from the previous one (etcd's node ticker).
+  // from the previous one (etcd's node ticker). A fresh raftNode counts
+  // its creation as its latest tick (newRaftNode: latestTickTs: time.Now()).
+  vol_.last_tick = node_.monotonic();
   vol_.tick_timer = node_.every(config_.heartbeat, [this] { tick(); });
 }
 
 void RaftNode::tick() {
+  vol_.last_tick = node_.monotonic();  // raftNode.tick: r.Tick(); r.latestTickTs = time.Now()
   if (vol_.role == Role::kLeader) {
     tick_heartbeat();
   } else {

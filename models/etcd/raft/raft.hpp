@@ -254,6 +254,11 @@ class RaftNode final : public sim::NodeBehaviour {
   int randomized_election_ticks() const { return vol_.randomized_ticks; }
   /// Ticks since the last reset or the last message from the leader.
   int election_elapsed() const { return vol_.election_elapsed; }
+  /// The member's monotonic reading at its latest tick, or at start or
+  /// restart before the first one (etcd raftNode.latestTickTs: set to
+  /// time.Now() by newRaftNode and by every raftNode.tick(), etcdserver/
+  /// raft.go @ v3.4.34 / server/etcdserver/raft.go @ v3.5.16). Volatile.
+  sim::Time last_tick() const { return vol_.last_tick; }
   sim::Node& node() const { return node_; }
   const Config& config() const { return config_; }
   std::size_t quorum() const { return config_.members.size() / 2 + 1; }
@@ -290,6 +295,7 @@ class RaftNode final : public sim::NodeBehaviour {
     int election_elapsed = 0;
     int heartbeat_elapsed = 0;
     int randomized_ticks = 0;
+    sim::Time last_tick{0};
     std::map<NodeId, bool> votes;                  ///< (pre-)candidate: granted or not
     std::map<NodeId, Progress> progress;           ///< leader: per follower
     std::vector<ReadRequest> reads;                ///< leader: confirmations in flight

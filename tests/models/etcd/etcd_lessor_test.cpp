@@ -232,8 +232,11 @@ struct CutOffRun {
   std::vector<std::pair<Time, std::optional<Response>>> answers;
   std::optional<Time> step_down;
 };
-CutOffRun cut_off_leader(bool checks_leadership) {
-  EtcdHarness h(3, 3s, [&](EtcdSpec& e) { e.keepalive_checks_leadership = checks_leadership; });
+CutOffRun cut_off_leader(bool checks_leadership, bool skips_if_active = false) {
+  EtcdHarness h(3, 3s, [&](EtcdSpec& e) {
+    e.keepalive_checks_leadership = checks_leadership;
+    e.keepalive_skips_check_if_active = skips_if_active;
+  });
   CutOffRun out;
   std::optional<Response> g;
   h.at(0s, [&](sim::Process& p) { g = h.call(p, 0, h.grant()); });
@@ -255,8 +258,7 @@ CutOffRun cut_off_leader(bool checks_leadership) {
   return out;
 }
 
-TEST(EtcdLessor, A34LeaderCutOffFromItsQuorumKeepsAnsweringKeepalivesUntilCheckQuorumStepsItDown) {
-  const CutOffRun r = cut_off_leader(false);
+void expect_renews_until_step_down(const CutOffRun& r) {
   ASSERT_TRUE(r.step_down);
   // CheckQuorum runs every election timeout (10 ticks of 100 ms): the leader
   // notices within two of them.
@@ -277,6 +279,16 @@ TEST(EtcdLessor, A34LeaderCutOffFromItsQuorumKeepsAnsweringKeepalivesUntilCheckQ
   EXPECT_GE(renewed_after_cut, 3);
 }
 
+TEST(EtcdLessor, A34LeaderCutOffFromItsQuorumKeepsAnsweringKeepalivesUntilCheckQuorumStepsItDown) {
+  expect_renews_until_step_down(cut_off_leader(false));
+}
+
+TEST(EtcdLessor, ALeaderWhoseRaftKeepsTickingSkipsTheLeadershipCheckAndRenewsAloneWhenCutOff) {
+  // etcd ≥ 3.4.34 / 3.5.16 isActive: the cut-off leader's own ticks go on,
+  // so ensureLeadership returns true without a ReadIndex, as in 3.4.3.
+  expect_renews_until_step_down(cut_off_leader(true, true));
+}
+
 TEST(EtcdLessor, ALeaderThatMustConfirmItsLeadershipAnswersNoKeepaliveOnceCutOff) {
   const CutOffRun r = cut_off_leader(true);
   ASSERT_TRUE(r.step_down);
@@ -290,6 +302,84 @@ TEST(EtcdLessor, ALeaderThatMustConfirmItsLeadershipAnswersNoKeepaliveOnceCutOff
           << "renewed a lease while cut off, sent at " << sim::format_duration(sent);
     }
   }
+}
+
+TEST(EtcdLessor, AForwardedKeepaliveIsRenewedWithoutTheLeadershipCheckEvenByAStaleLeader) {
+  // etcd's leasehttp handler (the leader's end of a follower's forwarded
+  // LeaseRenew) calls lessor.Renew directly: no ensureLeadership. etcd-0
+  // leads and is paused from 1 s to 2.5 s; a keepalive sent to etcd-1 at
+  // 1.1 s is forwarded to etcd-0 and waits there while etcd-1 and etcd-2
+  // elect a new leader. Resumed, etcd-0 handles it first (it arrived before
+  // any message of the new term), still believes it leads, and renews.
+  EtcdHarness h(3, 3s, [](EtcdSpec& e) {
+    e.keepalive_checks_leadership = true;
+    e.keepalive_skips_check_if_active = false;
+  });
+  std::optional<Response> g, k;
+  h.at(0s, [&](sim::Process& p) { g = h.call(p, 0, h.grant()); });
+  h.observe(1s, [&] { h.sim.pause(h.members[0], 1500ms); });
+  h.at(1100ms, [&](sim::Process& p) { k = h.call(p, 1, h.keepalive(g->lease), 3s); });
+  int leader_at_resume = -1;
+  h.observe(2500ms, [&] { leader_at_resume = h.leader(); });
+  h.run(4s);
+  ASSERT_TRUE(k);
+  EXPECT_TRUE(k->error.empty()) << k->error;
+  EXPECT_EQ(k->ttl, 3s);
+  EXPECT_GE(leader_at_resume, 1) << "a new leader was elected during the pause";
+  EXPECT_TRUE(h.raft_safety().holds);
+}
+
+/// One keepalive to the leader etcd-0 sent at `sent`, optionally with
+/// etcd-0 paused over [pause_at, pause_at + pause); returns when the answer
+/// came back (true time) and the answer.
+std::pair<Time, std::optional<Response>> keepalive_answered_at(bool skips_if_active, Time sent,
+                                                               std::optional<Time> pause_at = {}, Duration pause = 0s) {
+  EtcdHarness h(3, 3s, [&](EtcdSpec& e) {
+    e.keepalive_checks_leadership = true;
+    e.keepalive_skips_check_if_active = skips_if_active;
+  });
+  std::optional<Response> g, k;
+  Time answered{0};
+  h.at(0s, [&](sim::Process& p) { g = h.call(p, 0, h.grant()); });
+  if (pause_at) h.observe(*pause_at, [&] { h.sim.pause(h.members[0], pause); });
+  h.at(sent, [&](sim::Process& p) {
+    k = h.call(p, 0, h.keepalive(g->lease), 2s);
+    answered = p.sim().now();
+  });
+  h.run(4s);
+  EXPECT_TRUE(h.raft_safety().holds);
+  return {answered, k};
+}
+
+TEST(EtcdLessor, AnActiveLeaderAnswersAKeepaliveWithoutAHeartbeatRound) {
+  // 1 ms each way. The ReadIndex adds a heartbeat round to a follower and
+  // back (2 ms); isActive (the latest tick, at 1.2 s, is less than 300 ms
+  // old) skips it.
+  const auto [checked_at, checked] = keepalive_answered_at(false, 1200500us);
+  const auto [active_at, active] = keepalive_answered_at(true, 1200500us);
+  ASSERT_TRUE(checked && checked->error.empty());
+  ASSERT_TRUE(active && active->error.empty());
+  EXPECT_EQ(checked->ttl, 3s);
+  EXPECT_EQ(active->ttl, 3s);
+  EXPECT_EQ(active_at, 1200500us + 2ms);
+  EXPECT_EQ(checked_at, 1200500us + 4ms);
+}
+
+TEST(EtcdLessor, ALeaderWhoseLatestTickIsThreeHeartbeatsOldAsksForTheReadIndex) {
+  // etcd-0 ticks at 1.2 s, is paused from 1.2005 s for 500 ms, and the
+  // keepalive reaches it at 1.2015 s, before its next tick fell due (1.3 s):
+  // on resume it is handled first, 500 ms after the latest tick, more than
+  // 3 × 100 ms. Not active: the ReadIndex, as without the shortcut.
+  const auto [checked_at, checked] = keepalive_answered_at(false, 1200500us, 1200500us, 500ms);
+  const auto [active_at, active] = keepalive_answered_at(true, 1200500us, 1200500us, 500ms);
+  ASSERT_TRUE(checked && checked->error.empty());
+  ASSERT_TRUE(active && active->error.empty());
+  EXPECT_EQ(active_at, checked_at);
+  EXPECT_EQ(active_at, 1700500us + 3ms);
+  // Paused for 250 ms instead: 250 ms after the latest tick, still active.
+  const auto [short_at, short_pause] = keepalive_answered_at(true, 1200500us, 1200500us, 250ms);
+  ASSERT_TRUE(short_pause && short_pause->error.empty());
+  EXPECT_EQ(short_at, 1450500us + 1ms);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace {
 
 using P = Property;
 
-TEST(EtcdVersions, EachReleaseSetsItsFourBehaviours) {
+TEST(EtcdVersions, EachReleaseSetsItsFiveBehaviours) {
   const auto v343 = etcd::version_profile("3.4.3");
   const auto v34 = etcd::version_profile("3.4");
   const auto v35 = etcd::version_profile("3.5");
@@ -24,22 +24,27 @@ TEST(EtcdVersions, EachReleaseSetsItsFourBehaviours) {
   // own-key re-check, a waiter that keeps waiting.
   EXPECT_FALSE(v343->pre_vote);
   EXPECT_FALSE(v343->keepalive_checks_leadership);
+  EXPECT_FALSE(v343->keepalive_skips_check_if_active);
   EXPECT_FALSE(v343->mutex_checks_own_key);
   EXPECT_FALSE(v343->lock_fails_on_session_end);
-  // The latest 3.4.x: only the leadership check was backported (3.4.31).
+  // The latest 3.4.x: only the leadership check was backported (3.4.31),
+  // then its isActive shortcut (3.4.34).
   EXPECT_FALSE(v34->pre_vote);
   EXPECT_TRUE(v34->keepalive_checks_leadership);
+  EXPECT_TRUE(v34->keepalive_skips_check_if_active);
   EXPECT_FALSE(v34->mutex_checks_own_key);
   EXPECT_FALSE(v34->lock_fails_on_session_end);
   // 3.5: PreVote on, leadership check, the re-check; the TODO stays.
   EXPECT_TRUE(v35->pre_vote);
   EXPECT_TRUE(v35->keepalive_checks_leadership);
+  EXPECT_TRUE(v35->keepalive_skips_check_if_active);
   EXPECT_TRUE(v35->mutex_checks_own_key);
   EXPECT_FALSE(v35->lock_fails_on_session_end);
   // No version: the model's own combination, the EtcdSpec defaults.
   const EtcdSpec d;
   EXPECT_EQ(none->pre_vote, d.pre_vote);
   EXPECT_EQ(none->keepalive_checks_leadership, d.keepalive_checks_leadership);
+  EXPECT_EQ(none->keepalive_skips_check_if_active, d.keepalive_skips_check_if_active);
   EXPECT_EQ(none->mutex_checks_own_key, d.mutex_checks_own_key);
   EXPECT_EQ(none->lock_fails_on_session_end, d.lock_fails_on_session_end);
   EXPECT_FALSE(etcd::version_profile("3.6"));
@@ -56,6 +61,12 @@ TEST(EtcdVersions, OverridesAreTheKeysThatDifferFromTheProfile) {
   EtcdSpec none;
   none.keepalive_checks_leadership = true;
   EXPECT_EQ(etcd::version_overrides(none), std::vector<std::string>{"keepalive_checks_leadership"});
+  // 3.5.15: the "3.5" profile without the isActive shortcut.
+  EtcdSpec v3515;
+  v3515.version = "3.5";
+  etcd::apply_version(v3515);
+  v3515.keepalive_skips_check_if_active = false;
+  EXPECT_EQ(etcd::version_overrides(v3515), std::vector<std::string>{"keepalive_skips_check_if_active"});
 }
 
 /// A holds the lock for 6 s; B queues behind it at 0.5 s and is frozen from
