@@ -686,7 +686,8 @@ class Loader {
       r.redlock = static_cast<int>(get_int(*x, "lock.redlock", Ranges::kRedlock));
     if (r.redlock > 0) {
       // Redlock's defaults: independent primaries, no replicas, no Sentinel,
-      // no token (validate_lock refuses any other value).
+      // no token (validate_lock refuses a token; replicas and sentinels,
+      // per pool, come together or not at all).
       r.replicas = 0;
       r.sentinels = 0;
       r.token = RedisToken::kNone;

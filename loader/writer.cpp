@@ -76,8 +76,13 @@ ojson lock_json(const LockSpec& l) {
       j["cluster"] = c;
       if (r.token != rd.token) j["token"] = redis_token_name(r.token);
     } else if (r.redlock > 0) {
-      // The loader sets replicas 0, sentinels 0 and token none itself.
+      // The loader sets replicas 0, sentinels 0 and token none itself;
+      // pools with replicas and Sentinel write both.
       j["redlock"] = r.redlock;
+      if (r.replicas > 0 || r.sentinels > 0) {
+        j["replicas"] = r.replicas;
+        j["sentinels"] = r.sentinels;
+      }
     } else {
       j["replicas"] = r.replicas;
       j["sentinels"] = r.sentinels;

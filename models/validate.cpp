@@ -541,8 +541,32 @@ Problem validate_redis(const Scenario& s) {
     FENCESIM_CHECK(positive("lock.cluster.node_timeout", c.node_timeout));
   } else if (r.redlock > 0) {
     const std::string why = " when redlock > 0: Redlock runs over independent primaries";
-    if (r.replicas != 0) return problem("lock.replicas", "must be 0 (or left out)" + why + " and has no replicas");
-    if (r.sentinels != 0) return problem("lock.sentinels", "must be 0 (or left out)" + why + " and has no Sentinel");
+    // Pools (RedLock.net#11, node-redlock#16): each pool a primary with
+    // lock.replicas replicas and its own lock.sentinels sentinels. Both or
+    // neither: a pool's replica without Sentinel is never promoted, and a
+    // pool's Sentinel without a replica has nothing to promote.
+    FENCESIM_CHECK(in_range("lock.replicas", r.replicas, IntRange{0, Limits::kMaxServiceNodes}));
+    FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
+    if (r.replicas != 0 && r.sentinels == 0) {
+      return problem("lock.replicas",
+                     "must be 0 (or left out) in Redlock mode without lock.sentinels: a pool's replica is only "
+                     "promoted by the pool's sentinels, so without them the pools behave as with no replicas",
+                     "add \"sentinels\": 3 for each pool's own sentinels, or remove lock.replicas");
+    }
+    if (r.sentinels != 0 && r.replicas == 0) {
+      return problem("lock.sentinels",
+                     "must be 0 (or left out) in Redlock mode without lock.replicas: a pool's sentinels need a "
+                     "replica to promote",
+                     "add \"replicas\": 1 for each pool's replicas, or remove lock.sentinels");
+    }
+    const int nodes = r.redlock * (1 + r.replicas + r.sentinels);
+    if (nodes > Limits::kMaxServiceNodes) {
+      return problem("lock.replicas",
+                     "the Redlock pools would have " + std::to_string(nodes) +
+                         " nodes (redlock × (1 + replicas + sentinels)); at most " +
+                         std::to_string(Limits::kMaxServiceNodes),
+                     "use fewer pools, replicas or sentinels");
+    }
     if (r.token != RedisToken::kNone) {
       return problem("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
     }

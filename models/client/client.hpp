@@ -158,6 +158,15 @@ class LockClientBase : public LockClient {
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels);
 
+/// The Redlock client over pools with replicas and Sentinel
+/// (lock.redlock with lock.replicas and lock.sentinels): `pools` are each
+/// pool's servers, its initial primary first; `pool_sentinels` each pool's
+/// sentinels. The client sends to each pool's current primary, following
+/// that pool's +switch-master and asking its sentinels after a timeout.
+std::unique_ptr<LockClient> make_redlock_pool_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                     const LockSpec& lock, std::vector<std::vector<sim::NodeId>> pools,
+                                                     std::vector<std::vector<sim::NodeId>> pool_sentinels);
+
 /// The cluster-aware client of Redis Cluster mode (lock.cluster): `servers`
 /// are redis-s0-0 … in shard-major order, `shards` their number; client k
 /// asks server k mod n first for the slot map.

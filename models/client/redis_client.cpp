@@ -14,6 +14,12 @@
 // the validity ttl − elapsed − drift (drift = 1% of the TTL + 2 ms) is
 // positive; otherwise the client deletes its value everywhere and retries.
 // Extension runs on every primary and needs a majority.
+// Redlock pools with replicas and Sentinel (samcook/RedLock.net#11,
+// mike-marcacci/node-redlock#16: a pool may be a Sentinel-backed
+// connection; go-redsync/redsync#24: a redsync pool built on
+// FZambia/sentinel): each pool is reached at its current primary,
+// learnt as the single-primary client learns it (+switch-master, and the
+// pool's sentinels asked at start and after a timeout or READONLY).
 //
 // Redis Cluster (lock.cluster): ClusterLockClient below.
 #include <fmt/format.h>
@@ -212,9 +218,34 @@ class RedisLockClient final : public LockClientBase {
 
 class RedlockClient final : public LockClientBase {
  public:
+  /// `pools`: each pool's servers, its initial primary first (one server
+  /// per pool without replicas); `pool_sentinels`: each pool's sentinels
+  /// (empty lists without them).
   RedlockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
-                std::vector<sim::NodeId> primaries)
-      : LockClientBase(node, h, spec, lock), primaries_(std::move(primaries)) {}
+                std::vector<std::vector<sim::NodeId>> pools, std::vector<std::vector<sim::NodeId>> pool_sentinels)
+      : LockClientBase(node, h, spec, lock), pools_(std::move(pools)), pool_sentinels_(std::move(pool_sentinels)) {
+    reset_primaries();
+  }
+
+  void init(sim::Process& p) override {
+    reset_primaries();
+    for (std::size_t i = 0; i < pools_.size(); ++i) ask_sentinels(p, i);
+  }
+
+  /// +switch-master of one pool's sentinels: that pool's primary moves.
+  void on_message(const sim::Message& m) override {
+    if (const auto* sw = m.as<redis::SwitchPrimary>()) {
+      const std::size_t i = pool_of(sw->primary);
+      if (i >= pools_.size() || sw->epoch < epochs_[i]) return;
+      epochs_[i] = sw->epoch;
+      primaries_[i] = sw->primary;
+    }
+  }
+
+  void on_crash() override {
+    LockClientBase::on_crash();
+    reset_primaries();
+  }
 
   Lease acquire(sim::Process& p) override {
     const int majority = static_cast<int>(primaries_.size()) / 2 + 1;
@@ -238,6 +269,12 @@ class RedlockClient final : public LockClientBase {
         return lease;
       }
       for (sim::NodeId n : primaries_) node_.send(n, make_command(Op::kRelease, lock_, value, false));
+      // A pool with sentinels whose primary did not answer, or answered
+      // READONLY, is asked for its current primary (go-redis FailoverClient:
+      // SENTINEL get-master-addr-by-name on reconnection).
+      for (std::size_t i = 0; i < replies.size(); ++i) {
+        if (!replies[i] || replies[i]->error.rfind("READONLY", 0) == 0) ask_sentinels(p, i);
+      }
       p.sleep(spec_.retry_interval);
     }
   }
@@ -317,7 +354,40 @@ class RedlockClient final : public LockClientBase {
     });
   }
 
-  std::vector<sim::NodeId> primaries_;
+  void reset_primaries() {
+    primaries_.clear();
+    for (const auto& pool : pools_) primaries_.push_back(pool.front());
+    epochs_.assign(pools_.size(), 0);
+  }
+
+  std::size_t pool_of(sim::NodeId n) const {
+    for (std::size_t i = 0; i < pools_.size(); ++i) {
+      if (std::find(pools_[i].begin(), pools_[i].end(), n) != pools_[i].end()) return i;
+    }
+    return pools_.size();
+  }
+
+  /// SENTINEL get-master-addr-by-name of pool `i`'s sentinels, the first
+  /// that answers; nothing without sentinels.
+  void ask_sentinels(sim::Process& p, std::size_t i) {
+    if (i >= pool_sentinels_.size()) return;
+    for (sim::NodeId s : pool_sentinels_[i]) {
+      auto r = p.call(s, sim::make_payload<redis::GetPrimary>(), spec_.command_timeout);
+      if (!r) continue;
+      if (const auto* pi = r->as<redis::PrimaryIs>()) {
+        if (pi->epoch >= epochs_[i]) {
+          epochs_[i] = pi->epoch;
+          primaries_[i] = pi->primary;
+        }
+        return;
+      }
+    }
+  }
+
+  std::vector<std::vector<sim::NodeId>> pools_;
+  std::vector<std::vector<sim::NodeId>> pool_sentinels_;
+  std::vector<sim::NodeId> primaries_;  ///< by pool: the primary this client sends to
+  std::vector<std::uint64_t> epochs_;   ///< by pool: the config epoch of primaries_
   std::string lease_value_;
 };
 
@@ -491,8 +561,19 @@ std::unique_ptr<LockClient> make_redis_cluster_client(sim::Node& node, History& 
 
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels) {
-  if (lock.redis.redlock > 0) return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(servers));
+  if (lock.redis.redlock > 0) {
+    std::vector<std::vector<sim::NodeId>> pools;
+    for (sim::NodeId n : servers) pools.push_back({n});
+    return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(pools),
+                                           std::vector<std::vector<sim::NodeId>>{});
+  }
   return std::make_unique<RedisLockClient>(node, h, spec, lock, std::move(servers), std::move(sentinels));
+}
+
+std::unique_ptr<LockClient> make_redlock_pool_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                     const LockSpec& lock, std::vector<std::vector<sim::NodeId>> pools,
+                                                     std::vector<std::vector<sim::NodeId>> pool_sentinels) {
+  return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(pools), std::move(pool_sentinels));
 }
 
 }  // namespace fencesim::client

@@ -593,8 +593,8 @@ void RedisServer::on_restart() {
     const NodeId owner = cluster_->owner(shard_);
     primary_ = owner == node_.id();
     following_ = primary_ ? sim::kNoNode : owner;
-  } else if (!svc_.sentinels().empty() && !svc_.redlock()) {
-    const NodeId cur = svc_.current_primary();
+  } else if (!svc_.group_sentinels(pool_).empty() && (!svc_.redlock() || svc_.pooled())) {
+    const NodeId cur = svc_.pooled() ? svc_.pool_primary(pool_) : svc_.current_primary();
     if (cur == node_.id()) {
       primary_ = true;  // still the primary: nobody was promoted meanwhile
       following_ = sim::kNoNode;
@@ -612,7 +612,7 @@ void RedisServer::on_restart() {
       persistent ? fmt::format("restarted from its AOF ({} keys) {}", data_.size(), role) : "restarted empty " + role);
   if (primary_) {
     // Replicas reconnect to a restarted primary and resync from it.
-    for (NodeId r : svc_.shard_servers(shard_)) {
+    for (NodeId r : svc_.pooled() ? svc_.monitored(pool_) : svc_.shard_servers(shard_)) {
       if (r != node_.id()) replicas_.insert(r);
     }
     start();
@@ -627,11 +627,12 @@ void RedisServer::on_restart() {
 
 // =============================================================== Sentinel ==
 
-Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index)
+Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index, int pool)
     : svc_(svc),
       node_(node),
       index_(index),
-      config_primary_(svc.servers().front()),
+      pool_(pool),
+      config_primary_(svc.monitored(pool).front()),
       rng_(svc.sim().rng("sentinel-" + std::to_string(index))) {
   node_.set_behaviour(this);
 }
@@ -639,7 +640,7 @@ Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index)
 void Sentinel::start() {
   const Time now = node_.monotonic();
   last_info_.clear();  // new links: INFO at once
-  for (NodeId s : svc_.servers()) {
+  for (NodeId s : svc_.monitored(pool_)) {
     last_ok_[s] = now;
     role_primary_[s] = s == config_primary_;
     role_reported_time_[s] = now;
@@ -665,7 +666,7 @@ void Sentinel::hello_loop(sim::Process& p) {
     auto hello = sim::make_payload<SwitchPrimary>();
     hello->primary = config_primary_;
     hello->epoch = config_epoch_;
-    for (NodeId s : svc_.sentinels()) {
+    for (NodeId s : svc_.group_sentinels(pool_)) {
       if (s != node_.id()) node_.send(s, hello);
     }
   }
@@ -683,7 +684,7 @@ void Sentinel::adopt(NodeId primary, std::uint64_t epoch) {
   // sentinelResetMasterAndChangeAddress: the new primary and every other
   // server (the old primary among them) become fresh instances, the old
   // ones as replicas, each with a new link that sends INFO at once.
-  for (NodeId s : svc_.servers()) {
+  for (NodeId s : svc_.monitored(pool_)) {
     role_primary_[s] = s == primary;
     role_reported_time_[s] = now;
     last_info_.erase(s);
@@ -771,7 +772,7 @@ constexpr Duration kSentinelAskTimeout = 1s;
 
 int Sentinel::count_down_votes(sim::Process& p, NodeId primary) {
   std::vector<std::uint64_t> calls;
-  for (NodeId s : svc_.sentinels()) {
+  for (NodeId s : svc_.group_sentinels(pool_)) {
     if (s == node_.id()) continue;
     auto q = sim::make_payload<IsDown>();
     q->primary = primary;
@@ -791,7 +792,7 @@ int Sentinel::count_down_votes(sim::Process& p, NodeId primary) {
 int Sentinel::request_votes(sim::Process& p, NodeId primary, std::uint64_t epoch) {
   int votes = 1;
   std::vector<std::uint64_t> calls;
-  for (NodeId s : svc_.sentinels()) {
+  for (NodeId s : svc_.group_sentinels(pool_)) {
     if (s == node_.id()) continue;
     auto q = sim::make_payload<IsDown>();
     q->primary = primary;
@@ -813,7 +814,7 @@ int Sentinel::request_votes(sim::Process& p, NodeId primary, std::uint64_t epoch
 NodeId Sentinel::best_replica(NodeId primary) {
   NodeId best = sim::kNoNode;
   std::uint64_t best_offset = 0;
-  for (NodeId s : svc_.servers()) {
+  for (NodeId s : svc_.monitored(pool_)) {
     if (s == primary) continue;
     auto ok = last_ok_.find(s);
     if (ok == last_ok_.end() || node_.monotonic() - ok->second > svc_.spec().down_after) continue;
@@ -828,7 +829,7 @@ NodeId Sentinel::best_replica(NodeId primary) {
 
 bool Sentinel::try_failover(sim::Process& p) {
   const NodeId primary = config_primary_;
-  const int majority = static_cast<int>(svc_.sentinels().size()) / 2 + 1;
+  const int majority = static_cast<int>(svc_.group_sentinels(pool_).size()) / 2 + 1;
   // 1. Objectively down: a majority of all sentinels (self included) agree.
   const int agree = count_down_votes(p, primary);
   if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
@@ -931,14 +932,14 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
   auto hello = sim::make_payload<SwitchPrimary>();
   hello->primary = best;
   hello->epoch = epoch;
-  for (NodeId s : svc_.sentinels()) {
+  for (NodeId s : svc_.group_sentinels(pool_)) {
     if (s != node_.id()) node_.send(s, hello);
   }
   // RECONF_SLAVES: REPLICAOF to every other replica; the old primary is not
   // one of them. Done when each reports following `best` (or is down), or
   // at failover_timeout (sentinelFailoverDetectEnd).
   std::vector<NodeId> pending;
-  for (NodeId s : svc_.servers()) {
+  for (NodeId s : svc_.monitored(pool_)) {
     if (s == best || s == old_primary) continue;
     auto f = sim::make_payload<ReplicaOf>();
     f->primary = best;
@@ -964,7 +965,7 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
   adopt(best, epoch);
   svc_.history().note(svc_.sim().now(), node_.name(), "failover",
                       fmt::format("+switch-master: promoted {} (epoch {})", best_name, epoch));
-  svc_.announce(node_.id(), best, epoch);
+  svc_.announce(node_.id(), best, epoch, pool_);
   return true;
 }
 
@@ -1047,6 +1048,31 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
   }
   shard_servers_.push_back(server_ids_);
   shard_primary_.push_back(server_ids_.front());
+  if (pooled()) {
+    // Redlock pools: redis-<p>, redis-<p>-r1 …, pool-major; the sentinels
+    // sentinel-<p>-0 …, pool-major too (RedisDescriptor::groups).
+    const std::size_t per = static_cast<std::size_t>(spec_.replicas) + 1;
+    const std::size_t sper = static_cast<std::size_t>(spec_.sentinels);
+    for (int p = 0; p < spec_.redlock; ++p) {
+      const std::size_t up = static_cast<std::size_t>(p);
+      pools_.emplace_back(server_ids_.begin() + static_cast<std::ptrdiff_t>(up * per),
+                          server_ids_.begin() + static_cast<std::ptrdiff_t>((up + 1) * per));
+      pool_sentinels_.emplace_back(sentinel_ids_.begin() + static_cast<std::ptrdiff_t>(up * sper),
+                                   sentinel_ids_.begin() + static_cast<std::ptrdiff_t>((up + 1) * sper));
+      pool_primary_.push_back(pools_.back().front());
+    }
+    for (std::size_t i = 0; i < server_ids_.size(); ++i) {
+      const bool primary = i % per == 0;
+      servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), primary,
+                                                       primary ? sim::kNoNode : pools_[i / per].front()));
+      servers_.back()->set_pool(static_cast<int>(i / per));
+    }
+    for (std::size_t i = 0; i < sentinel_ids_.size(); ++i) {
+      sentinel_objs_.push_back(std::make_unique<Sentinel>(*this, sim_.node(sentinel_ids_[i]), static_cast<int>(i),
+                                                          static_cast<int>(i / sper)));
+    }
+    return;
+  }
   for (std::size_t i = 0; i < server_ids_.size(); ++i) {
     const bool primary = redlock() || i == 0;
     servers_.push_back(std::make_unique<RedisServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), primary,
@@ -1061,8 +1087,8 @@ RedisService::~RedisService() = default;
 
 void RedisService::start() {
   for (auto& s : servers_) {
-    if (s->is_primary() && !redlock()) {
-      for (NodeId r : shard_servers(s->shard())) {
+    if (s->is_primary() && (!redlock() || pooled())) {
+      for (NodeId r : pooled() ? monitored(s->pool()) : shard_servers(s->shard())) {
         if (r != s->node().id()) s->connect_replica(r);
       }
     }
@@ -1073,7 +1099,10 @@ void RedisService::start() {
   for (auto& s : sentinel_objs_) s->start();
 }
 
-int RedisService::majority() const { return static_cast<int>(server_ids_.size()) / 2 + 1; }
+int RedisService::majority() const {
+  if (pooled()) return spec_.redlock / 2 + 1;
+  return static_cast<int>(server_ids_.size()) / 2 + 1;
+}
 
 RedisServer& RedisService::server(NodeId n) {
   for (auto& s : servers_) {
@@ -1094,6 +1123,13 @@ Sentinel* RedisService::sentinel(NodeId n) {
 }
 
 void RedisService::on_promoted(RedisServer& s) {
+  if (pooled()) {
+    // Each pool has its own primary; the role redis-primary is pool 0's.
+    pool_primary_[static_cast<std::size_t>(s.pool())] = s.node().id();
+    if (s.pool() == 0) current_primary_ = s.node().id();
+    history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
+    return;
+  }
   shard_primary_[static_cast<std::size_t>(s.shard())] = s.node().id();
   if (s.shard() == key_shard_) current_primary_ = s.node().id();
   history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
@@ -1109,8 +1145,10 @@ void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& va
   }
   // Redlock: the grant is the acceptance that completes the majority.
   if (redlock_granted_.count(value) != 0) return;
+  // Counted over the primaries (pooled: each pool's current primary).
   int holding = 0;
   for (auto& srv : servers_) {
+    if (pooled() && srv->node().id() != pool_primary(srv->pool())) continue;
     if (srv->holds(key_, value)) ++holding;
   }
   if (holding >= majority()) {
@@ -1133,8 +1171,11 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     // A primary blocks other clients while it holds the value or is down
     // (docs/FORMAT.md "Lease end at the service"): no one can gather a
     // majority past it. It stops blocking when it comes back without it.
+    // Pooled: a pool blocks through its current primary; one that failed
+    // over to a replica that missed the SET has forgotten the value.
     int blocking = 0;
     for (const auto& s : servers_) {
+      if (pooled() && s->node().id() != pool_primary(s->pool())) continue;
       if (s->holds(key_, value) || !s->node().up()) ++blocking;
     }
     if (blocking >= majority()) return true;
@@ -1185,11 +1226,11 @@ void RedisService::reevaluate() {
   evaluating_ = false;
 }
 
-void RedisService::announce(NodeId from, NodeId primary, std::uint64_t epoch) {
+void RedisService::announce(NodeId from, NodeId primary, std::uint64_t epoch, int pool) {
   auto sw = sim::make_payload<SwitchPrimary>();
   sw->primary = primary;
   sw->epoch = epoch;
-  for (NodeId s : sentinel_ids_) {
+  for (NodeId s : group_sentinels(pool)) {
     if (s != from) sim_.send(from, s, sw);
   }
   for (NodeId c : client_ids_) sim_.send(from, c, sw);

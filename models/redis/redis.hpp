@@ -65,7 +65,19 @@
 //    SENTINEL_PUBLISH_PERIOD*4 (8 s); until then it is a writable primary,
 //    and what it accepts is lost when it resyncs from the new one.
 //  * Redlock (redis.io "Distributed Locks with Redis", redsync): N independent
-//    primaries, no replicas, no token (the client side is in models/client).
+//    primaries, no token (the client side is in models/client).
+//    Pools (lock.replicas and lock.sentinels with lock.redlock): each pool a
+//    Sentinel deployment, as a Redlock client over Sentinel-backed
+//    connections gets (samcook/RedLock.net#11, mike-marcacci/node-redlock#16,
+//    go-redsync/redsync#24; the failure is the one redis.io "Distributed
+//    Locks with Redis" gives under "Why failover-based implementations are
+//    not enough", and sewenew/redis-plus-plus#44 for Redlock over a
+//    cluster's replicated shards). Pool p is redis-<p> (its initial primary), its
+//    replicas redis-<p>-r1 … and its own sentinels sentinel-<p>-0 …, a
+//    Sentinel group per pool monitoring only that pool, with the replication
+//    and stepwise failover above. A pool that fails over to a replica that
+//    missed the SET has forgotten the key: at the service it no longer
+//    blocks others (its current primary neither holds the value nor is down).
 //    At the service a Redlock lease is held while a majority of primaries
 //    block others: they hold the value, or are down (antirez, "Is Redlock
 //    safe?": a primary restarted only after the TTL cannot hand the lock out).
@@ -146,6 +158,9 @@ class RedisServer final : public sim::NodeBehaviour {
     return it == expired_.end() ? std::string() : it->second;
   }
 
+  /// Pooled Redlock: the pool this server belongs to.
+  int pool() const { return pool_; }
+  void set_pool(int p) { pool_ = p; }
   /// REPLICAOF NO ONE.
   void promote();
   /// REPLICAOF `primary`: drop to replica and ask for a full resync.
@@ -185,6 +200,7 @@ class RedisServer final : public sim::NodeBehaviour {
   sim::Node& node_;
   int index_;
   int shard_ = 0;                         ///< cluster mode: the node's shard
+  int pool_ = 0;                          ///< pooled Redlock: the node's pool
   std::unique_ptr<ClusterNode> cluster_;  ///< cluster mode only
   bool configured_primary_;
   NodeId configured_following_;
@@ -221,7 +237,9 @@ class RedisServer final : public sim::NodeBehaviour {
 /// One Sentinel.
 class Sentinel final : public sim::NodeBehaviour {
  public:
-  Sentinel(RedisService& svc, sim::Node& node, int index);
+  /// `pool`: the Redlock pool this sentinel monitors (0 outside pools).
+  Sentinel(RedisService& svc, sim::Node& node, int index, int pool = 0);
+  int pool() const { return pool_; }
   void on_message(const sim::Message& m) override;
   void on_crash() override;
   void on_restart() override;
@@ -277,6 +295,7 @@ class Sentinel final : public sim::NodeBehaviour {
   RedisService& svc_;
   sim::Node& node_;
   int index_;
+  int pool_;
   NodeId config_primary_;
   std::uint64_t config_epoch_ = 0;
   std::uint64_t current_epoch_ = 0;
@@ -337,7 +356,20 @@ class RedisService final : public LockService {
   std::string counter_key() const { return redis_counter_key(lock_); }
   sim::ClockKind expiry_clock() const { return spec_.expiry_clock; }
   bool redlock() const { return spec_.redlock > 0; }
+  /// Redlock: a majority of the pools (or primaries); else of the servers.
   int majority() const;
+  /// Redlock pools with replicas and Sentinel (lock.redlock with lock.replicas).
+  bool pooled() const { return redlock() && spec_.replicas > 0; }
+  /// The servers a Sentinel group monitors: pool `pool`'s (pooled), else all.
+  const std::vector<NodeId>& monitored(int pool) const {
+    return pooled() ? pools_.at(static_cast<std::size_t>(pool)) : server_ids_;
+  }
+  /// The sentinels of one group: pool `pool`'s (pooled), else all.
+  const std::vector<NodeId>& group_sentinels(int pool) const {
+    return pooled() ? pool_sentinels_.at(static_cast<std::size_t>(pool)) : sentinel_ids_;
+  }
+  /// Pooled: pool `pool`'s current primary (the last one promoted).
+  NodeId pool_primary(int pool) const { return pool_primary_.at(static_cast<std::size_t>(pool)); }
 
   const std::vector<NodeId>& servers() const { return server_ids_; }
   /// Cluster mode (lock.cluster present).
@@ -358,8 +390,8 @@ class RedisService final : public LockService {
   Sentinel* sentinel(NodeId n);
 
   /// The authoritative primary: the one the sentinels last promoted (or
-  /// redis-0); in cluster mode the primary of the lock key's shard. Role
-  /// alias `redis-primary`.
+  /// redis-0); in cluster mode the primary of the lock key's shard; with
+  /// Redlock pools pool 0's. Role alias `redis-primary`.
   NodeId current_primary() const { return current_primary_; }
 
   // --- faults -------------------------------------------------------------
@@ -382,7 +414,9 @@ class RedisService final : public LockService {
   void watch_wall_expiry(NodeId node, Time deadline);
   /// Re-evaluates which leases the authoritative state still holds.
   void reevaluate();
-  void announce(NodeId from, NodeId primary, std::uint64_t epoch);
+  /// +switch-master from sentinel `from` of group `pool`: to that group's
+  /// other sentinels and to every client.
+  void announce(NodeId from, NodeId primary, std::uint64_t epoch, int pool = 0);
   std::uint64_t next_epoch() { return ++epoch_; }
   /// A fresh replication ID (deterministic: a counter; 1 is the initial one).
   std::uint64_t new_replid() { return ++replid_; }
@@ -404,6 +438,9 @@ class RedisService final : public LockService {
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::vector<std::unique_ptr<Sentinel>> sentinel_objs_;
   std::vector<std::vector<NodeId>> shard_servers_;
+  std::vector<std::vector<NodeId>> pools_;           ///< pooled: each pool's servers, primary first
+  std::vector<std::vector<NodeId>> pool_sentinels_;  ///< pooled: each pool's sentinels
+  std::vector<NodeId> pool_primary_;                 ///< pooled: each pool's current primary
   std::vector<NodeId> shard_primary_;
   int key_shard_ = 0;
   int counter_shard_ = 0;

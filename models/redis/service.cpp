@@ -38,6 +38,25 @@ class RedisDescriptor final : public ServiceDescriptor {
       for (NodeGroup& g : shards) out.push_back(std::move(g));
       return out;
     }
+    if (r.redlock > 0 && r.replicas > 0) {
+      // Redlock pools: pool p is redis-<p> (its initial primary) and its
+      // replicas redis-<p>-r1 …, with its sentinels sentinel-<p>-0 …;
+      // "redis-p<p>" holds one pool's servers (an alias).
+      NodeGroup servers{"redis", {}};
+      NodeGroup sentinels{"sentinels", {}};
+      std::vector<NodeGroup> pools;
+      for (int p = 0; p < r.redlock; ++p) {
+        NodeGroup g{"redis-p" + std::to_string(p), {}, true};
+        g.nodes.push_back("redis-" + std::to_string(p));
+        for (int k = 1; k <= r.replicas; ++k) g.nodes.push_back(fmt::format("redis-{}-r{}", p, k));
+        for (const std::string& n : g.nodes) servers.nodes.push_back(n);
+        for (int k = 0; k < r.sentinels; ++k) sentinels.nodes.push_back(fmt::format("sentinel-{}-{}", p, k));
+        pools.push_back(std::move(g));
+      }
+      std::vector<NodeGroup> out{std::move(servers), std::move(sentinels)};
+      for (NodeGroup& g : pools) out.push_back(std::move(g));
+      return out;
+    }
     const int primaries = r.redlock > 0 ? r.redlock : 1;
     const int nodes = primaries + (r.redlock > 0 ? 0 : r.replicas);
     NodeGroup servers{"redis", {}};
@@ -106,6 +125,7 @@ bool RedisService::apply_fault(const FaultSpec& f, std::string& why) {
 
 std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, History& h, const ClientSpec& c,
                                                               std::size_t index) {
+  if (pooled()) return client::make_redlock_pool_client(node, h, c, lock_, pools_, pool_sentinels_);
   if (cluster()) {
     return client::make_redis_cluster_client(node, h, c, lock_, server_ids_, spec_.cluster->shards, index);
   }

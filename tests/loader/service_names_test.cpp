@@ -55,6 +55,20 @@ TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndEveryGroup) {
             "\"sentinels\" is a group; a target is a single node or a role (redis-primary, etcd-leader)");
 }
 
+TEST(LoaderServiceNames, RedlockPoolsNameEachPoolsReplicasAndSentinels) {
+  const json pools = {{"service", "redis"}, {"ttl", "9s"}, {"redlock", 2}, {"replicas", 1}, {"sentinels", 1}};
+  json j = scenario(pools);
+  j["resource"] = {{"kind", "unfenced"}};
+  EXPECT_EQ(error_of(with_fault(j, {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
+            "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-0-r1, redis-1, redis-1-r1, "
+            "sentinel-0-0, sentinel-1-0, resource, roles redis-primary, groups clients, redis, sentinels, etcd, "
+            "queues, tables, resources");
+  // The pool groups are aliases: a node list may name one pool.
+  const LoadResult r = load_scenario_text(
+      with_fault(j, {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"redis-p1"}}}).dump(), "t.json");
+  EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "");
+}
+
 TEST(LoaderServiceNames, GroupAndRoleNamesAreReservedForClients) {
   json j = scenario(kEtcd);
   j["clients"][0]["name"] = "sentinels";

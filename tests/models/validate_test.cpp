@@ -102,7 +102,7 @@ TEST(Validate, AFaultTargetThatDoesNotExistIsRefusedWithTheLoadersMessageAndSugg
 }
 
 TEST(Validate, CrossFieldRulesGiveTheLoadersWords) {
-  {  // Redlock with a replica
+  {  // Redlock with a replica but no Sentinel to promote it
     ScenarioBuilder b = worked_example();
     b.redlock(3, 10s).redis_spec([](RedisSpec& r) { r.replicas = 1; }).unfenced();
     json file = worked_example_file();

@@ -366,5 +366,62 @@ TEST(Redlock, AWallJumpOnOneOfTheTwoPrimariesAHolderReachedLetsASecondClientIn) 
   EXPECT_EQ(ab->end_reason, "renewal refused");
 }
 
+// Redlock pools with replicas and Sentinel (samcook/RedLock.net#11,
+// mike-marcacci/node-redlock#16): pool 1's primary crashes before A's SET reached
+// its replica; pool 1's sentinels promote the replica, which has forgotten
+// A's key, and B gathers a majority while A still believes it holds.
+RunResult pool_failover(Duration replication_delay) {
+  return ScenarioBuilder("redlock-pool-failover")
+      .duration(30s)
+      .redlock(3, 10s)
+      .redis_spec([replication_delay](RedisSpec& r) {
+        r.replicas = 1;
+        r.sentinels = 3;
+        r.replication_delay = replication_delay;
+        r.down_after = 2s;
+      })
+      .unfenced(0)
+      .client("A", counter(8s))
+      .client("B", counter(100ms), [](ClientSpec& c) { c.start = 1s; })
+      .partition(0s, {{"A"}, {"redis-2"}}, 30s)
+      .crash("redis-1", 500ms)
+      .run();
+}
+
+TEST(RedlockPools, APoolThatFailsOverToAReplicaThatMissedTheSetForgetsTheKeyAndASecondClientGetsAMajority) {
+  const RunResult r = pool_failover(2s);
+  ASSERT_GE(r.history.grants.size(), 2u);
+  const GrantRecord& a = r.history.grants[0];
+  EXPECT_EQ(a.client, "A");
+  EXPECT_EQ(a.server, "redis-1") << "pool 0 and pool 1 made A's majority";
+  const GrantRecord& b = r.history.grants[1];
+  EXPECT_EQ(b.client, "B");
+  // B's majority is pool 1's promoted replica and pool 2.
+  EXPECT_TRUE(b.server == "redis-1-r1" || b.server == "redis-2") << b.server;
+  // A's lease ends at the service when pool 1's new primary, without the
+  // key, takes over (a down primary blocked others until then).
+  ASSERT_EQ(r.history.lease_ends.count(a.value), 1u);
+  // down_after (2 s) after redis-1's last answered PING, plus the
+  // objective-down check and the election.
+  EXPECT_GT(r.history.lease_ends.at(a.value).at, 2s) << "not before down_after has passed";
+  EXPECT_LE(r.history.lease_ends.at(a.value).at, b.at);
+  EXPECT_LT(b.at - a.at, 10s) << "inside A's validity time";
+  EXPECT_EQ(status(r, P::kMutualExclusion), kViolated);
+  const BeliefRecord* ab = belief_of(r, a.value);
+  ASSERT_NE(ab, nullptr);
+  EXPECT_TRUE(!ab->end || *ab->end > b.at) << "A still believed it held the lock when B was granted";
+}
+
+TEST(RedlockPools, WhenTheReplicaHadTheSetThePromotedReplicaKeepsBlockingAndNoOneElseGetsIn) {
+  const RunResult r = pool_failover(5ms);
+  ASSERT_GE(r.history.grants.size(), 1u);
+  const GrantRecord& a = r.history.grants[0];
+  EXPECT_EQ(a.client, "A");
+  for (const GrantRecord& g : r.history.grants) {
+    if (g.client == "B") EXPECT_GE(g.at, a.at + 8s) << "B only after A's work and release";
+  }
+  EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
+}
+
 }  // namespace
 }  // namespace fencesim::testing
