@@ -1336,6 +1336,7 @@ std::string unsupported_reason(const Scenario& s) {
   }
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0)
     return "Redlock (lock.redlock) is not supported";
+  if (multiple_locks(s.lock)) return "more than one lock (lock.keys): the runner takes lock.key only";
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.replication_delay > 50ms) {
     return "lock.replication_delay above 50ms: real replication on loopback takes well under a millisecond, and the "
            "runner has no proxy on the replication link yet";
