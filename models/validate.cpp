@@ -929,6 +929,10 @@ Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src)
 
 }  // namespace
 
+namespace {
+Problem validate_locks(const Scenario& s, const ScenarioSource& src);
+}  // namespace
+
 std::optional<ScenarioProblem> validate_clients(const Scenario& s, const ScenarioSource& src) {
   if (s.clients.empty()) return problem("clients", "at least one client is required");
   if (s.clients.size() > static_cast<std::size_t>(Limits::kMaxClients)) {
@@ -950,7 +954,8 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     }
     FENCESIM_CHECK(client_policies(s, s.clients[i], path));
   }
-  return client_names_and_resources(s, src);
+  FENCESIM_CHECK(client_names_and_resources(s, src));
+  return validate_locks(s, src);
 }
 
 // -- faults -------------------------------------------------------------------
@@ -1337,8 +1342,7 @@ std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const Scenar
   FENCESIM_CHECK(validate_network(s));
   FENCESIM_CHECK(validate_lock(s, src));
   FENCESIM_CHECK(validate_resource(s));
-  FENCESIM_CHECK(validate_clients(s, src));
-  FENCESIM_CHECK(validate_locks(s, src));
+  FENCESIM_CHECK(validate_clients(s, src));  // and the locks (validate_locks)
   FENCESIM_CHECK(validate_faults(s));
   FENCESIM_CHECK(validate_nemesis(s, src));
   FENCESIM_CHECK(validate_expect(s));
