@@ -246,7 +246,7 @@ const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration
                        "lock",    "resource", "clients",     "faults", "nemesis",  "expect"};
 const Keys kNetworkKeys = {"latency", "loss"};
 const Keys kRangeKeys = {"min", "max"};
-const Keys kLockCommonKeys = {"service", "ttl", "key"};
+const Keys kLockCommonKeys = {"service", "ttl", "key", "keys"};
 const Keys kRedisKeys = {"replicas", "replication_delay", "sentinels",   "down_after",  "expiry_clock",
                          "token",    "redlock",           "counter_key", "persistence", "cluster"};
 const Keys kClusterKeys = {"shards", "replicas", "node_timeout"};
@@ -269,7 +269,9 @@ const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_i
                           // client policies (docs/FORMAT.md "Client policies")
                           "check_lease_before_write", "on_lease_loss", "lease_loss_after",
                           // per-client lease TTL and etcd client library (docs/FORMAT.md "Clients")
-                          "ttl", "library"};
+                          "ttl", "library",
+                          // the lock it takes (docs/FORMAT.md "More than one lock")
+                          "lock"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries"};
 const Keys kMetricBoundKeys = {"min", "max"};
 const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration", "swarm"};
@@ -656,6 +658,18 @@ class Loader {
     const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
     s_.lock.ttl = s_.lock.requested_ttl = get_duration(ttl, "lock.ttl");  // resolved by resolve_defaults
     if (const json* k = find(v, "key")) s_.lock.key = get_string(*k, "lock.key", 1024);
+    if (const json* k = find(v, "keys")) {
+      // More than one lock (its rules: validate_scenario's locks).
+      constexpr std::size_t kMaxLocks = 64;
+      if (!k->is_array() || k->empty() || k->size() > kMaxLocks) {
+        fail("lock.keys", "expected a list of 1 to " + std::to_string(kMaxLocks) +
+                              " further lock keys besides lock.key, e.g. [\"row-2\"], got " +
+                              (k->is_array() ? std::to_string(k->size()) + " keys" : describe(*k)));
+      }
+      for (std::size_t i = 0; i < k->size(); ++i) {
+        s_.lock.keys.push_back(get_string((*k)[i], index_path("lock.keys", i), 1024));
+      }
+    }
     if (s_.lock.service == ServiceKind::kRedis) {
       load_redis(v);
     } else if (s_.lock.service == ServiceKind::kTable) {
@@ -929,6 +943,10 @@ class Loader {
     if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, kp("retry_interval"));
     if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, kp("command_timeout"));
     if (const json* x = find(c, "resource")) spec.resource = get_string(*x, kp("resource"), 256);
+    if (const json* x = find(c, "lock")) {
+      spec.lock = get_string(*x, kp("lock"), 1024);
+      if (spec.lock.empty()) fail(kp("lock"), "the lock name must not be empty", "leave \"lock\" out for lock.key");
+    }
     load_client_policies(c, path, spec);
     if (const json* x = find(c, "ttl")) spec.ttl = get_duration(*x, kp("ttl"), kPositive);
     if (const json* x = find(c, "library")) {

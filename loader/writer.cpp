@@ -64,6 +64,11 @@ ojson lock_json(const LockSpec& l) {
   const LockSpec def;
   j["ttl"] = dur(l.requested_ttl);
   if (l.key != def.key) j["key"] = l.key;
+  if (!l.keys.empty()) {
+    ojson keys = ojson::array();
+    for (const std::string& k : l.keys) keys.push_back(k);
+    j["keys"] = std::move(keys);
+  }
   if (l.service == ServiceKind::kRedis) {
     const RedisSpec& r = l.redis;
     const RedisSpec rd;
@@ -166,6 +171,7 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.retry_interval != def.retry_interval) j["retry_interval"] = dur(c.retry_interval);
   if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
   if (c.resource != def.resource) j["resource"] = c.resource;
+  if (!c.lock.empty()) j["lock"] = c.lock;
   j["workload"] = workload_json(c.workload);
   if (c.check_lease_before_write) j["check_lease_before_write"] = dur(*c.check_lease_before_write);
   if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = "abort";

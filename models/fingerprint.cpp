@@ -23,6 +23,7 @@ void add_grants(Fingerprint& f, const History& h) {
     f.maybe(g.token);
     f.text(g.server);
     f.word(g.seq);
+    if (!g.lock.empty()) f.text(g.lock);  // more than one lock only: a one-lock run's fingerprint is unchanged
   }
 }
 
@@ -37,6 +38,7 @@ void add_beliefs(Fingerprint& f, const History& h) {
     f.text(b.end_reason);
     // The queue design's message (hashed only when set, so a lock run's fingerprint is what it was).
     if (!b.message_id.empty()) f.text(b.message_id);
+    if (!b.lock.empty()) f.text(b.lock);
   }
   // The queue design's messages (none for a lock: nothing hashed).
   for (const MessageRecord& m : h.messages) {
@@ -77,6 +79,7 @@ void add_resource_ops(Fingerprint& f, const History& h) {
     f.text(op.message_id);
     f.text(op.receipt);
     f.text(op.effect);
+    if (!op.lock.empty()) f.text(op.lock);
   }
   f.word(h.audit.size());
   for (const AuditFinding& a : h.audit) {

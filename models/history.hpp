@@ -42,6 +42,9 @@ struct GrantRecord {
   std::optional<std::int64_t> token;
   std::string server;     ///< node that granted
   std::uint64_t seq = 0;  ///< order of recording, breaks ties in `at`
+  /// The lock granted (lock.key or one of lock.keys) when the scenario has
+  /// more than one lock (lock.keys); empty with one lock.
+  std::string lock;
 };
 
 struct BeliefRecord {
@@ -56,6 +59,10 @@ struct BeliefRecord {
   /// belief's `value` is its receipt handle). Two beliefs conflict only when
   /// they hold the same message; for a lock it is empty (one lock).
   std::string message_id;
+  /// The lock believed held when the scenario has more than one lock
+  /// (lock.keys): two beliefs conflict only when they hold the same lock.
+  /// Empty with one lock.
+  std::string lock;
 };
 
 struct LeaseEndRecord {
@@ -124,6 +131,10 @@ struct ResourceOpRecord {
   /// 1 by A replaces version 2 by B": an older version over a newer one).
   /// Empty otherwise.
   std::string effect;
+  /// More than one lock (lock.keys): the client's lock, which is also the
+  /// row of the register the operation read or wrote (each lock guards its
+  /// own row: its own value, version and tag). Empty with one lock.
+  std::string lock;
 };
 
 struct IterationRecord {
@@ -203,13 +214,13 @@ class History {
   std::map<std::string, std::int64_t> service_errors;
 
   void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token, std::string server) {
-    grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size()});
+    grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size(), {}});
   }
   /// Starts a belief; returns its index for `end_belief`.
   std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token,
                            std::string message_id = "") {
     beliefs.push_back(
-        BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, "", std::move(message_id)});
+        BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, "", std::move(message_id), {}});
     open_beliefs_.push_back(beliefs.size() - 1);
     return beliefs.size() - 1;
   }

@@ -109,11 +109,19 @@ struct ResourceRequest {
   std::optional<std::int64_t> version_read;
   std::int64_t value = 0;  ///< writes: the value to store; reads: 0
   sim::Time at{0};         ///< true time of the request's arrival (for the check's own reasons)
+  /// The lock the client takes (clients[].lock; lock.key when it names
+  /// none), which is also the row the request reads or writes: with more
+  /// than one lock (lock.keys) each lock guards its own row of the register,
+  /// and ResourceMarks::value / version are that row's. Empty in a design
+  /// without a lock key (the work queue).
+  std::string lock;
 };
 
 /// A copy's stored state as a check sees it. `value` and `version` are the
 /// data (read-only for the check: the copy stores an accepted write's value
-/// and bumps the version itself); the marks are the check's own. The
+/// and bumps the version itself) — with more than one lock, those of the
+/// request's row (ResourceRequest::lock); the marks are the check's own and
+/// belong to the whole copy, whatever the row. The
 /// built-in fenced check uses last_written / last_seen, which every record
 /// of the report shows; a custom check may use them and keep any other marks
 /// by name in `marks` (e.g. one per row: "row-1" → its last token).

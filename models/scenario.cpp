@@ -33,6 +33,22 @@ const char* to_string(TableExpiry e) {
   return "?";
 }
 std::string redis_counter_key(const LockSpec& l) { return l.redis.counter_key.value_or(l.key + ":token"); }
+
+std::string redis_counter_key_of(const LockSpec& l, const std::string& key) {
+  return key == l.key ? redis_counter_key(l) : key + ":token";
+}
+
+const std::string& lock_of(const LockSpec& l, const ClientSpec& c) { return c.lock.empty() ? l.key : c.lock; }
+
+LockSpec lock_for(const LockSpec& l, const ClientSpec& c) {
+  LockSpec out = l;
+  const std::string& key = lock_of(l, c);
+  if (key != l.key) {
+    out.key = key;
+    out.redis.counter_key = redis_counter_key_of(l, key);
+  }
+  return out;
+}
 const char* to_string(ResourceKind k) {
   switch (k) {
     case ResourceKind::kUnfenced: return "unfenced";

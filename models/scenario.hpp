@@ -178,6 +178,13 @@ struct LockSpec {
   Duration ttl = 10s;
   Duration requested_ttl = 10s;
   std::string key = "lock";
+  /// `lock.keys`: further locks of the scenario besides `key` (redis
+  /// without cluster or redlock, and etcd). A client takes the lock its
+  /// ClientSpec::lock names; each lock has its own lock record (Redis: its
+  /// own key and token counter, redis_counter_key_of; etcd: its own mutex
+  /// prefix "<key>/"). Empty: one lock, `key` (every scenario before
+  /// multiple locks).
+  std::vector<std::string> keys;
   RedisSpec redis;
   EtcdSpec etcd;
   QueueSpec queue;
@@ -186,9 +193,22 @@ struct LockSpec {
   bool operator==(const LockSpec&) const = default;
 };
 
+struct ClientSpec;
+
 /// The key the token script INCRs: lock.counter_key, or the lock key
 /// followed by ":token" when it is not given.
 std::string redis_counter_key(const LockSpec& l);
+/// The counter of lock `key` (lock.key or one of lock.keys): lock.key's is
+/// redis_counter_key(l) (lock.counter_key, or "<key>:token"); every other
+/// lock's is "<key>:token" (lock.counter_key names lock.key's counter only).
+std::string redis_counter_key_of(const LockSpec& l, const std::string& key);
+/// More than one lock: lock.keys is not empty.
+inline bool multiple_locks(const LockSpec& l) { return !l.keys.empty(); }
+/// The lock `c` takes: clients[].lock, or lock.key.
+const std::string& lock_of(const LockSpec& l, const ClientSpec& c);
+/// The LockSpec a client's lock client works with: `key` is the client's
+/// lock and redis.counter_key that lock's counter (models/client/).
+LockSpec lock_for(const LockSpec& l, const ClientSpec& c);
 
 struct ResourceSpec {
   ResourceKind kind = ResourceKind::kFenced;
@@ -238,6 +258,9 @@ struct ClientSpec {
   Duration retry_interval = 100ms;
   Duration command_timeout = 1s;
   std::string resource = "resource";  ///< copy this client talks to
+  /// clients[].lock: the lock this client takes, lock.key or one of
+  /// lock.keys; empty: lock.key (lock_of).
+  std::string lock;
   WorkloadSpec workload;
   // Client policies (docs/FORMAT.md "Client policies"); the defaults are
   // the client that never consults its lease.

@@ -953,6 +953,10 @@ Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src)
 
 }  // namespace
 
+namespace {
+Problem validate_locks(const Scenario& s, const ScenarioSource& src);
+}  // namespace
+
 std::optional<ScenarioProblem> validate_clients(const Scenario& s, const ScenarioSource& src) {
   if (s.clients.empty()) return problem("clients", "at least one client is required");
   if (s.clients.size() > static_cast<std::size_t>(Limits::kMaxClients)) {
@@ -974,7 +978,8 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     }
     FENCESIM_CHECK(client_policies(s, s.clients[i], path));
   }
-  return client_names_and_resources(s, src);
+  FENCESIM_CHECK(client_names_and_resources(s, src));
+  return validate_locks(s, src);
 }
 
 // -- faults -------------------------------------------------------------------
@@ -1266,12 +1271,102 @@ std::optional<ScenarioProblem> validate_expect(const Scenario& s) {
   return std::nullopt;
 }
 
+namespace {
+
+/// More than one lock (lock.keys) and each client's lock (clients[].lock).
+Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
+  const LockSpec& l = s.lock;
+  std::vector<std::string> all{l.key};
+  all.insert(all.end(), l.keys.begin(), l.keys.end());
+  const bool keyed =
+      l.service == ServiceKind::kRedis || l.service == ServiceKind::kEtcd || l.service == ServiceKind::kTable;
+  if (!l.keys.empty()) {
+    const char* why = nullptr;
+    const char* fix = "remove lock.keys (and clients[].lock), or use lock.service \"redis\" or \"etcd\"";
+    if (l.service == ServiceKind::kRedis && l.redis.cluster) {
+      why = "Redis Cluster (lock.cluster) is modelled with one lock key and its slot";
+      fix = "remove lock.keys (and clients[].lock), or lock.cluster for one primary";
+    } else if (l.service == ServiceKind::kRedis && l.redis.redlock > 0) {
+      why = "Redlock (lock.redlock) is modelled with one lock key over its primaries";
+      fix = "remove lock.keys (and clients[].lock), or lock.redlock for one primary";
+    } else if (l.service != ServiceKind::kRedis && l.service != ServiceKind::kEtcd) {
+      why = "only \"redis\" (one primary, with or without replicas and Sentinel) and \"etcd\" model more than one lock";
+    }
+    if (why != nullptr) {
+      return problem("lock.keys",
+                     std::string("more than one lock is not supported for lock.service ") +
+                         quote_text(to_string(l.service)) + ": " + why,
+                     fix);
+    }
+    std::set<std::string> seen{l.key};
+    for (std::size_t i = 0; i < l.keys.size(); ++i) {
+      const std::string path = "lock.keys[" + std::to_string(i) + "]";
+      if (l.keys[i].empty()) return problem(path, "a lock key must not be empty");
+      if (l.keys[i] == l.key) {
+        return problem(path,
+                       "lock.keys lists the further locks: " + quote_text(l.key) +
+                           " is lock.key already (every client takes it unless clients[].lock names another)",
+                       "remove it from lock.keys");
+      }
+      if (!seen.insert(l.keys[i]).second) return problem(path, "duplicate lock key " + quote_text(l.keys[i]));
+    }
+    if (l.service == ServiceKind::kRedis && l.redis.token == RedisToken::kIncr) {
+      // Each lock's counter must be a key of its own: not another lock's key, not another lock's counter.
+      auto path_of = [&](std::size_t i) {
+        return i == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(i - 1) + "]";
+      };
+      std::map<std::string, std::size_t> counter_of;  // counter → its lock
+      for (std::size_t i = 0; i < all.size(); ++i) counter_of.emplace(redis_counter_key_of(l, all[i]), i);
+      for (std::size_t j = 0; j < all.size(); ++j) {
+        auto it = counter_of.find(all[j]);
+        if (it == counter_of.end()) continue;
+        return problem(it->second == 0 && l.redis.counter_key && j == 0 ? std::string("lock.counter_key") : path_of(j),
+                       "the lock " + quote_text(all[j]) + " is also the token counter of lock " +
+                           quote_text(all[it->second]) + ": every lock needs a counter key of its own",
+                       "rename the lock (a lock's counter is \"<key>:token\"; lock.counter_key names lock.key's only)");
+      }
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        auto it = counter_of.find(redis_counter_key_of(l, all[i]));
+        if (it->second != i) {
+          return problem(
+              l.redis.counter_key && (i == 0 || it->second == 0) ? std::string("lock.counter_key") : path_of(i),
+              "locks " + quote_text(all[it->second]) + " and " + quote_text(all[i]) +
+                  " would share the token counter " + quote_text(it->first) +
+                  ": every lock needs a counter key of its own",
+              "choose another lock.counter_key");
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const std::string& lk = s.clients[i].lock;
+    if (lk.empty()) continue;
+    const std::string path = src.client_path(i) + ".lock";
+    if (!keyed) {
+      return problem(path, "lock.service " + quote_text(to_string(l.service)) + " has no lock key to choose",
+                     "remove clients[].lock");
+    }
+    if (std::find(all.begin(), all.end(), lk) == all.end()) {
+      return problem(
+          path,
+          "unknown lock " + quote_text(lk) +
+              (l.keys.empty() ? ": the scenario has one lock, " + quote_text(l.key) + " (lock.key)"
+                              : ": the scenario's locks are " + join_names(all) + " (lock.key and lock.keys)"),
+          l.keys.empty() ? "declare a further lock in lock.keys, e.g. \"keys\": [" + quote_text(lk) + "]"
+                         : suggest_nearest(lk, all));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const ScenarioSource& src) {
   FENCESIM_CHECK(validate_top(s));
   FENCESIM_CHECK(validate_network(s));
   FENCESIM_CHECK(validate_lock(s, src));
   FENCESIM_CHECK(validate_resource(s));
-  FENCESIM_CHECK(validate_clients(s, src));
+  FENCESIM_CHECK(validate_clients(s, src));  // and the locks (validate_locks)
   FENCESIM_CHECK(validate_faults(s));
   FENCESIM_CHECK(validate_nemesis(s, src));
   FENCESIM_CHECK(validate_expect(s));

@@ -97,6 +97,8 @@ std::optional<ScenarioProblem> validate_top(const Scenario& s);
 std::optional<ScenarioProblem> validate_network(const Scenario& s);
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src = {});
 std::optional<ScenarioProblem> validate_resource(const Scenario& s);
+/// The clients, then the locks (lock.keys and clients[].lock: docs/FORMAT.md
+/// "More than one lock"), which need both blocks.
 std::optional<ScenarioProblem> validate_clients(const Scenario& s, const ScenarioSource& src = {});
 std::optional<ScenarioProblem> validate_faults(const Scenario& s);
 std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const ScenarioSource& src = {});

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "models/client/client.hpp"
@@ -77,6 +78,7 @@ void build_trace(const History& h, sim::Trace& trace) {
   for (const GrantRecord& g : h.grants) {
     std::vector<sim::TraceField> fields{{"client", g.client}, {"value", g.value}};
     if (g.token) fields.emplace_back("token", *g.token);
+    if (!g.lock.empty()) fields.emplace_back("lock", g.lock);
     add(g.at, order++, g.server, "grant", std::move(fields));
   }
   for (const BeliefRecord& b : h.beliefs) {
@@ -190,6 +192,13 @@ std::unique_ptr<World> build_world(const Scenario& s) {
   w->service = kind.build(ctx);
   w->resource =
       std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources()));
+  {
+    std::map<std::string, std::string> rows;
+    if (multiple_locks(s.lock)) {
+      for (const ClientSpec& c : s.clients) rows.emplace(c.name, lock_of(s.lock, c));
+    }
+    w->resource->set_locks(kind.takes_lock() ? s.lock.key : std::string(), std::move(rows));
+  }
   for (std::size_t i = 0; i < s.clients.size(); ++i) {
     const ClientSpec& c = s.clients[i];
     sim::Node& node = simu.node(client_ids[i]);
@@ -199,6 +208,20 @@ std::unique_ptr<World> build_world(const Scenario& s) {
     w->clients.push_back(std::make_unique<client::ClientNode>(node, w->history, s, c, *copy, std::move(lock)));
   }
   return w;
+}
+
+/// More than one lock (lock.keys): each grant and belief names its client's
+/// lock (a client takes one lock for the whole run, so its name decides).
+void label_locks(const Scenario& s, History& h) {
+  if (!multiple_locks(s.lock)) return;
+  std::map<std::string, std::string> lock;
+  for (const ClientSpec& c : s.clients) lock.emplace(c.name, lock_of(s.lock, c));
+  for (GrantRecord& g : h.grants) {
+    if (auto it = lock.find(g.client); it != lock.end()) g.lock = it->second;
+  }
+  for (BeliefRecord& b : h.beliefs) {
+    if (auto it = lock.find(b.client); it != lock.end()) b.lock = it->second;
+  }
 }
 
 /// Schedules every fault (before any other event of its instant), then
@@ -257,6 +280,7 @@ RunResult run_once(const Scenario& s, const RunOptions& opt) {
   const std::optional<std::uint64_t> service_fp = w->service->fingerprint();
   const std::uint64_t engine_fp = w->sim.event_fingerprint();
   out.history = std::move(w->history);  // nothing writes history while the world is torn down
+  label_locks(s, out.history);
   w.reset();
 
   judge(s, opt, service_verdicts, out);

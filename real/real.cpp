@@ -1657,6 +1657,7 @@ std::string unsupported_reason(const Scenario& s) {
   }
   if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0)
     return "Redlock (lock.redlock) is not supported";
+  if (multiple_locks(s.lock)) return "more than one lock (lock.keys): the runner takes lock.key only";
   if (s.network.loss_ppb > 0) {
     return "network.loss: the real links are TCP connections, which retransmit a lost segment (a delay, not a lost "
            "message); the proxy has no per-message loss";

@@ -109,6 +109,12 @@ ojson settings_json(const Scenario& s) {
   if (s.lock.service != ServiceKind::kNone) {
     lock["ttl"] = duration_json(s.lock.ttl);
     if (s.lock.service != ServiceKind::kQueue) lock["key"] = s.lock.key;
+    // More than one lock, only when set (reports of one-lock files are unchanged).
+    if (multiple_locks(s.lock)) {
+      ojson keys = ojson::array();
+      for (const std::string& k : s.lock.keys) keys.push_back(k);
+      lock["keys"] = std::move(keys);
+    }
   }
   if (s.lock.service == ServiceKind::kQueue) {
     const QueueSpec& q = s.lock.queue;
@@ -202,6 +208,12 @@ ojson settings_json(const Scenario& s) {
     // "go", only when set, so reports of files without them are unchanged.
     if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
     if (c.library == EtcdLibrary::kJetcd) cj["library"] = "jetcd";
+    if (multiple_locks(s.lock)) {
+      cj["lock"] = lock_of(s.lock, c);
+      if (s.lock.service == ServiceKind::kRedis && s.lock.redis.token == RedisToken::kIncr) {
+        cj["counter_key"] = redis_counter_key_of(s.lock, lock_of(s.lock, c));
+      }
+    }
     clients.push_back(cj);
   }
   return ojson{{"duration", duration_json(s.duration)},
@@ -450,6 +462,22 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
   }
   if (s.resource.replicas > 0) o += fmt::format(", {} further copies", s.resource.replicas);
   o += "\n";
+  if (multiple_locks(s.lock)) {
+    // Each lock and who takes it; the register keeps one row per lock.
+    std::string locks;
+    for (const std::string& k : [&] {
+           std::vector<std::string> all{s.lock.key};
+           all.insert(all.end(), s.lock.keys.begin(), s.lock.keys.end());
+           return all;
+         }()) {
+      std::string who;
+      for (const ClientSpec& c : s.clients) {
+        if (lock_of(s.lock, c) == k) who += (who.empty() ? "" : ", ") + c.name;
+      }
+      locks += fmt::format("{}{} ({})", locks.empty() ? "" : "; ", k, who.empty() ? "no client" : who);
+    }
+    o += fmt::format("- locks: {} (each its own lock record and row of the register)\n", locks);
+  }
   o += fmt::format("- clients: {}\n", s.clients.size());
   for (const ClientSpec& c : s.clients) {
     if (c.policy) o += fmt::format("- client {}: policy {}\n", c.name, client_policy_name(c));

@@ -61,7 +61,8 @@ std::vector<Line> timeline_lines(const RunResult& r) {
     }
   }
   for (const GrantRecord& g : h.grants) {
-    lines.push_back({g.at, order++, g.server, "grant", g.client + " " + token_text(g.token), kCyan});
+    lines.push_back({g.at, order++, g.server, "grant",
+                     g.client + (g.lock.empty() ? "" : " " + g.lock) + " " + token_text(g.token), kCyan});
   }
   for (const auto& [value, e] : h.lease_ends) {
     std::string who;
@@ -80,8 +81,8 @@ std::vector<Line> timeline_lines(const RunResult& r) {
     if (!op.write && op.accepted) continue;
     lines.push_back({op.at, order++, op.copy,
                      fmt::format("{} {}", op.write ? "write" : "read", op.accepted ? "ok" : "REJECTED"),
-                     fmt::format("{} {} {}{}", op.client, op.value, token_text(op.token),
-                                 op.accepted ? "" : " (" + op.reason + ")"),
+                     fmt::format("{}{} {} {}{}", op.client, op.lock.empty() ? "" : " " + op.lock, op.value,
+                                 token_text(op.token), op.accepted ? "" : " (" + op.reason + ")"),
                      op.accepted ? kGreenC : kRed});
   }
   for (const NoteRecord& n : h.notes) lines.push_back({n.at, order++, n.node, n.kind, n.text, kCyan});

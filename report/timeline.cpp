@@ -187,12 +187,21 @@ struct Canvas {
   Canvas(const Scenario& sc, const RunResult& run) : s(sc), r(run), h(run.history), dir(directory(sc)) {
     lanes = dir.all();
     for (std::size_t i = 0; i < lanes.size(); ++i) lane_of[lanes[i]] = i;
+    // More than one lock (lock.keys): a client's lane names its lock ("A · row-1").
+    lane_names = lanes;
+    if (multiple_locks(sc.lock)) {
+      for (const ClientSpec& cl : sc.clients) {
+        if (auto it = lane_of.find(cl.name); it != lane_of.end())
+          lane_names[it->second] += " · " + lock_of(sc.lock, cl);
+      }
+    }
   }
   const Scenario& s;
   const RunResult& r;
   const History& h;
   NodeDirectory dir;
   std::vector<std::string> lanes;
+  std::vector<std::string> lane_names;  ///< what a lane's name shows
   std::map<std::string, std::size_t> lane_of;
   Time end{1};   ///< the axis's end
   Time last{0};  ///< the last recorded event
@@ -321,6 +330,9 @@ void draw_faults(Canvas& c) {
   }
 }
 
+/// "the lock", or "lock row-1" with more than one lock (lock.keys).
+std::string the_lock(const std::string& lock) { return lock.empty() ? std::string("the lock") : "lock " + lock; }
+
 /// Leases: as the client believes (solid) and as the service holds (hatched);
 /// where belief outlives the service's lease: the unsafe window.
 void draw_leases(Canvas& c) {
@@ -336,12 +348,12 @@ void draw_leases(Canvas& c) {
            fmt::format("lease held by the service for {} ({}): {} – {}{}", b.client, tok(b.token), time_text(held_from),
                        time_text(held_to), le != h.lease_ends.end() ? " (" + le->second.reason + ")" : ""));
     c.span(b.client, b.start, end, 18, 10, kBlue, "", "belief",
-           fmt::format("{} believes it holds the lock ({}): {} – {} ({})", b.client, tok(b.token), time_text(b.start),
-                       time_text(end), b.end ? b.end_reason : "end of run"));
+           fmt::format("{} believes it holds {} ({}): {} – {} ({})", b.client, the_lock(b.lock), tok(b.token),
+                       time_text(b.start), time_text(end), b.end ? b.end_reason : "end of run"));
     if (held_to < end) {
       c.span(b.client, held_to, end, 18, 10, "url(#unsafe)", R"(stroke="#D55E00")", "unsafe",
-             fmt::format("UNSAFE: {} still believes it holds the lock ({}) after its lease ended at {}", b.client,
-                         tok(b.token), time_text(held_to)));
+             fmt::format("UNSAFE: {} still believes it holds {} ({}) after its lease ended at {}", b.client,
+                         the_lock(b.lock), tok(b.token), time_text(held_to)));
     }
   }
 }
@@ -349,13 +361,14 @@ void draw_leases(Canvas& c) {
 void draw_grants(Canvas& c) {
   for (const GrantRecord& g : c.h.grants) {
     c.mark(g.client, g.at, 11, "circle", kOrange, "grant",
-           fmt::format("{}: {} granted the lock to {} ({}, value {})", time_text(g.at), g.server, g.client,
+           fmt::format("{}: {} granted {} to {} ({}, value {})", time_text(g.at), g.server, the_lock(g.lock), g.client,
                        tok(g.token), g.value),
            g.token ? fmt::format("T{}", *g.token) : "grant", 1);
     if (c.lane_of.count(g.server)) {
       c.mark(g.server, g.at, kLaneH / 2, "tick", kOrange, "grant",
-             fmt::format("{}: {} granted the lock to {} ({})", time_text(g.at), g.server, g.client, tok(g.token)), "",
-             9);
+             fmt::format("{}: {} granted {} to {} ({})", time_text(g.at), g.server, the_lock(g.lock), g.client,
+                         tok(g.token)),
+             "", 9);
     }
   }
 }
@@ -423,9 +436,10 @@ void draw_resource_ops(Canvas& c) {
   for (const ResourceOpRecord& op : c.h.resource_ops) {
     const double y = op.write ? ((nth_write++ % 2) == 0 ? 14 : 26) : 38;
     const std::string title =
-        fmt::format("{}: {} {} {}'s {} of {} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
+        fmt::format("{}: {} {} {}'s {} of {}{} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
                     op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
-                    tok(op.token), op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
+                    op.lock.empty() ? "" : (op.write ? " to row " : " of row ") + op.lock, tok(op.token),
+                    op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
     const std::string verb = op.write ? "writes" : "reads";
     if (op.accepted) {
       c.mark(op.copy, op.at, y, op.write ? "circle" : "square", op.write ? kGreen : kSky,
@@ -1171,11 +1185,11 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
     svg += fmt::format(R"T(<g class="lane{}" id="lane-{}" transform="translate(0,{:.1f})">)T",
                        busy[i] ? "" : " collapsed", i, lane_top[i]);
     if (busy[i]) {
-      svg += fmt::format(R"(<text class="lname" x="8" y="{}">{}</text>)", kLaneH / 2 + 4, esc(c.lanes[i]));
+      svg += fmt::format(R"(<text class="lname" x="8" y="{}">{}</text>)", kLaneH / 2 + 4, esc(c.lane_names[i]));
     } else {
       svg += fmt::format(
           R"(<text class="lname" x="8" y="12">{}<title>nothing drawn on {} in this run (click to expand or collapse)</title></text>)",
-          esc(c.lanes[i]), esc(c.lanes[i]));
+          esc(c.lane_names[i]), esc(c.lanes[i]));
     }
     svg += "\n<g clip-path=\"url(#clip)\">\n" + render_band(c, sel, i) + lane_items[i] + "</g></g>\n";
   }

@@ -171,6 +171,23 @@ class ScenarioBuilder {
       if (tweak) tweak(s_.lock.table);
     });
   }
+  /// More than one lock (docs/FORMAT.md "More than one lock"): `key` is
+  /// lock.key, the lock of every client whose ClientSpec::lock names none,
+  /// and `further` is lock.keys. A client takes another lock by its tweak:
+  ///   .locks("row-1", {"row-2"})
+  ///   .client("C", writer(500ms), [](fencesim::ClientSpec& c) { c.lock = "row-2"; })
+  /// Each lock has its own lock record (Redis: its own key, and its own
+  /// token counter "<key>:token" — lock.key's stays redis.counter_key when
+  /// set; etcd: its own mutex prefix "<key>/", with revisions shared by all)
+  /// and its own row of the register. Redis without cluster or Redlock, and
+  /// etcd, only: validate() refuses the others at "lock.keys", and a
+  /// client's lock that is not one of these at "clients[i].lock".
+  ScenarioBuilder& locks(std::string key, std::vector<std::string> further) {
+    return set([&] {
+      s_.lock.key = std::move(key);
+      s_.lock.keys = std::move(further);
+    });
+  }
   ScenarioBuilder& no_lock() {
     return set([&] { s_.lock.service = ServiceKind::kNone; });
   }

@@ -5,13 +5,15 @@
 // header); docs/API.md walks through both with the examples of examples/.
 //
 //   // Per-row fencing: a write to a row needs a token above that row's last.
+//   // The row is the client's lock (ResourceRequest::lock; more than one
+//   // lock: builder.locks("row-1", {"row-2"}) and ClientSpec::lock).
 //   struct PerRow final : fencesim::ResourceCheck {
 //     std::string name() const override { return "per-row token"; }
 //     fencesim::ResourceDecision decide(const fencesim::PolicyContext&, const fencesim::ResourceRequest& r,
 //                                       fencesim::ResourceMarks& s) const override {
 //       if (r.op == fencesim::ResourceOp::kRead) return {true, {}};
-//       std::int64_t& last = s.marks[row_of(r.client)];
-//       if (!r.token || *r.token <= last) return {false, "stale token for " + row_of(r.client)};
+//       std::int64_t& last = s.marks[r.lock];
+//       if (!r.token || *r.token <= last) return {false, "stale token for " + r.lock};
 //       last = *r.token;
 //       return {true, {}};
 //     }

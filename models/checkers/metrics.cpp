@@ -28,14 +28,16 @@ Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext&
   Metrics m;
   m.ttl = s.lock.ttl;
   m.updates_lost_applies = s.lock.service != ServiceKind::kQueue;
-  // Per copy, the value of the last accepted write: the next accepted write
-  // there that was computed from another value overwrote it unseen.
+  // Per copy (and row, with more than one lock), the value of the last
+  // accepted write: the next accepted write there that was computed from
+  // another value overwrote it unseen.
   std::map<std::string, std::int64_t, std::less<>> last_value;
   for (const ResourceOpRecord& op : h.resource_ops) {
     if (op.write) {
       (op.accepted ? m.writes_accepted : m.writes_rejected)++;
       if (op.accepted) {
-        auto [it, first] = last_value.try_emplace(op.copy, op.value);
+        auto [it, first] =
+            last_value.try_emplace(op.lock.empty() ? op.copy : op.copy + std::string(1, '\x1f') + op.lock, op.value);
         if (!first) {
           if (m.updates_lost_applies && op.read_value != it->second) ++m.updates_lost;
           it->second = op.value;

@@ -37,7 +37,7 @@ Verdict check_mutual_exclusion(const History& h, const CheckContext& ctx) {
   v.status = Status::kViolated;
   v.at = first_at;
   v.summary = fmt::format("{} and {} both believed they held {} from {} to {} ({})", a.client, b.client,
-                          a.message_id.empty() ? std::string("the lock") : a.message_id, format_time(first_at),
+                          a.message_id.empty() ? lock_text(a.lock) : a.message_id, format_time(first_at),
                           format_time(end), sim::format_duration(end - first_at));
   std::vector<std::string> story;
   story.push_back(belief_line(a, ctx));

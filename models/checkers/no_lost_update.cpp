@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
@@ -14,20 +15,23 @@ using namespace checkers;
 Verdict check_no_lost_update(const History& h, std::int64_t initial) {
   Verdict v;
   v.property = Property::kNoLostUpdate;
-  std::int64_t current = initial;
-  const ResourceOpRecord* prev = nullptr;
+  // Per row (more than one lock: each lock's row of the register; one lock: one row "").
+  std::map<std::string, std::pair<std::int64_t, const ResourceOpRecord*>> rows;
   for (const ResourceOpRecord& op : h.resource_ops) {
     if (!op.write || !op.accepted) continue;
     ++v.checked;
+    const auto row = rows.try_emplace(op.lock, initial, nullptr).first;
+    std::int64_t& current = row->second.first;
+    const ResourceOpRecord*& prev = row->second.second;
     if (op.read_value != current) {
       v.status = Status::kViolated;
       v.at = op.at;
-      v.summary = fmt::format("{} wrote {} from a read of {}, but the previous accepted write had left {}", op.client,
-                              op.value, op.read_value, current);
+      v.summary = fmt::format("{} wrote {} from a read of {}, but the previous accepted write{} had left {}", op.client,
+                              op.value, op.read_value, op.lock.empty() ? "" : " to row " + op.lock, current);
       std::vector<std::string> story;
       for (const ResourceOpRecord& r : h.resource_ops) {
         if (!r.write && r.accepted && r.client == op.client && r.iteration == op.iteration &&
-            r.lease_value == op.lease_value && r.at <= op.at) {
+            r.lease_value == op.lease_value && r.lock == op.lock && r.at <= op.at) {
           story.push_back(fmt::format("{}: {} read {} from {} ({})", format_time(r.at), r.client, r.value, r.copy,
                                       token_text(r.token)));
         }

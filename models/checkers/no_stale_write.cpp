@@ -18,7 +18,8 @@ std::string grant_line(const GrantRecord& g, const ResourceOpRecord& op) {
     return fmt::format("{}: {} handed {} to {} (receipt {}, receive count {})", format_time(g.at), g.server,
                        op.message_id, g.client, g.value, g.token.value_or(0));
   }
-  return fmt::format("{}: {} granted the lock to {} ({})", format_time(g.at), g.server, g.client, token_text(g.token));
+  return fmt::format("{}: {} granted {} to {} ({})", format_time(g.at), g.server, lock_text(g.lock), g.client,
+                     token_text(g.token));
 }
 }  // namespace
 
@@ -50,7 +51,7 @@ Verdict check_no_stale_write(const History& h) {
     story.push_back(fmt::format("{}: {}'s {} ended at the service: {}", format_time(it->second.at), op.client,
                                 queue ? "receipt " + op.receipt : std::string("lease"), it->second.reason));
     for (const GrantRecord& g : h.grants) {
-      if (g.at >= it->second.at && g.at <= op.at && g.value != op.lease_value &&
+      if (g.at >= it->second.at && g.at <= op.at && g.value != op.lease_value && g.lock == op.lock &&
           (op.message_id.empty() || g.value.rfind(op.message_id + "#", 0) == 0)) {
         story.push_back(grant_line(g, op));
         break;

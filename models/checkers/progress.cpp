@@ -39,12 +39,23 @@ Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration 
     std::vector<std::string> story;
     if (ctx.any_fault) story.push_back(fmt::format("{}: the last fault ended", format_time(after)));
     story.push_back(fmt::format("{}: {} started iteration {}", format_time(it.start), it.client, it.index));
-    if (it.acquired) story.push_back(fmt::format("{}: {} acquired the lock", format_time(*it.acquired), it.client));
+    if (it.acquired) {
+      // More than one lock: the lock of the client's beliefs (a client takes one lock).
+      std::string lock;
+      for (const BeliefRecord& b : h.beliefs) {
+        if (b.client == it.client) {
+          lock = b.lock;
+          break;
+        }
+      }
+      story.push_back(fmt::format("{}: {} acquired {}", format_time(*it.acquired), it.client, lock_text(lock)));
+    }
     for (const ResourceOpRecord& op : h.resource_ops) {
       if (op.client == it.client && op.iteration == it.index && op.at >= it.start) {
-        story.push_back(fmt::format("{}: {} {} {} ({}){}", format_time(op.at), op.copy,
+        story.push_back(fmt::format("{}: {} {} {}{} ({}){}", format_time(op.at), op.copy,
                                     op.accepted ? "accepted" : "rejected", op.write ? "the write" : "the read",
-                                    token_text(op.token), op.accepted ? "" : ": " + op.reason));
+                                    op.lock.empty() ? "" : (op.write ? " to " : " of ") + op.lock, token_text(op.token),
+                                    op.accepted ? "" : ": " + op.reason));
       }
     }
     story.push_back(fmt::format("outcome: {}", it.outcome));

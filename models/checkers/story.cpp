@@ -27,6 +27,8 @@ namespace checkers {
 
 std::string token_text(const std::optional<std::int64_t>& t) { return t ? fmt::format("token {}", *t) : "no token"; }
 
+std::string lock_text(const std::string& lock) { return lock.empty() ? std::string("the lock") : "lock " + lock; }
+
 std::string belief_line(const BeliefRecord& b, const CheckContext& ctx) {
   const std::string end = b.end ? " (" + b.end_reason + ")" : " (end of run)";
   if (!b.message_id.empty()) {
@@ -34,8 +36,8 @@ std::string belief_line(const BeliefRecord& b, const CheckContext& ctx) {
                        b.message_id, b.value, b.token.value_or(0), format_time(b.start),
                        format_time(belief_end(b, ctx)), end);
   }
-  return fmt::format("{} believed it held the lock ({}, value {}) from {} until {}{}", b.client, token_text(b.token),
-                     b.value, format_time(b.start), format_time(belief_end(b, ctx)), end);
+  return fmt::format("{} believed it held {} ({}, value {}) from {} until {}{}", b.client, lock_text(b.lock),
+                     token_text(b.token), b.value, format_time(b.start), format_time(belief_end(b, ctx)), end);
 }
 
 const GrantRecord* grant_of(const History& h, const std::string& value) {

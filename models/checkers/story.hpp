@@ -14,6 +14,8 @@
 namespace fencesim::checkers {
 
 /// "token 7" or "no token".
+/// "the lock" (one lock) or "lock row-1" (more than one lock, lock.keys).
+std::string lock_text(const std::string& lock);
 std::string token_text(const std::optional<std::int64_t>& t);
 /// When a belief ended, or the end of the run.
 inline Time belief_end(const BeliefRecord& b, const CheckContext& ctx) { return b.end ? *b.end : ctx.run_end; }
@@ -55,7 +57,7 @@ void for_each_overlapping_belief_pair(const History& h, const CheckContext& ctx,
       // Later beliefs start no earlier than b: none of them overlaps a.
       if (b.start >= a_end) break;
       const Time end = std::min(a_end, belief_end(b, ctx));
-      if (b.start >= end || a.client == b.client || a.message_id != b.message_id) continue;
+      if (b.start >= end || a.client == b.client || a.message_id != b.message_id || a.lock != b.lock) continue;
       f(std::min(order[p], order[q]), std::max(order[p], order[q]), b.start, end);
     }
   }

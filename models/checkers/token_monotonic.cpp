@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
@@ -21,9 +22,11 @@ Verdict check_token_monotonic(const History& h) {
   std::stable_sort(grants.begin(), grants.end(), [](const GrantRecord* a, const GrantRecord* b) {
     return a->at != b->at ? a->at < b->at : a->seq < b->seq;
   });
-  const GrantRecord* best = nullptr;
+  // Per lock (lock.keys: each lock has its own counter; one lock: one entry).
+  std::map<std::string, const GrantRecord*> best_of;
   for (const GrantRecord* g : grants) {
     ++v.checked;
+    const GrantRecord*& best = best_of[g->lock];
     if (best != nullptr && !(*g->token > *best->token)) {
       v.status = Status::kViolated;
       v.at = g->at;
@@ -32,8 +35,8 @@ Verdict check_token_monotonic(const History& h) {
                       g->client, format_time(g->at), *best->token, best->client, format_time(best->at));
       // Everything between the two grants, in true-time order.
       std::vector<std::pair<Time, std::string>> steps;
-      steps.emplace_back(best->at, fmt::format("{}: {} granted the lock to {} (token {})", format_time(best->at),
-                                               best->server, best->client, *best->token));
+      steps.emplace_back(best->at, fmt::format("{}: {} granted {} to {} (token {})", format_time(best->at),
+                                               best->server, lock_text(best->lock), best->client, *best->token));
       for (const FaultRecord& f : h.faults) {
         if (f.skipped || f.start < best->at || f.start > g->at) continue;
         steps.emplace_back(f.start, fault_line(f));
@@ -46,15 +49,17 @@ Verdict check_token_monotonic(const History& h) {
       std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       std::vector<std::string> story;
       for (auto& [t, line] : steps) story.push_back(std::move(line));
-      story.push_back(fmt::format("{}: {} granted the lock to {} (token {}): a token already handed out",
-                                  format_time(g->at), g->server, g->client, *g->token));
+      story.push_back(fmt::format("{}: {} granted {} to {} (token {}): a token already handed out", format_time(g->at),
+                                  g->server, lock_text(g->lock), g->client, *g->token));
       number(story);
       v.story = std::move(story);
       return v;
     }
     if (best == nullptr || *g->token > *best->token) best = g;
   }
-  v.summary = fmt::format("{} grants, tokens strictly increasing", v.checked);
+  v.summary = best_of.size() > 1
+                  ? fmt::format("{} grants, tokens strictly increasing for each of {} locks", v.checked, best_of.size())
+                  : fmt::format("{} grants, tokens strictly increasing", v.checked);
   return v;
 }
 

@@ -49,7 +49,7 @@ std::optional<NodeId> EtcdService::resolve_role(const std::string& role, std::st
 
 std::unique_ptr<client::LockClient> EtcdService::make_client(sim::Node& node, History& h, const ClientSpec& c,
                                                              std::size_t index) {
-  return client::make_etcd_client(node, h, c, lock_, member_ids_, index);
+  return client::make_etcd_client(node, h, c, lock_for(lock_, c), member_ids_, index);
 }
 
 std::vector<Verdict> EtcdService::own_verdicts() const {

@@ -349,7 +349,7 @@ void RedisServer::command_acquire(const sim::Message& m, const Command& c) {
     const auto it = data_.find(c.counter_key);
     token = it != data_.end() ? as_integer(it->second.value).value_or(0) : 0;
   }
-  svc_.on_grant(*this, m.from, c.value, token);
+  svc_.on_grant(*this, m.from, c.key, c.value, token);
   if (token) {
     node_.reply(m, reply_int(*token));
   } else {
@@ -1135,12 +1135,12 @@ void RedisService::on_promoted(RedisServer& s) {
   history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
 }
 
-void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& value,
+void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& key, const std::string& value,
                             std::optional<std::int64_t> token) {
   const std::string& name = sim_.node(client).name();
   if (!redlock()) {
     history_.grant(sim_.now(), name, value, token, s.node().name());
-    live_.emplace(value, name);
+    live_.emplace(value, key);
     return;
   }
   // Redlock: the grant is the acceptance that completes the majority.
@@ -1154,7 +1154,7 @@ void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& va
   if (holding >= majority()) {
     redlock_granted_.insert(value);
     history_.grant(sim_.now(), name, value, std::nullopt, s.node().name());
-    live_.emplace(value, name);
+    live_.emplace(value, key_);
   }
 }
 
@@ -1166,7 +1166,7 @@ void RedisService::watch_wall_expiry(NodeId node, Time deadline) {
   sim_.observe_clock(node, sim::ClockKind::kWall, deadline, [this] { reevaluate(); });
 }
 
-bool RedisService::authority_holds(const std::string& value, std::string& why_not) const {
+bool RedisService::authority_holds(const std::string& key, const std::string& value, std::string& why_not) const {
   if (redlock()) {
     // A primary blocks other clients while it holds the value or is down
     // (docs/FORMAT.md "Lease end at the service"): no one can gather a
@@ -1176,7 +1176,7 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     int blocking = 0;
     for (const auto& s : servers_) {
       if (pooled() && s->node().id() != pool_primary(s->pool())) continue;
-      if (s->holds(key_, value) || !s->node().up()) ++blocking;
+      if (s->holds(key, value) || !s->node().up()) ++blocking;
     }
     if (blocking >= majority()) return true;
     why_not = "fewer than a majority of primaries hold it or are down";
@@ -1187,9 +1187,9 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
     if (s->node().id() == current_primary_) primary = s.get();
   }
   if (primary->node().up()) {
-    if (primary->holds(key_, value)) return true;
-    auto it = primary->data().find(key_);
-    if ((it != primary->data().end() && it->second.value == value) || primary->expired_value(key_) == value) {
+    if (primary->holds(key, value)) return true;
+    auto it = primary->data().find(key);
+    if ((it != primary->data().end() && it->second.value == value) || primary->expired_value(key) == value) {
       why_not = fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
     } else {
       why_not = fmt::format("{}, the current primary, does not hold it", primary->node().name());
@@ -1201,11 +1201,11 @@ bool RedisService::authority_holds(const std::string& value, std::string& why_no
   // AOF) holds it (docs/FORMAT.md "Lease end at the service").
   for (const auto& s : servers_) {
     if (s.get() != primary && s->shard() == primary->shard() && s->node().up() && !s->is_primary() &&
-        s->holds(key_, value)) {
+        s->holds(key, value)) {
       return true;
     }
   }
-  if (primary->persisted_holds(key_, value)) return true;
+  if (primary->persisted_holds(key, value)) return true;
   why_not = fmt::format("{} is down and no live replica holds it", primary->node().name());
   if (spec_.persistence != RedisPersistence::kNone) why_not += ", nor its AOF";
   return false;
@@ -1216,7 +1216,7 @@ void RedisService::reevaluate() {
   evaluating_ = true;
   for (auto it = live_.begin(); it != live_.end();) {
     std::string why;
-    if (!authority_holds(it->first, why)) {
+    if (!authority_holds(it->second, it->first, why)) {
       history_.lease_end(sim_.now(), it->first, why);
       it = live_.erase(it);
     } else {

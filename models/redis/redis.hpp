@@ -408,7 +408,9 @@ class RedisService final : public LockService {
 
   // --- hooks for the servers ---------------------------------------------
   void on_promoted(RedisServer& s);
-  void on_grant(RedisServer& s, NodeId client, const std::string& value, std::optional<std::int64_t> token);
+  /// `key`: the lock key granted (lock.key or one of lock.keys).
+  void on_grant(RedisServer& s, NodeId client, const std::string& key, const std::string& value,
+                std::optional<std::int64_t> token);
   void watch_expiry(NodeId node, Time deadline);
   /// As watch_expiry, on the node's wall clock (a down node's AOF deadlines).
   void watch_wall_expiry(NodeId node, Time deadline);
@@ -425,7 +427,8 @@ class RedisService final : public LockService {
   }
 
  private:
-  bool authority_holds(const std::string& value, std::string& why_not) const;
+  /// Does the authoritative state hold lock `key` with `value`?
+  bool authority_holds(const std::string& key, const std::string& value, std::string& why_not) const;
 
   sim::Simulation& sim_;
   History& history_;
@@ -447,7 +450,8 @@ class RedisService final : public LockService {
   NodeId current_primary_;
   std::uint64_t epoch_ = 0;
   std::uint64_t replid_ = 1;
-  /// Leases granted and not yet ended at the service, by value → client.
+  /// Leases granted and not yet ended at the service, by value → lock key
+  /// (lock.keys: each lock is its own key; Redlock and Cluster: lock.key).
   std::map<std::string, std::string> live_;
   std::set<std::string> redlock_granted_;
   bool evaluating_ = false;

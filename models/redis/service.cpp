@@ -129,7 +129,7 @@ std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, H
   if (cluster()) {
     return client::make_redis_cluster_client(node, h, c, lock_, server_ids_, spec_.cluster->shards, index);
   }
-  return client::make_redis_client(node, h, c, lock_, server_ids_, sentinel_ids_);
+  return client::make_redis_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_);
 }
 
 }  // namespace fencesim::redis

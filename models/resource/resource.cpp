@@ -30,6 +30,7 @@ void hash_request(Fingerprint& f, const ResourceRequest& r, const ResourceMarks&
   f.maybe(r.version_read);
   f.number(r.value);
   f.time(r.at);
+  f.text(r.lock);
   f.number(s.value);
   f.number(s.version);
   f.number(s.last_written);
@@ -58,6 +59,22 @@ ResourceDecision ResourceCopy::decide(const ResourceRequest& req) {
   return d;
 }
 
+void ResourceCopy::use_row(const std::string& row) {
+  if (row == row_) return;
+  rows_[row_] = Row{state_.value, state_.version, tag_};
+  auto it = rows_.find(row);
+  if (it == rows_.end()) {
+    state_.value = svc_.spec().initial;
+    state_.version = 0;
+    tag_.clear();
+  } else {
+    state_.value = it->second.value;
+    state_.version = it->second.version;
+    tag_ = it->second.tag;
+  }
+  row_ = row;
+}
+
 void ResourceCopy::on_message(const sim::Message& m) {
   if (const auto* r = m.as<ReadRequest>()) {
     read(m, *r);
@@ -67,6 +84,7 @@ void ResourceCopy::on_message(const sim::Message& m) {
     effect(m, *e);
   } else if (const auto* f = m.as<Forward>()) {
     // Replication, not an acceptance: applied unconditionally.
+    use_row(f->row);
     state_.value = f->value;
     state_.version = f->version;
     tag_ = f->tag;
@@ -90,6 +108,8 @@ void ResourceCopy::read(const sim::Message& m, const ReadRequest& r) {
   ResourceRequest req;
   req.op = ResourceOp::kRead;
   req.client = svc_.sim().node(m.from).name();
+  use_row(svc_.row_of(req.client));
+  req.lock = svc_.lock_name(req.client);
   req.token = r.token;
   req.at = svc_.sim().now();
   ResourceDecision d = decide(req);
@@ -120,6 +140,8 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   ResourceRequest req;
   req.op = ResourceOp::kWrite;
   req.client = svc_.sim().node(m.from).name();
+  use_row(svc_.row_of(req.client));
+  req.lock = svc_.lock_name(req.client);
   req.token = w.token;
   req.version_read = w.expected_version;
   req.value = w.value;
@@ -169,6 +191,7 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceO
   rec.reason = reply.reason;
   rec.last_written = state_.last_written;
   rec.last_seen = state_.last_seen;
+  rec.lock = row_;
   const Time at = rec.at;
   h.resource_ops.push_back(std::move(rec));
   // Holder audit at every acceptance at a fenced copy (docs/REPORTS.md "Metrics").
@@ -179,6 +202,7 @@ void ResourceCopy::forward(std::optional<std::int64_t> token) {
   if (svc_.copies().size() < 2) return;
   auto p = sim::make_payload<Pending>();
   p->fwd = sim::make_payload<Forward>();
+  p->fwd->row = row_;
   p->fwd->value = state_.value;
   p->fwd->version = state_.version;
   p->fwd->token = token;
@@ -221,6 +245,17 @@ ResourceService::ResourceService(sim::Simulation& s, History& h, const ResourceS
 }
 
 ResourceService::~ResourceService() = default;
+
+const std::string& ResourceService::row_of(const std::string& client) const {
+  static const std::string kOne;
+  auto it = rows_.find(client);
+  return it == rows_.end() ? kOne : it->second;
+}
+
+std::string ResourceService::lock_name(const std::string& client) const {
+  auto it = rows_.find(client);
+  return it == rows_.end() ? lock_key_ : it->second;
+}
 
 void ResourceService::reset_marks(std::int64_t value) {
   for (auto& c : copies_) c->reset_marks(value);

@@ -110,6 +110,7 @@ struct OpReply final : sim::Payload {
 };
 
 struct Forward final : sim::Payload {
+  std::string row;  ///< the row written ("" with one lock)
   std::int64_t value = 0;
   std::int64_t version = 0;
   std::optional<std::int64_t> token;
@@ -140,6 +141,9 @@ class ResourceCopy final : public sim::NodeBehaviour {
  private:
   void read(const sim::Message& m, const ReadRequest& r);
   void write(const sim::Message& m, const WriteRequest& w);
+  /// Makes `row` the current one: its value, version and tag in state_ and
+  /// tag_ (the others wait in rows_). "" is the only row with one lock.
+  void use_row(const std::string& row);
   /// The ledger of the queue design (ledger.cpp).
   void effect(const sim::Message& m, const EffectRequest& e);
   /// The check's decision on `req`, as one policy call (it may change the marks).
@@ -155,7 +159,14 @@ class ResourceCopy final : public sim::NodeBehaviour {
   /// value, version and the marks (models/policy.hpp ResourceMarks).
   ResourceMarks state_;
   std::string tag_;
-  policy_detail::PolicyHost host_;  ///< the check's clocks and its stream "check/<copy>"
+  struct Row {
+    std::int64_t value = 0;
+    std::int64_t version = 0;
+    std::string tag;
+  };
+  std::string row_;                  ///< the row state_ and tag_ hold
+  std::map<std::string, Row> rows_;  ///< the other rows (more than one lock)
+  policy_detail::PolicyHost host_;   ///< the check's clocks and its stream "check/<copy>"
   struct Pending {
     std::shared_ptr<Forward> fwd;
     bool sent = false;
@@ -181,6 +192,19 @@ class ResourceService {
   const std::vector<sim::NodeId>& copies() const { return ids_; }
   ResourceCopy& copy(std::size_t i) { return *copies_[i]; }
 
+  /// The scenario's locks: `lock_key` (lock.key; "" for a design without a
+  /// lock key) and, with more than one lock (lock.keys), client name → its
+  /// lock, the row its reads and writes go to (empty: one row).
+  void set_locks(std::string lock_key, std::map<std::string, std::string> rows) {
+    lock_key_ = std::move(lock_key);
+    rows_ = std::move(rows);
+  }
+  /// The row of `client`'s requests ("" with one lock).
+  const std::string& row_of(const std::string& client) const;
+  bool has_rows() const { return !rows_.empty(); }
+  /// The lock name a check sees for `client` (ResourceRequest::lock).
+  std::string lock_name(const std::string& client) const;
+
   /// counter_reset of the resource: every copy's marks set to `value`, data kept.
   void reset_marks(std::int64_t value);
 
@@ -199,6 +223,8 @@ class ResourceService {
   ResourceSpec spec_;
   std::vector<sim::NodeId> ids_;
   std::vector<std::unique_ptr<ResourceCopy>> copies_;
+  std::map<std::string, std::string> rows_;
+  std::string lock_key_;  ///< lock.key: what a one-lock check sees as ResourceRequest::lock
   std::shared_ptr<const ResourceCheck> check_;
   std::string check_name_;
   bool audits_ = false;
