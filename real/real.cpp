@@ -1709,9 +1709,7 @@ std::string unsupported_reason(const Scenario& s) {
         break;
       }
       default:
-        return fmt::format(
-            "fault kind \"{}\" ({}) is not implemented in fencesim-real",
-            to_string(f.kind), f.origin);
+        return fmt::format("fault kind \"{}\" ({}) is not implemented in fencesim-real", to_string(f.kind), f.origin);
     }
   }
   return "";
