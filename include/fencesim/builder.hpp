@@ -51,29 +51,42 @@
 namespace fencesim {
 
 /// Workloads for ScenarioBuilder::client (docs/FORMAT.md "Workloads").
+namespace detail {
+/// A WorkloadSpec with every other field at its default (retries, ranges).
+inline WorkloadSpec workload(WorkloadKind kind, std::int64_t block, Duration work, int iterations, Duration think) {
+  WorkloadSpec w;
+  w.kind = kind;
+  w.block = block;
+  w.work = work;
+  w.iterations = iterations;
+  w.think = think;
+  return w;
+}
+}  // namespace detail
+
 namespace workloads {
 /// sequence_allocator: acquire, read the counter, `work`, write counter + block, release; `think` between iterations.
 inline WorkloadSpec allocator(std::int64_t block, Duration work, int iterations = 1, Duration think = 1s) {
-  return WorkloadSpec{WorkloadKind::kSequenceAllocator, block, work, iterations, think};
+  return detail::workload(WorkloadKind::kSequenceAllocator, block, work, iterations, think);
 }
 /// counter: each iteration increments the counter by one (read, `work`, write).
 inline WorkloadSpec counter(Duration work, int iterations = 1, Duration think = 1s) {
-  return WorkloadSpec{WorkloadKind::kCounter, 100, work, iterations, think};
+  return detail::workload(WorkloadKind::kCounter, 100, work, iterations, think);
 }
 /// writer: each iteration reads the version v and writes v + 1 tagged with the client name.
 inline WorkloadSpec writer(Duration work, int iterations = 1, Duration think = 1s) {
-  return WorkloadSpec{WorkloadKind::kWriter, 100, work, iterations, think};
+  return detail::workload(WorkloadKind::kWriter, 100, work, iterations, think);
 }
 /// queue_worker (the queue design): receive a message, `work`, apply its
 /// effect at the resource's ledger, delete it; `think` between iterations.
 inline WorkloadSpec queue_worker(Duration work, int iterations = 1, Duration think = 1s) {
-  return WorkloadSpec{WorkloadKind::kQueueWorker, 100, work, iterations, think};
+  return detail::workload(WorkloadKind::kQueueWorker, 100, work, iterations, think);
 }
 /// leader: acquire once, then read and write the counter every `work` while
 /// the client believes it holds the lock, re-acquiring after a loss;
 /// `iterations` writes in all.
 inline WorkloadSpec leader(Duration work, int iterations = 1, Duration think = 1s) {
-  return WorkloadSpec{WorkloadKind::kLeader, 100, work, iterations, think};
+  return detail::workload(WorkloadKind::kLeader, 100, work, iterations, think);
 }
 }  // namespace workloads
 
