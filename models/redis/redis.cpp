@@ -42,6 +42,17 @@ constexpr Duration kSentinelInfoPeriod = 10s;     // sentinel.c SENTINEL_INFO_PE
 constexpr Duration kSentinelFastInfoPeriod = 1s;  // INFO period of a failing-over primary's replicas
 constexpr Duration kSentinelRoleWait = 4 * kSentinelHelloPeriod;  // SENTINEL_PUBLISH_PERIOD*4
 
+/// Sentinel's failover-timeout (Redis 7.0 sentinel.c; the default,
+/// SENTINEL_DEFAULT_FAILOVER_TIMEOUT, is 3 minutes), shortened to
+/// max(2 × down_after, 3 s) to keep runs short (docs/FORMAT.md, Redis). As in
+/// sentinel.c it bounds each waiting state from the moment the state was
+/// entered (failover_state_change_time): WAIT_PROMOTION aborts with
+/// -failover-abort-slave-timeout (sentinelFailoverWaitPromotion), and
+/// RECONF_SLAVES ends with +failover-end-for-timeout
+/// (sentinelFailoverDetectEnd); 2 × it spaces a sentinel's failover
+/// attempts (sentinelStartFailoverIfNeeded).
+Duration failover_timeout_of(const RedisSpec& r) { return std::max<Duration>(2 * r.down_after, 3s); }
+
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
   auto r = sim::make_payload<Reply>();
   r->integer = v;
@@ -517,7 +528,17 @@ void RedisServer::on_message(const sim::Message& m) {
 }
 
 void RedisServer::promote() {
-  if (primary_) return;
+  if (primary_) {
+    // REPLICAOF NO ONE on a primary: replication.c replicaofCommand (7.0)
+    // acts only `if (server.masterhost)` and answers +OK, changing nothing
+    // here; but the promotion it was sent for (a failback to an old primary that
+    // was never converted, or a SENTINEL FAILOVER to the current primary)
+    // still makes this node the one the sentinels will switch to: the
+    // service's current primary follows (issue #16).
+    svc_.on_promoted(*this, /*already_primary=*/true);
+    svc_.reevaluate();
+    return;
+  }
   primary_ = true;
   following_ = sim::kNoNode;
   replicas_.clear();
@@ -754,7 +775,7 @@ bool Sentinel::subjectively_down() const {
 }
 
 void Sentinel::failover_loop(sim::Process& p) {
-  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  const Duration failover_timeout = failover_timeout_of(svc_.spec());
   for (;;) {
     p.sleep(kSentinelTick);
     if (!subjectively_down()) continue;
@@ -833,7 +854,7 @@ bool Sentinel::try_failover(sim::Process& p) {
   // 1. Objectively down: a majority of all sentinels (self included) agree.
   const int agree = count_down_votes(p, primary);
   if (agree < majority || config_primary_ != primary) return true;  // not odown: keep watching
-  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  const Duration failover_timeout = failover_timeout_of(svc_.spec());
   if (failover_start_time_ && node_.monotonic() - *failover_start_time_ < 2 * failover_timeout) return true;
   svc_.history().note(svc_.sim().now(), node_.name(), "odown",
                       "sees " + svc_.sim().node(primary).name() + " objectively down");
@@ -891,7 +912,7 @@ bool Sentinel::force_failover(NodeId replica, std::uint64_t epoch, std::string& 
 }
 
 bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch) {
-  const Duration failover_timeout = std::max<Duration>(2 * svc_.spec().down_after, 3s);
+  const Duration failover_timeout = failover_timeout_of(svc_.spec());
   const Time started = node_.monotonic();
   failover_in_progress_ = true;
   promoted_ = best;
@@ -911,20 +932,35 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
                       fmt::format("REPLICAOF NO ONE to {} (epoch {})", best_name, epoch));
   // WAIT_PROMOTION: the promotion is seen in an INFO reply (every 1 s to
   // the replicas during a failover); sentinelFailoverWaitPromotion aborts
-  // after failover_timeout.
+  // once failover_timeout has passed since the state was entered
+  // (failover_state_change_time, set when REPLICAOF NO ONE was sent).
+  int answers = 0;  // INFO replies from `best` in this state, all as a replica
   for (;;) {
     p.sleep(kSentinelFastInfoPeriod);
     if (node_.monotonic() - started > failover_timeout) {
-      svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort",
-                          "-failover-abort-slave-timeout: " + best_name + " never reported role master");
+      const std::string why =
+          answers == 0 ? fmt::format("the promoted replica {} never answered INFO within the failover timeout ({})",
+                                     best_name, sim::format_duration(failover_timeout))
+                       : fmt::format(
+                             "the promoted replica {} answered INFO {} time(s) within the failover timeout "
+                             "({}), always as a replica (REPLICAOF NO ONE never took effect)",
+                             best_name, answers, sim::format_duration(failover_timeout));
+      svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "-failover-abort-slave-timeout: " + why);
       end();
       return false;
     }
     auto r = p.call(best, sim::make_payload<Ping>(), kSentinelAskTimeout);
     if (!r) continue;
-    if (const auto* pong = r->as<Pong>(); pong != nullptr && pong->primary) break;
+    if (const auto* pong = r->as<Pong>(); pong != nullptr) {
+      if (pong->primary) break;
+      ++answers;
+    }
   }
   promotion_seen_ = true;
+  // RECONF_SLAVES starts here: its timeout counts from this state change
+  // (sentinelRefreshInstanceInfo sets failover_state_change_time on
+  // +promoted-slave; sentinelFailoverDetectEnd compares with it).
+  const Time reconf_started = node_.monotonic();
   svc_.history().note(svc_.sim().now(), node_.name(), "promoted-slave",
                       "+promoted-slave: INFO of " + best_name + " reports role master");
   // sentinelForceHelloUpdateForMaster: the other sentinels hear the new
@@ -947,7 +983,7 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
     node_.send(s, f);
     pending.push_back(s);
   }
-  while (!pending.empty() && node_.monotonic() - started <= failover_timeout) {
+  while (!pending.empty() && node_.monotonic() - reconf_started <= failover_timeout) {
     p.sleep(kSentinelFastInfoPeriod);
     std::vector<NodeId> still;
     for (NodeId s : pending) {
@@ -965,6 +1001,7 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
   adopt(best, epoch);
   svc_.history().note(svc_.sim().now(), node_.name(), "failover",
                       fmt::format("+switch-master: promoted {} (epoch {})", best_name, epoch));
+  svc_.on_switch_master(best, epoch, pool_);
   svc_.announce(node_.id(), best, epoch, pool_);
   return true;
 }
@@ -1122,17 +1159,38 @@ Sentinel* RedisService::sentinel(NodeId n) {
   return nullptr;
 }
 
-void RedisService::on_promoted(RedisServer& s) {
+void RedisService::on_promoted(RedisServer& s, bool already_primary) {
+  make_current(s.node().id(), s.pool(), s.shard());
+  history_.note(sim_.now(), s.node().name(), "promoted",
+                already_primary ? "told REPLICAOF NO ONE while already a primary: the current primary again"
+                                : "became the primary");
+}
+
+void RedisService::make_current(NodeId primary, int pool, int shard) {
   if (pooled()) {
     // Each pool has its own primary; the role redis-primary is pool 0's.
-    pool_primary_[static_cast<std::size_t>(s.pool())] = s.node().id();
-    if (s.pool() == 0) current_primary_ = s.node().id();
-    history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
+    pool_primary_[static_cast<std::size_t>(pool)] = primary;
+    if (pool == 0) current_primary_ = primary;
     return;
   }
-  shard_primary_[static_cast<std::size_t>(s.shard())] = s.node().id();
-  if (s.shard() == key_shard_) current_primary_ = s.node().id();
-  history_.note(sim_.now(), s.node().name(), "promoted", "became the primary");
+  shard_primary_[static_cast<std::size_t>(shard)] = primary;
+  if (shard == key_shard_) current_primary_ = primary;
+}
+
+void RedisService::on_switch_master(NodeId primary, std::uint64_t epoch, int pool) {
+  // +switch-master (sentinelFailoverSwitchToPromotedSlave): the group's
+  // configuration now names `primary`; a later epoch of the same group wins.
+  auto& last = switch_epoch_[pool];
+  if (epoch < last) return;
+  last = epoch;
+  const RedisServer& s = server(primary);
+  const bool changed = pooled() ? pool_primary(pool) != primary : shard_primary(s.shard()) != primary;
+  make_current(primary, pool, s.shard());
+  if (changed) {
+    history_.note(sim_.now(), s.node().name(), "current-primary",
+                  "the current primary from +switch-master (epoch " + std::to_string(epoch) + ")");
+  }
+  reevaluate();
 }
 
 void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& key, const std::string& value,
@@ -1145,11 +1203,24 @@ void RedisService::on_grant(RedisServer& s, NodeId client, const std::string& ke
   }
   // Redlock: the grant is the acceptance that completes the majority.
   if (redlock_granted_.count(value) != 0) return;
-  // Counted over the primaries (pooled: each pool's current primary).
+  // Counted over the primaries that accepted it. Pooled: a pool counts once
+  // when ANY server of it that is a primary holds the value — the pool's
+  // current primary, or an old primary the sentinels have switched away
+  // from but not yet converted, which still accepts writes (issue #16). The
+  // client believes from the same acceptances, so the grant is recorded;
+  // when the pools' current primaries do not back it, the reevaluate() that
+  // follows the SET ends the lease at once.
   int holding = 0;
-  for (auto& srv : servers_) {
-    if (pooled() && srv->node().id() != pool_primary(srv->pool())) continue;
-    if (srv->holds(key_, value)) ++holding;
+  if (pooled()) {
+    std::set<int> pools;
+    for (auto& srv : servers_) {
+      if (srv->is_primary() && srv->holds(key_, value)) pools.insert(srv->pool());
+    }
+    holding = static_cast<int>(pools.size());
+  } else {
+    for (auto& srv : servers_) {
+      if (srv->holds(key_, value)) ++holding;
+    }
   }
   if (holding >= majority()) {
     redlock_granted_.insert(value);
@@ -1237,6 +1308,11 @@ void RedisService::announce(NodeId from, NodeId primary, std::uint64_t epoch, in
 }
 
 bool RedisService::failover_now(std::string& why) {
+  if (pooled()) {
+    why =
+        "Redlock pools: \"redis\" names no single pool; a pool fails over when its own sentinels see its primary down";
+    return false;
+  }
   if (redlock()) {
     why = "Redlock has no replicas";
     return false;

@@ -58,7 +58,13 @@
 //    sent every 1 s during a failover (sentinelRefreshInstanceInfo,
 //    WAIT_PROMOTION); REPLICAOF to the other replicas, never to the old
 //    primary (sentinelFailoverReconfNextSlave); then +switch-master
-//    (sentinelFailoverSwitchToPromotedSlave), announced to the clients.
+//    (sentinelFailoverSwitchToPromotedSlave), announced to the clients; the
+//    switched-to node is then the service's current primary, even when
+//    REPLICAOF NO ONE found it a primary already (a failback to an old
+//    primary not yet converted: replicaofCommand then only answers +OK).
+//    Every waiting state is bounded by the failover timeout from the moment
+//    it was entered (failover_state_change_time): Redis's failover-timeout,
+//    180 s by default, shortened to max(2 × down_after, 3 s).
 //    The old primary is converted ("+convert-to-slave") only by a sentinel
 //    whose INFO samples (every SENTINEL_INFO_PERIOD, 10 s, after the switch)
 //    have shown it reporting role master for longer than
@@ -78,6 +84,10 @@
 //    and stepwise failover above. A pool that fails over to a replica that
 //    missed the SET has forgotten the key: at the service it no longer
 //    blocks others (its current primary neither holds the value nor is down).
+//    A pooled grant is counted over every primary of each pool (an old
+//    primary not yet converted still accepts the SET, and the client
+//    believes from it); the lease then ends at once unless the pools'
+//    current primaries block (issue #16).
 //    At the service a Redlock lease is held while a majority of primaries
 //    block others: they hold the value, or are down (antirez, "Is Redlock
 //    safe?": a primary restarted only after the TTL cannot hand the lock out).
@@ -401,13 +411,22 @@ class RedisService final : public LockService {
   /// old primary stays writable until converted); without sentinels the
   /// operator promotes it and makes every other up node its replica at once.
   /// Returns false (with `why`) when there is no live replica, no sentinel is
-  /// up, or a failover is already in progress.
+  /// up, a failover is already in progress, or the service is Redlock
+  /// (pooled: "redis" names no single pool; the loader refuses it first).
   bool failover_now(std::string& why);
   /// `counter_reset` of the token counter on the current primary.
   bool reset_counter(std::int64_t value, std::string& why);
 
   // --- hooks for the servers ---------------------------------------------
-  void on_promoted(RedisServer& s);
+  /// A server took REPLICAOF NO ONE: it becomes its pool's / shard's
+  /// current primary. `already_primary`: it was one already (the command
+  /// changed nothing on the server, as in Redis, but it is the node the
+  /// failover promotes: a failback, or a failover to the current primary).
+  void on_promoted(RedisServer& s, bool already_primary = false);
+  /// +switch-master of `primary` in `epoch` by a sentinel of group `pool`:
+  /// it becomes the current primary (of its pool, or of its shard), whatever
+  /// promote() saw; an older epoch than the group's last switch is ignored.
+  void on_switch_master(NodeId primary, std::uint64_t epoch, int pool = 0);
   /// `key`: the lock key granted (lock.key or one of lock.keys).
   void on_grant(RedisServer& s, NodeId client, const std::string& key, const std::string& value,
                 std::optional<std::int64_t> token);
@@ -427,6 +446,9 @@ class RedisService final : public LockService {
   }
 
  private:
+  /// Sets the current primary of `pool` (pooled) or `shard`, and
+  /// current_primary_ when that is the lock key's.
+  void make_current(NodeId primary, int pool, int shard);
   /// Does the authoritative state hold lock `key` with `value`?
   bool authority_holds(const std::string& key, const std::string& value, std::string& why_not) const;
 
@@ -455,6 +477,8 @@ class RedisService final : public LockService {
   std::map<std::string, std::string> live_;
   std::set<std::string> redlock_granted_;
   bool evaluating_ = false;
+  /// The epoch of each Sentinel group's last +switch-master (on_switch_master).
+  std::map<int, std::uint64_t> switch_epoch_;
 };
 
 }  // namespace fencesim::redis

@@ -83,6 +83,14 @@ class RedisDescriptor final : public ServiceDescriptor {
       return "";
     }
     if (f.kind == FaultKind::kFailover) {
+      if (r.redlock > 0 && r.replicas > 0) {
+        // Redlock pools: each pool is its own Sentinel deployment, and a
+        // fault with "target": "redis" names none of them.
+        const std::string last = std::to_string(r.redlock - 1);
+        return "failover does not apply to Redlock pools: \"redis\" names no single pool (redis-p0 … redis-p" + last +
+               "), and each pool fails over only when its own sentinels see its primary down; crash the pool's "
+               "primary instead (\"kind\": \"crash\", \"target\": \"redis-<p>\", e.g. \"redis-0\" for pool redis-p0)";
+      }
       if (r.redlock > 0) return "failover does not apply in Redlock mode: the primaries have no replicas";
       if (r.replicas == 0) return "failover needs a replica to promote: set lock.replicas to 1 or more";
     }
