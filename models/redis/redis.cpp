@@ -1160,6 +1160,23 @@ Sentinel* RedisService::sentinel(NodeId n) {
 }
 
 void RedisService::on_promoted(RedisServer& s, bool already_primary) {
+  if (!cluster() && !group_sentinels(s.pool()).empty()) {
+    // Under Sentinel a REPLICAOF NO ONE comes from a failover; one that
+    // arrives after its failover was aborted (the replica was paused or cut
+    // off past the failover timeout) makes a primary that no sentinel's
+    // configuration names: clients are not sent to it, and the sentinels
+    // convert it. It is not the current primary (issue #16).
+    bool promoting = false;
+    for (NodeId id : group_sentinels(s.pool())) {
+      if (const Sentinel* st = sentinel(id); st != nullptr && st->promoting() == s.node().id()) promoting = true;
+    }
+    if (!promoting) {
+      history_.note(sim_.now(), s.node().name(), "promoted",
+                    "took a REPLICAOF NO ONE from a failover no sentinel is running any more (aborted): a primary, "
+                    "but not the current one");
+      return;
+    }
+  }
   make_current(s.node().id(), s.pool(), s.shard());
   history_.note(sim_.now(), s.node().name(), "promoted",
                 already_primary ? "told REPLICAOF NO ONE while already a primary: the current primary again"

@@ -266,6 +266,8 @@ class Sentinel final : public sim::NodeBehaviour {
   /// `why`) when this sentinel is down or already failing over.
   bool force_failover(NodeId replica, std::uint64_t epoch, std::string& why);
   bool failover_in_progress() const { return failover_in_progress_; }
+  /// The replica this sentinel's failover in progress promotes (SRI_PROMOTED), else kNoNode.
+  NodeId promoting() const { return failover_in_progress_ ? promoted_ : sim::kNoNode; }
   sim::Node& node() const { return node_; }
 
  private:
