@@ -87,7 +87,8 @@ inline std::map<std::string, bool> option_names(const CLI::App& command, std::ve
     if (o->get_positional()) continue;
     for (const std::string& l : o->get_lnames()) {
       takes_value["--" + l] = o->get_type_size() > 0;
-      if (long_names != nullptr) long_names->push_back("--" + l);
+      // --help-all is valid but not worth listing beside --help.
+      if (long_names != nullptr && l != "help-all") long_names->push_back("--" + l);
     }
     for (const std::string& s : o->get_snames()) takes_value["-" + s] = o->get_type_size() > 0;
   }
