@@ -31,6 +31,7 @@
 
 #include <cstdlib>
 
+#include "cli/usage.hpp"
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
 #include "fencesim/shrink.hpp"
@@ -773,46 +774,54 @@ int start_write(const WriteArgs& a) {
   return cmd_write(a.file, a.materialize, seed);
 }
 
-/// A first word that is no subcommand (or an option the top level does not
-/// have): named, rather than CLI11's "A subcommand is required". The exit
-/// code if the first word is wrong.
-std::optional<int> check_first_word(int argc, char** argv) {
+/// The commands, in the order --help lists them, and "run, sweep, … and matrix".
+const std::vector<std::string>& command_names() {
   static const std::vector<std::string> kCommands = {"run", "sweep", "merge", "shrink", "validate", "write", "matrix"};
-  std::string list;  // "run, sweep, … and matrix"
-  for (std::size_t i = 0; i < kCommands.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == kCommands.size() ? " and " : ", ") + kCommands[i];
-  }
-  if (argc > 1 && argv[1][0] == '-') {
-    const std::string first = argv[1];
-    if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
-      std::cerr << "fencesim: unknown option \"" << first << "\" before the command (the commands are " << list
-                << "; options go after them)\nRun 'fencesim --help' for usage.\n";
-      return kExitInput;
-    }
-  }
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string first = argv[1];
-    if (std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
-      std::string hint;
-      if (first.ends_with(".json")) {
-        hint = "; to run a scenario file: fencesim run " + first;
-      } else {
-        std::string lower = first;
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        const std::string nearest = fencesim::suggest_nearest(lower, kCommands);
-        if (!nearest.empty()) hint = "; " + nearest;
-      }
-      std::cerr << "fencesim: unknown command \"" << first << "\" (the commands are " << list << ")" << hint
-                << "\nRun 'fencesim --help' for usage.\n";
-      return kExitInput;
-    }
-  }
-  return std::nullopt;
+  return kCommands;
+}
+std::string command_list() {
+  const std::vector<std::string>& c = command_names();
+  std::string list;
+  for (std::size_t i = 0; i < c.size(); ++i) list += (i == 0 ? "" : i + 1 == c.size() ? " and " : ", ") + c[i];
+  return list;
 }
 
-/// Each command's usage line (as in the header comment), for the usage
-/// errors below.
-std::string usage_of(const std::string& command) {
+/// No command, a first word that is no command, or an option the top level
+/// does not have: named, rather than CLI11's "A subcommand is required".
+/// The exit code if the first word is wrong. One line each (cli/usage.hpp).
+std::optional<int> check_first_word(int argc, char** argv) {
+  const std::string more = "; `fencesim --help` says more)";
+  if (argc < 2)
+    return fencesim::cli::fail("fencesim", "a command is required (the commands are " + command_list() + more);
+  const std::string first = argv[1];
+  if (first.empty()) {
+    return fencesim::cli::fail("fencesim", "the command is empty (the commands are " + command_list() + more);
+  }
+  if (first[0] == '-') {
+    if (first != "--help" && first != "-h" && first != "--version" && first != "--help-all") {
+      return fencesim::cli::fail("fencesim", "unknown option " + fencesim::quote_text(first) +
+                                                 " before the command (the commands are " + command_list() +
+                                                 "; options go after them" + more);
+    }
+    return std::nullopt;
+  }
+  const std::vector<std::string>& commands = command_names();
+  if (std::find(commands.begin(), commands.end(), first) != commands.end()) return std::nullopt;
+  std::string hint;
+  if (first.ends_with(".json")) {
+    hint = "to run a scenario file: fencesim run " + fencesim::shell_word(first) + "; ";
+  } else {
+    std::string lower = first;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string nearest = fencesim::suggest_nearest(lower, commands);
+    if (!nearest.empty()) hint = nearest + " ";
+  }
+  return fencesim::cli::fail("fencesim", "unknown command " + fencesim::quote_text(first) + " (" + hint +
+                                             "the commands are " + command_list() + more);
+}
+
+/// Each command's usage (as in the header comment), for the usage errors.
+fencesim::cli::Usage usage_of(const std::string& command) {
   static const std::map<std::string, std::string> kUsage = {
       {"run", "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]"},
       {"validate", "fencesim validate FILE..."},
@@ -822,19 +831,18 @@ std::string usage_of(const std::string& command) {
       {"merge", "fencesim merge SWEEP.json... [--out DIR]"},
       {"shrink", "fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]"}};
   const auto it = kUsage.find(command);
-  return it == kUsage.end() ? "fencesim " + command : it->second;
-}
-
-/// The usage suggestion every usage error ends with.
-std::string usage_hint(const std::string& command) {
-  return "usage: " + usage_of(command) + "; `fencesim " + command + " --help` says more";
+  fencesim::cli::Usage u;
+  u.program = "fencesim";
+  u.command = command;
+  u.line = it == kUsage.end() ? "fencesim " + command : it->second;
+  u.thing = command == "merge" ? "sweep.json file" : command == "matrix" ? "matrix file" : "scenario file";
+  u.many = command == "run" || command == "validate" || command == "merge";
+  return u;
 }
 
 /// An option the command does not have, named before CLI11 parses (which
 /// would report a missing file first, or "The following argument was not
-/// expected"): one line with the nearest option and the usage. Values of
-/// options that take one are skipped, so `--out -x` is not an option; after
-/// `--` nothing is.
+/// expected"): one line with the nearest option and the usage.
 std::optional<int> check_options(CLI::App& app, int argc, char** argv) {
   if (argc < 3) return std::nullopt;
   CLI::App* command = nullptr;
@@ -843,87 +851,20 @@ std::optional<int> check_options(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::OptionNotFound&) {
     return std::nullopt;
   }
-  std::map<std::string, bool> takes_value;  // "--seeds" -> true, "-q" -> false
-  std::vector<std::string> names;
-  for (const CLI::Option* o : command->get_options()) {
-    if (o->get_positional()) continue;
-    for (const std::string& l : o->get_lnames()) {
-      takes_value["--" + l] = o->get_type_size() > 0;
-      names.push_back("--" + l);
-    }
-    for (const std::string& s : o->get_snames()) takes_value["-" + s] = o->get_type_size() > 0;
-  }
-  for (int i = 2; i < argc; ++i) {
-    const std::string word = argv[i];
-    if (word == "--") break;
-    if (word.size() < 2 || word[0] != '-') continue;
-    // "-j4": a short option with its value attached.
-    const bool attached = word[1] != '-' && word.size() > 2;
-    const std::string name = attached ? word.substr(0, 2) : word.substr(0, word.find('='));
-    const auto it = takes_value.find(name);
-    if (it == takes_value.end()) {
-      const std::string hint = fencesim::suggest_nearest(name, names);
-      std::cerr << "fencesim: " << argv[1] << " has no option " << fencesim::quote_text(name) << " ("
-                << (hint.empty() ? "" : hint + " ") << "its options are " << fencesim::join_names(names, 20) << "; "
-                << usage_hint(argv[1]) << ")\n";
-      return kExitInput;
-    }
-    if (it->second && !attached && name.size() == word.size()) ++i;  // its value
+  if (const auto what = fencesim::cli::unknown_option(*command, 2, argc, argv, usage_of(argv[1]))) {
+    return fencesim::cli::fail("fencesim", *what);
   }
   return std::nullopt;
-}
-
-/// CLI11's error for `command`, in one line with the usage: "files is
-/// required" -> "run needs a scenario file", "--seeds: 1 required TEXT
-/// missing" -> "--seeds needs a value", "The following argument was not
-/// expected: b.json" -> "sweep takes one file; "b.json" is one too many".
-std::string usage_error(const CLI::ParseError& e, const std::string& command) {
-  const std::string what = e.what();
-  const bool many = command == "run" || command == "validate" || command == "merge";
-  const std::string thing = command == "merge"    ? "sweep.json file"
-                            : command == "matrix" ? "matrix file"
-                                                  : "scenario file";
-  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
-    if (what.rfind("--", 0) == 0) {
-      const std::string option = what.substr(0, what.find(' '));
-      return command + " needs " + option + " (" + usage_hint(command) + ")";
-    }
-    if (what.rfind("file", 0) == 0)
-      return command + " needs " + (many ? "one or more " + thing + "s" : "a " + thing) + " (" + usage_hint(command) +
-             ")";
-  }
-  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && what.rfind("--", 0) == 0) {
-    const std::string option = what.substr(0, what.find(':'));
-    return option + " needs a value (" + usage_hint(command) + ")";
-  }
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-    const std::string::size_type colon = what.find(": ");
-    std::string extra = colon == std::string::npos ? what : what.substr(colon + 2);
-    return command + " takes " + (many ? thing + "s and options" : "one " + thing) + "; " +
-           fencesim::quote_text(extra, 200) + " is one too many (" + usage_hint(command) + ")";
-  }
-  return what + " (" + usage_hint(command) + ")";
 }
 
 /// Parses the command line; the exit code if the command ends here (help,
-/// version, or a usage error).
+/// version, or a usage error, in one line naming the command's usage).
 std::optional<int> parse(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // The usage hint names the command the line was for ("fencesim shrink --help").
+  return fencesim::cli::parse(app, argc, argv, [&app] {
     std::string command = "run";
     for (const CLI::App* sub : app.get_subcommands()) command = sub->get_name();
-    std::cerr << "fencesim: " << usage_error(e, command) << "\n";
-    return kExitInput;
-  }
-  return std::nullopt;
+    return usage_of(command);
+  });
 }
 
 }  // namespace
@@ -933,6 +874,7 @@ int main(int argc, char** argv) {
   sim::keep_heap_between_runs();
   CLI::App app{"fencesim: a deterministic fault-injection simulator for distributed locks", "fencesim"};
   app.set_version_flag("--version", std::string("fencesim ") + fencesim::version());
+  app.set_help_all_flag("--help-all", "Print this help message and every command's, and exit");
   app.require_subcommand(1);
   RunArgs run;
   add_run_command(app, run);

@@ -1062,13 +1062,18 @@ class Loader {
 
   [[noreturn]] void unknown_node(const std::string& name, const std::string& path, bool groups_ok) const {
     std::vector<std::string> cands = known_names();
-    if (groups_ok) {
-      for (auto g : all_group_names()) cands.emplace_back(g);
+    // Only the groups with nodes here (a registered service's groups are
+    // empty unless it is this scenario's): a suggestion never names an
+    // empty group.
+    std::vector<std::string> groups;
+    for (const NodeGroup& g : dir_.groups) {
+      if (!g.nodes.empty()) groups.push_back(g.name);
     }
+    if (groups_ok) cands.insert(cands.end(), groups.begin(), groups.end());
     fail(path,
          "unknown node " + quote(name) + "; nodes in this scenario are " + join_list(dir_.all(), 16) +
              (dir_.roles().empty() ? "" : ", roles " + join_list(dir_.roles())) +
-             (groups_ok ? ", groups " + join_list(all_group_names()) : ""),
+             (groups_ok ? ", groups " + join_list(groups) : ""),
          suggest(name, cands));
   }
 

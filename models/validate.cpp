@@ -1004,7 +1004,13 @@ struct Nodes {
   ScenarioProblem unknown(const std::string& name, const std::string& path, bool groups_ok) const {
     std::vector<std::string> cands = dir.all();
     for (const auto& r : dir.roles()) cands.push_back(r);
-    const std::vector<std::string> groups = all_group_names();
+    // Only the groups with nodes here (a registered service's groups are
+    // empty unless it is this scenario's): a suggestion never names an
+    // empty group.
+    std::vector<std::string> groups;
+    for (const NodeGroup& g : dir.groups) {
+      if (!g.nodes.empty()) groups.push_back(g.name);
+    }
     if (groups_ok) cands.insert(cands.end(), groups.begin(), groups.end());
     return problem(path,
                    "unknown node " + quote_text(name) + "; nodes in this scenario are " + join_names(dir.all(), 16) +

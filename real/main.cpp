@@ -12,30 +12,72 @@
 // report.json, trace.jsonl, real.json). With --compare it also runs the
 // simulation of the same file and prints both verdicts per property.
 //
+// Usage errors (an unknown option, no FILE, a bad --scale, an option given
+// twice) are one line on stderr and exit 2 (cli/usage.hpp); --help exits 0.
+//
 // Exit codes: 0 every expectation met (with --compare: and every verdict
 // equal to the simulation's); 1 not; 2 invalid input, a scenario the runner
 // cannot run, or a missing program (named with its Debian package); 3 a
 // server that did not come up or another internal error.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
+
+#include "cli/usage.hpp"
 
 #include "fencesim/run.hpp"
 #include "loader/loader.hpp"
 #include "real/process.hpp"
 #include "real/real.hpp"
 
+namespace {
+
+const char* const kProgram = "fencesim-real";
+
+fencesim::cli::Usage usage() {
+  fencesim::cli::Usage u;
+  u.program = kProgram;
+  u.line = "fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir]";
+  u.thing = "scenario file";
+  return u;
+}
+
+/// --scale: a number in (0, 10]; nullopt (the caller says why) otherwise.
+std::optional<double> parse_scale(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !(v > 0 && v <= 10)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"fencesim-real: run a scenario against real Redis/etcd and PostgreSQL and check it"};
-  std::string file, out = "reports";
-  double scale = 1.0;
+  CLI::App app{"fencesim-real: run a scenario against real Redis/etcd and PostgreSQL and check it", kProgram};
+  std::string file, out = "reports", scale_text = "1";
   bool compare = false, quiet = false, keep = false;
   app.add_option("FILE", file, "scenario file")->required();
-  app.add_option("--scale", scale, "real seconds per scenario second (default 1; 0.25 runs 4x faster)");
+  app.add_option("--scale", scale_text,
+                 "real seconds per scenario second, in (0, 10] (default 1; 0.25 runs 4x faster)");
   app.add_option("--out", out, "report folder (default reports)");
   app.add_flag("--compare", compare, "also run the simulation and compare the verdicts per property");
   app.add_flag("--quiet", quiet, "print only the verdicts");
   app.add_flag("--keep-dir", keep, "keep the temporary folder with the servers' data and logs");
-  CLI11_PARSE(app, argc, argv);
+  // Usage errors: one line and exit 2 (cli/usage.hpp).
+  if (const auto what = fencesim::cli::unknown_option(app, 1, argc, argv, usage())) {
+    return fencesim::cli::fail(kProgram, *what);
+  }
+  if (const std::optional<int> code = fencesim::cli::parse(app, argc, argv, usage)) return *code;
+  const std::optional<double> parsed_scale = parse_scale(scale_text);
+  if (!parsed_scale) {
+    return fencesim::cli::fail(kProgram, "--scale expects a number greater than 0 and at most 10, got " +
+                                             fencesim::quote_text(scale_text) + " (" + usage().hint() + ")");
+  }
+  const double scale = *parsed_scale;
+  if (out.empty()) return fencesim::cli::fail(kProgram, "--out needs a folder name (default: reports)");
 
   fencesim::LoadResult lr = fencesim::load_scenario_file(file);
   if (!lr.ok()) {

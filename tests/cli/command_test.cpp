@@ -1,6 +1,7 @@
 // The `fencesim` command end to end: what a user and a CI job see.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -273,12 +274,135 @@ TEST_F(Command, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err,
             "fencesim: unknown command \"frobnicate\" (the commands are run, sweep, merge, shrink, validate, write and "
-            "matrix)\n"
-            "Run 'fencesim --help' for usage.\n");
+            "matrix; `fencesim --help` says more)\n");
   r = run("vaildate x.json");
   EXPECT_NE(r.err.find("did you mean \"validate\"?"), std::string::npos) << r.err;
   r = run("scenarios/x.json");
   EXPECT_NE(r.err.find("to run a scenario file: fencesim run scenarios/x.json"), std::string::npos) << r.err;
+}
+
+// Every bad invocation is one line on stderr and exit 2 (cli/usage.hpp):
+// never CLI11's multi-line explanation, its exit codes (105, 106 …) or a crash.
+void expect_one_line(const Result& r, const std::string& what, const std::string& start) {
+  EXPECT_EQ(r.code, 2) << what << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+  EXPECT_EQ(r.err.rfind(start, 0), 0u) << what << ": " << r.err;
+  EXPECT_EQ(r.err.find("Run with --help"), std::string::npos) << what << ": " << r.err;
+}
+
+TEST_F(Command, TopLevelUsageErrorsAreOneLine) {
+  const std::string list = "the commands are run, sweep, merge, shrink, validate, write and matrix";
+  expect_one_line(run(""), "no command", "fencesim: a command is required (" + list + "; `fencesim --help` says more)");
+  expect_one_line(run("''"), "empty command", "fencesim: the command is empty (" + list);
+  expect_one_line(run("frobnicate x"), "unknown command", "fencesim: unknown command \"frobnicate\" (" + list);
+  expect_one_line(run("vaildate x.json"), "misspelt command",
+                  "fencesim: unknown command \"vaildate\" (did you mean \"validate\"? " + list);
+  expect_one_line(run("x.json"), "a file as the command",
+                  "fencesim: unknown command \"x.json\" (to run a scenario file: fencesim run x.json; " + list);
+  expect_one_line(run("--bogus run"), "option before the command", "fencesim: unknown option \"--bogus\" before");
+}
+
+TEST_F(Command, AFileThatCannotBeReadIsOneLine) {
+  expect_one_line(run("run " + (dir_ / "nope.json").string()), "missing file",
+                  "fencesim: " + (dir_ / "nope.json").string() + ": no such file");
+  expect_one_line(run("validate " + dir_.string()), "a directory",
+                  "fencesim: " + dir_.string() + ": is a directory, not a scenario file");
+  expect_one_line(run("sweep " + dir_.string() + " --seeds 1..2 --out " + (dir_ / "o").string()),
+                  "sweep of a directory", "fencesim: " + dir_.string() + ": is a directory");
+  expect_one_line(run("write " + (dir_ / "nope.json").string()), "write of a missing file", "fencesim: ");
+  const fs::path locked = write_file("locked.json", kWorked);
+  fs::permissions(locked, fs::perms::none);
+  if (::geteuid() != 0) {  // root reads it anyway
+    expect_one_line(run("run " + locked.string() + " --out " + (dir_ / "o").string()), "unreadable file",
+                    "fencesim: " + locked.string() + ": ");
+  }
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+}
+
+TEST_F(Command, BadSeedValuesAreOneLine) {
+  const fs::path f = write_file("worked.json", kWorked);
+  for (const char* bad : {"-1", "abc", "18446744073709551616", "99999999999999999999999999", "''", "1e3", "--", " 7"}) {
+    expect_one_line(run("run " + f.string() + " --seed '" + std::string(bad) + "' --out " + (dir_ / "a").string()),
+                    std::string("run --seed ") + bad, "fencesim: ");
+    expect_one_line(run("write " + f.string() + " --seed '" + std::string(bad) + "'"),
+                    std::string("write --seed ") + bad, "fencesim: ");
+    expect_one_line(run("shrink " + f.string() + " --seed '" + std::string(bad) + "' --out " + (dir_ / "a").string()),
+                    std::string("shrink --seed ") + bad, "fencesim: ");
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+}
+
+// An option that takes one value, given twice, is refused rather than the
+// last one kept silently; a flag twice means what it means once.
+TEST_F(Command, AnOptionGivenTwiceIsRefused) {
+  const fs::path f = write_file("worked.json", kWorked);
+  const std::string out = " --out " + (dir_ / "a").string();
+  expect_one_line(run("run " + f.string() + " --seed 1 --seed 2" + out), "--seed twice",
+                  "fencesim: --seed was given 2 times; give it once (usage: fencesim run FILE...");
+  expect_one_line(run("run " + f.string() + " --seed=1 --seed 1" + out), "--seed twice, same value",
+                  "fencesim: --seed was given 2 times; give it once");
+  expect_one_line(run("run " + f.string() + out + out), "--out twice", "fencesim: --out was given 2 times");
+  expect_one_line(run("write " + f.string() + " --seed 1 --seed 2 --seed 3"), "write --seed thrice",
+                  "fencesim: --seed was given 3 times; give it once (usage: fencesim write FILE");
+  expect_one_line(run("sweep " + f.string() + " --seeds 1..2 --seeds 3..4" + out), "--seeds twice",
+                  "fencesim: --seeds was given 2 times; give it once (usage: fencesim sweep FILE");
+  expect_one_line(run("shrink " + f.string() + " --seed 1 --seed 2" + out), "shrink --seed twice",
+                  "fencesim: --seed was given 2 times");
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_EQ(run("run " + f.string() + " -q -q --seed 3" + out).code, 0);
+}
+
+TEST_F(Command, HelpIsTheFullTextAndExitsZero) {
+  for (const char* args : {"--help", "-h", "run --help", "sweep --help", "shrink -h", "--help-all"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << args << ": " << r.out;
+    EXPECT_GT(std::count(r.out.begin(), r.out.end(), '\n'), 4) << args;
+    EXPECT_EQ(r.err, "") << args;
+  }
+}
+
+// fencesim-real's command line (real/main.cpp) through the same header:
+// every usage error is one line and exit 2, before any server starts.
+TEST_F(Command, FencesimRealUsageErrorsAreOneLine) {
+  const std::string real = std::string(FENCESIM_BINARY_DIR) + "/fencesim-real";
+  if (!fs::exists(real)) GTEST_SKIP() << "fencesim-real is not built (libhiredis-dev, libpq-dev)";
+  auto run_real = [&](const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const int status = std::system((real + " " + args + " >" + out.string() + " 2>" + err.string()).c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  };
+  const fs::path f = write_file("worked.json", kWorked);
+  const std::string usage =
+      " (usage: fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir]; `fencesim-real --help` "
+      "says more)\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "fencesim-real: a scenario file is required" + usage},
+      {"a.json b.json", "fencesim-real: one scenario file only; \"b.json\" is one too many" + usage},
+      {f.string() + " --bogus", "fencesim-real: unknown option \"--bogus\" (its options are --help, --scale"},
+      {f.string() + " --sacle 2", "fencesim-real: unknown option \"--sacle\" (did you mean \"--scale\"?"},
+      {f.string() + " --scale", "fencesim-real: --scale needs a value" + usage},
+      {f.string() + " --scale abc",
+       "fencesim-real: --scale expects a number greater than 0 and at most 10, got \"abc\""},
+      {f.string() + " --scale -1", "fencesim-real: --scale expects a number greater than 0 and at most 10, got \"-1\""},
+      {f.string() + " --scale 0", "fencesim-real: --scale expects"},
+      {f.string() + " --scale 11", "fencesim-real: --scale expects"},
+      {f.string() + " --scale 1 --scale 2", "fencesim-real: --scale was given 2 times; give it once" + usage},
+      {f.string() + " --out a --out b", "fencesim-real: --out was given 2 times"},
+      {f.string() + " --out ''", "fencesim-real: --out needs a folder name"},
+      {(dir_ / "nope.json").string(), "fencesim-real: " + (dir_ / "nope.json").string() + ": no such file\n"},
+      {dir_.string(), "fencesim-real: " + dir_.string() + ": is a directory, not a scenario file\n"},
+  };
+  for (const auto& [args, expected] : cases) expect_one_line(run_real(args), "fencesim-real " + args, expected);
+  const Result help = run_real("--help");
+  EXPECT_EQ(help.code, 0) << help.err;
+  EXPECT_NE(help.out.find("--scale"), std::string::npos) << help.out;
 }
 
 TEST_F(Command, TheTerminalTimelineShowsOneResumeForOverlappingPauses) {

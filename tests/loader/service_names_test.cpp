@@ -43,11 +43,20 @@ TEST(LoaderServiceNames, ARoleOfAnotherServiceNamesItsService) {
             "the role \"etcd-leader\" needs the etcd service; this scenario's lock service is none");
 }
 
-TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndEveryGroup) {
-  EXPECT_EQ(
-      error_of(with_fault(scenario(kRedis), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
-      "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-1, sentinel-0, sentinel-1, "
-      "sentinel-2, resource, roles redis-primary, groups clients, redis, sentinels, etcd, queues, tables, resources");
+// The groups listed are those with nodes in this scenario: never the empty
+// groups of another lock service ("etcd" in a Redis scenario).
+TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndTheGroupsWithNodes) {
+  EXPECT_EQ(error_of(with_fault(scenario(kRedis), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
+            "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-1, sentinel-0, sentinel-1, "
+            "sentinel-2, resource, roles redis-primary, groups clients, redis, sentinels, resources");
+  EXPECT_EQ(error_of(with_fault(scenario(kEtcd), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
+            "unknown node \"nodez\"; nodes in this scenario are A, B, etcd-0, etcd-1, etcd-2, resource, roles "
+            "etcd-leader, groups clients, etcd, resources");
+  // No suggestion of a group that is empty here, however near the typo.
+  const std::string none =
+      error_of(with_fault(scenario(kNone), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"sentinelz"}}}));
+  EXPECT_EQ(none.find("sentinels"), std::string::npos) << none;
+  EXPECT_NE(none.find("groups clients, resources"), std::string::npos) << none;
   EXPECT_EQ(error_of(with_fault(scenario(kNone), {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"etcd"}}})),
             "the group \"etcd\" has no nodes in this scenario (lock service none)");
   EXPECT_EQ(error_of(with_fault(scenario(kRedis),
@@ -61,8 +70,8 @@ TEST(LoaderServiceNames, RedlockPoolsNameEachPoolsReplicasAndSentinels) {
   j["resource"] = {{"kind", "unfenced"}};
   EXPECT_EQ(error_of(with_fault(j, {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"nodez"}}})),
             "unknown node \"nodez\"; nodes in this scenario are A, B, redis-0, redis-0-r1, redis-1, redis-1-r1, "
-            "sentinel-0-0, sentinel-1-0, resource, roles redis-primary, groups clients, redis, sentinels, etcd, "
-            "queues, tables, resources");
+            "sentinel-0-0, sentinel-1-0, resource, roles redis-primary, groups clients, redis, sentinels, redis-p0, "
+            "redis-p1, resources");
   // The pool groups are aliases: a node list may name one pool.
   const LoadResult r = load_scenario_text(
       with_fault(j, {{"at", "1s"}, {"kind", "partition"}, {"isolate", {"redis-p1"}}}).dump(), "t.json");
