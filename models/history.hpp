@@ -184,7 +184,11 @@ struct AuditFinding {
   std::string copy;
   std::string holder;
   std::int64_t holder_token = 0;
+  /// With one lock, the copy's last_seen mark; with more than one lock
+  /// (lock.keys), the highest token of `lock` the copy had accepted.
   std::int64_t last_seen = 0;
+  /// The holder's lock with more than one lock (lock.keys); empty with one.
+  std::string lock;
 };
 
 /// A timeline event for reports (grants, expiries, failovers...), free text.
@@ -212,15 +216,24 @@ class History {
   /// Cluster's CROSSSLOT), by error text → how many times; written by the
   /// client node. Empty in every other design.
   std::map<std::string, std::int64_t> service_errors;
+  /// More than one lock (lock.keys): each client's lock (client name →
+  /// lock.key or one of lock.keys), set before the run; grants and beliefs
+  /// are labelled with it as they are recorded, so the holder audit
+  /// compares a copy's tokens with the holders of the same lock only.
+  /// Empty with one lock.
+  std::map<std::string, std::string> client_locks;
 
   void grant(Time at, std::string client, std::string value, std::optional<std::int64_t> token, std::string server) {
-    grants.push_back(GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size(), {}});
+    std::string lock = lock_of(client);
+    grants.push_back(
+        GrantRecord{at, std::move(client), std::move(value), token, std::move(server), grants.size(), std::move(lock)});
   }
   /// Starts a belief; returns its index for `end_belief`.
   std::size_t begin_belief(Time at, std::string client, std::string value, std::optional<std::int64_t> token,
                            std::string message_id = "") {
-    beliefs.push_back(
-        BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, "", std::move(message_id), {}});
+    std::string lock = lock_of(client);
+    beliefs.push_back(BeliefRecord{std::move(client), std::move(value), token, at, std::nullopt, "",
+                                   std::move(message_id), std::move(lock)});
     open_beliefs_.push_back(beliefs.size() - 1);
     return beliefs.size() - 1;
   }
@@ -237,14 +250,18 @@ class History {
   }
   /// Holder audit (docs/REPORTS.md "Metrics"): at every acceptance at a copy, a
   /// believed holder whose token is below the copy's last_seen is broken.
+  /// With more than one lock, per lock: `lock` is the lock of the accepted
+  /// request, `last_seen` the highest token of that lock the copy accepted,
+  /// and only holders of `lock` are audited (tokens of two locks are not
+  /// comparable: each Redis lock has its own counter).
   /// Looks only at the beliefs still open (begun with begin_belief and not
   /// ended), in the order they began: a long run has thousands of beliefs,
   /// a handful of them open at a time.
-  void audit_holders(Time at, const std::string& copy, std::int64_t last_seen) {
+  void audit_holders(Time at, const std::string& copy, std::int64_t last_seen, const std::string& lock = {}) {
     for (std::size_t i : open_beliefs_) {
       const BeliefRecord& b = beliefs[i];
-      if (!b.end && b.token && b.message_id.empty() && *b.token < last_seen) {
-        audit.push_back(AuditFinding{at, copy, b.client, *b.token, last_seen});
+      if (!b.end && b.token && b.message_id.empty() && b.lock == lock && *b.token < last_seen) {
+        audit.push_back(AuditFinding{at, copy, b.client, *b.token, last_seen, lock});
       }
     }
   }
@@ -253,6 +270,10 @@ class History {
   }
 
  private:
+  std::string lock_of(const std::string& client) const {
+    auto it = client_locks.find(client);
+    return it == client_locks.end() ? std::string() : it->second;
+  }
   std::vector<std::size_t> open_beliefs_;  ///< indices into `beliefs`, ascending
 };
 

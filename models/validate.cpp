@@ -416,6 +416,30 @@ ScenarioProblem problem(std::string path, std::string message, std::string sugge
   return ScenarioProblem{std::move(path), std::move(message), std::move(suggestion)};
 }
 
+/// A lock key, lock.keys entry, clients[].lock or counter key with a
+/// control character (a byte below 0x20, or 0x7f): refused, since the key
+/// is printed in stories, reports and the timeline's lanes.
+std::string hex_byte(unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return std::string("0x") + kHex[c >> 4] + kHex[c & 15];
+}
+
+Problem key_without_controls(const std::string& path, const std::string& key, const char* what) {
+  std::string clean;
+  for (unsigned char c : key) {
+    if (!sim::is_control(c)) clean += static_cast<char>(c);
+  }
+  if (clean.size() == key.size()) return std::nullopt;
+  std::size_t at = 0;
+  while (!sim::is_control(static_cast<unsigned char>(key[at]))) ++at;
+  return problem(
+      path,
+      std::string(what) + " " + quote_text(key) + " has a control character (byte " +
+          hex_byte(static_cast<unsigned char>(key[at])) + " at byte " + std::to_string(at) +
+          "): lock and counter keys must not contain bytes below 0x20 or 0x7f",
+      clean.empty() ? std::string("use printable characters, e.g. \"row-1\"") : "remove it, e.g. " + quote_text(clean));
+}
+
 std::string key(const std::string& parent, std::string_view k) { return parent + "." + std::string(k); }
 
 /// A duration that must be > 0 (or at least `min`).
@@ -576,6 +600,7 @@ Problem validate_redis(const Scenario& s) {
   }
   if (r.counter_key) {
     if (r.counter_key->empty()) return problem("lock.counter_key", "the counter key must not be empty");
+    FENCESIM_CHECK(key_without_controls("lock.counter_key", *r.counter_key, "the counter key"));
     if (*r.counter_key == s.lock.key) {
       return problem("lock.counter_key",
                      "the counter key must differ from the lock key " + quote_text(s.lock.key) +
@@ -674,6 +699,7 @@ std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSo
   if (s.lock.service == ServiceKind::kQueue) return validate_queue(s);
   FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
   if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
+  FENCESIM_CHECK(key_without_controls("lock.key", s.lock.key, "the lock key"));
   if (s.lock.service == ServiceKind::kRedis) return validate_redis(s);
   if (s.lock.service == ServiceKind::kTable) return validate_table(s);
   return validate_etcd(s, src);
@@ -1308,6 +1334,7 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
     for (std::size_t i = 0; i < l.keys.size(); ++i) {
       const std::string path = "lock.keys[" + std::to_string(i) + "]";
       if (l.keys[i].empty()) return problem(path, "a lock key must not be empty");
+      FENCESIM_CHECK(key_without_controls(path, l.keys[i], "the lock key"));
       if (l.keys[i] == l.key) {
         return problem(path,
                        "lock.keys lists the further locks: " + quote_text(l.key) +
@@ -1315,6 +1342,36 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
                        "remove it from lock.keys");
       }
       if (!seen.insert(l.keys[i]).second) return problem(path, "duplicate lock key " + quote_text(l.keys[i]));
+    }
+    if (l.service == ServiceKind::kEtcd) {
+      // etcd: no lock key may be another's followed by "/". The mutex of key
+      // K is concurrency.NewMutex(s, K), whose prefix is K + "/"; Lock puts
+      // the waiter key "K/<lease id>" and ranges over the prefix K + "/"
+      // (tryAcquire's getOwner: OpGet(m.pfx, WithFirstCreate()...), which is
+      // WithPrefix + sort by create revision + limit 1; waitDeletes the same
+      // with WithLastCreate + WithMaxCreateRev). So the mutex of "/locks/a"
+      // would count the waiters of "/locks/a/b" (keys "/locks/a/b/<lease>")
+      // as its own: clientv3/concurrency/mutex.go and op.go (withTop) @
+      // v3.4.3 and v3.4.34, client/v3/concurrency/mutex.go @ v3.5.0 and
+      // v3.5.16, all alike. A lease id prints as hex, never with "/", so
+      // keys that are not nested this way never share a waiter.
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        for (std::size_t j = 0; j < all.size(); ++j) {
+          if (i == j || all[j].size() <= all[i].size() || all[j].compare(0, all[i].size() + 1, all[i] + "/") != 0) {
+            continue;
+          }
+          const auto path_of = [](std::size_t k) {
+            return k == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(k - 1) + "]";
+          };
+          return problem(path_of(j),
+                         "the etcd lock " + quote_text(all[j]) + " is nested under the lock " + quote_text(all[i]) +
+                             " (" + path_of(i) + "): the mutex of " + quote_text(all[i]) + " ranges over the prefix " +
+                             quote_text(all[i] + "/") + " and would take the waiters of " + quote_text(all[j]) +
+                             " for its own (etcd clientv3/concurrency/mutex.go, v3.4 and v3.5)",
+                         "choose keys where none is another followed by \"/\", e.g. " +
+                             quote_text(all[i] + "-" + all[j].substr(all[i].size() + 1)));
+        }
+      }
     }
     if (l.service == ServiceKind::kRedis && l.redis.token == RedisToken::kIncr) {
       // Each lock's counter must be a key of its own: not another lock's key, not another lock's counter.
@@ -1348,6 +1405,7 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
     const std::string& lk = s.clients[i].lock;
     if (lk.empty()) continue;
     const std::string path = src.client_path(i) + ".lock";
+    FENCESIM_CHECK(key_without_controls(path, lk, "the lock name"));
     if (!keyed) {
       return problem(path, "lock.service " + quote_text(to_string(l.service)) + " has no lock key to choose",
                      "remove clients[].lock");

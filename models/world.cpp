@@ -197,6 +197,7 @@ std::unique_ptr<World> build_world(const Scenario& s) {
     if (multiple_locks(s.lock)) {
       for (const ClientSpec& c : s.clients) rows.emplace(c.name, lock_of(s.lock, c));
     }
+    w->history.client_locks = rows;  // labels grants and beliefs as they are recorded
     w->resource->set_locks(kind.takes_lock() ? s.lock.key : std::string(), std::move(rows));
   }
   for (std::size_t i = 0; i < s.clients.size(); ++i) {

@@ -352,6 +352,7 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                   {"holder", a.holder},
                                                   {"holder_token", a.holder_token},
                                                   {"last_seen", a.last_seen}};
+    if (!a.lock.empty()) metrics["first_holder_audit_finding"]["lock"] = a.lock;  // more than one lock
   }
   if (mt.writes_after_belief_ended > 0) {
     const WriteAfterBelief& a = *mt.first_write_after_belief;
@@ -561,9 +562,10 @@ std::string md_metrics(const RunResult& r) {
   if (mt.first_audit) {
     const AuditFinding& a = *mt.first_audit;
     o += fmt::format(
-        "First holder audit finding: at {} on {}, {} still believed it held the lock with token {} "
-        "while the copy had already seen token {}.\n\n",
-        format_time(a.at), a.copy, a.holder, a.holder_token, a.last_seen);
+        "First holder audit finding: at {} on {}, {} still believed it held {} with token {} "
+        "while the copy had already seen token {}{}.\n\n",
+        format_time(a.at), a.copy, a.holder, a.lock.empty() ? std::string("the lock") : "lock " + a.lock,
+        a.holder_token, a.last_seen, a.lock.empty() ? std::string() : " of that lock");
   }
   if (mt.first_write_after_belief) o += write_after_belief_text(mt) + "\n\n";
   for (const auto& [text, n] : mt.service_errors) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
@@ -28,7 +29,15 @@ Verdict check_mutual_exclusion(const History& h, const CheckContext& ctx) {
     }
   });
   if (!first) {
-    v.summary = fmt::format("no two of {} beliefs overlapped", h.beliefs.size());
+    // More than one lock: beliefs in two locks may overlap; none in one lock did.
+    std::set<std::string> locks;
+    for (const BeliefRecord& b : h.beliefs) {
+      if (!b.lock.empty()) locks.insert(b.lock);
+    }
+    v.summary = locks.empty()
+                    ? fmt::format("no two of {} beliefs overlapped", h.beliefs.size())
+                    : fmt::format("no two of {} beliefs in the same lock overlapped ({} {})", h.beliefs.size(),
+                                  locks.size() == 1 ? "in lock" : "over locks", join_locks(locks));
     return v;
   }
   const BeliefRecord& a = h.beliefs[first->first];

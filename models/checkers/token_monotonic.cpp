@@ -30,9 +30,10 @@ Verdict check_token_monotonic(const History& h) {
     if (best != nullptr && !(*g->token > *best->token)) {
       v.status = Status::kViolated;
       v.at = g->at;
-      v.summary =
-          fmt::format("{} granted token {} to {} at {}, not above token {} granted to {} at {}", g->server, *g->token,
-                      g->client, format_time(g->at), *best->token, best->client, format_time(best->at));
+      // More than one lock: both grants are of g's lock, and the summary says which.
+      v.summary = fmt::format("{} granted token {}{} to {} at {}, not above token {} granted to {} at {}", g->server,
+                              *g->token, g->lock.empty() ? "" : " of lock " + g->lock, g->client, format_time(g->at),
+                              *best->token, best->client, format_time(best->at));
       // Everything between the two grants, in true-time order.
       std::vector<std::pair<Time, std::string>> steps;
       steps.emplace_back(best->at, fmt::format("{}: {} granted {} to {} (token {})", format_time(best->at),
@@ -57,8 +58,12 @@ Verdict check_token_monotonic(const History& h) {
     }
     if (best == nullptr || *g->token > *best->token) best = g;
   }
+  // More than one lock: per lock, named ("" is the one lock of a scenario without lock.keys).
+  const bool named = !best_of.empty() && !best_of.begin()->first.empty();
   v.summary = best_of.size() > 1
                   ? fmt::format("{} grants, tokens strictly increasing for each of {} locks", v.checked, best_of.size())
+              : named
+                  ? fmt::format("{} grants, tokens strictly increasing in lock {}", v.checked, best_of.begin()->first)
                   : fmt::format("{} grants, tokens strictly increasing", v.checked);
   return v;
 }

@@ -1383,6 +1383,15 @@ bool RedisService::reset_counter(std::int64_t value, std::string& why) {
     return false;
   }
   p.reset_counter(counter_key(), value);
+  if (multiple_locks(lock_)) {
+    // More than one lock: say whose counter it was (docs/FORMAT.md "More than one lock").
+    std::string others;
+    for (const std::string& k : lock_.keys) others += (others.empty() ? "" : ", ") + k;
+    history_.note(sim_.now(), p.node().name(), "counter_reset",
+                  fmt::format("reset {} to {}: the token counter of lock {} (lock.key); the counters of {} are "
+                              "untouched",
+                              counter_key(), value, lock_.key, others));
+  }
   return true;
 }
 

@@ -91,6 +91,7 @@ void ResourceCopy::on_message(const sim::Message& m) {
     if (f->token) {
       state_.last_written = std::max(state_.last_written, *f->token);
       state_.last_seen = std::max(state_.last_seen, *f->token);
+      if (!f->row.empty()) see(f->row, f->token);
     }
     if (f->marks) {
       state_.last_written = std::max(state_.last_written, f->marks->last_written);
@@ -193,9 +194,18 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceO
   rec.last_seen = state_.last_seen;
   rec.lock = row_;
   const Time at = rec.at;
+  const std::optional<std::int64_t> token = rec.token;
   h.resource_ops.push_back(std::move(rec));
-  // Holder audit at every acceptance at a fenced copy (docs/REPORTS.md "Metrics").
-  if (reply.accepted && svc_.audits()) h.audit_holders(at, node_.name(), state_.last_seen);
+  // Holder audit at every acceptance at a fenced copy (docs/REPORTS.md "Metrics");
+  // with more than one lock, per lock: the holders of this row's lock against
+  // the highest token of that lock accepted here.
+  if (reply.accepted && svc_.audits()) {
+    if (row_.empty()) {
+      h.audit_holders(at, node_.name(), state_.last_seen);
+    } else {
+      h.audit_holders(at, node_.name(), see(row_, token), row_);
+    }
+  }
 }
 
 void ResourceCopy::forward(std::optional<std::int64_t> token) {

@@ -48,6 +48,7 @@
 // which version it replaced (`effect`).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -135,7 +136,11 @@ class ResourceCopy final : public sim::NodeBehaviour {
   std::int64_t last_seen() const { return state_.last_seen; }
   /// The marks of a custom check (models/policy.hpp), by name.
   const std::map<std::string, std::int64_t>& marks() const { return state_.marks; }
-  void reset_marks(std::int64_t v) { state_.last_written = state_.last_seen = v; }
+  void reset_marks(std::int64_t v) {
+    state_.last_written = state_.last_seen = v;
+    for (auto& [row, seen] : audit_seen_) seen = v;
+    audit_floor_ = v;
+  }
   sim::Node& node() const { return node_; }
 
  private:
@@ -166,7 +171,18 @@ class ResourceCopy final : public sim::NodeBehaviour {
   };
   std::string row_;                  ///< the row state_ and tag_ hold
   std::map<std::string, Row> rows_;  ///< the other rows (more than one lock)
-  policy_detail::PolicyHost host_;   ///< the check's clocks and its stream "check/<copy>"
+  /// More than one lock: per row (lock), the highest token of an accepted
+  /// read or write of it at this copy, or forwarded to it — the holder
+  /// audit's per-lock last_seen (state_.last_seen mixes the locks' tokens).
+  std::map<std::string, std::int64_t> audit_seen_;
+  std::int64_t audit_floor_ = 0;  ///< a row's mark before its first token (counter_reset of "resource")
+  /// Raises `row`'s audit mark to `token`; returns the mark.
+  std::int64_t see(const std::string& row, std::optional<std::int64_t> token) {
+    std::int64_t& seen = audit_seen_.try_emplace(row, audit_floor_).first->second;
+    if (token) seen = std::max(seen, *token);
+    return seen;
+  }
+  policy_detail::PolicyHost host_;  ///< the check's clocks and its stream "check/<copy>"
   struct Pending {
     std::shared_ptr<Forward> fwd;
     bool sent = false;
