@@ -28,8 +28,21 @@
 // on renew_clock after the last successful reply; the session ends — and the
 // belief with it — when a keepalive is answered TTL ≤ 0 or when its own
 // deadline (the client's monotonic time at the last successful reply + TTL)
-// passes. A Lock waiting on an ended session fails; the next attempt opens a
-// new session.
+// is found passed. clientv3 looks for passed deadlines once a second, not
+// at the deadline (clientv3/lease.go `deadlineLoop`: `time.After(time.Second)`,
+// then every keepalive whose `deadline.Before(now)` is closed; the same code
+// at v3.4.3, v3.4.23 — Debian's golang-etcd-server-dev — v3.5.0 and v3.5.16).
+// The loop starts with the client's first KeepAlive (`firstKeepAliveOnce`,
+// here: the first session's grant reply) and runs for the client's life, so
+// the session ends at the first tick (first KeepAlive + k·1 s, k ≥ 1) after
+// the deadline: up to 1 s late. A Lock waiting on an ended session fails;
+// the next attempt opens a new session.
+// Not modelled: clientv3 sends a first keepalive at once (its answer, not
+// the grant's, starts the deadline; its own deadline before that answer is
+// DialTimeout + 1 s, `firstKeepAliveTimeout`), and it sends keepalives from
+// a 500 ms loop (`sendKeepAliveLoop`, `retryConnWait`) once TTL/3 has passed
+// since the last answer; the model sends them every renew_interval after
+// the last reply (docs/CONFORMANCE.md).
 //
 // `clients[].library: "jetcd"` (docs/FORMAT.md "etcd client libraries"):
 // the Java client as Jepsen's etcd lock test used it (jepsen-io/etcd @
@@ -155,6 +168,7 @@ class EtcdLockClient final : public LockClientBase {
     ++session_gen_;
     watch_.reset();
     deadline_ = sim::TimerId{};
+    deadline_ticks_from_.reset();  // a restarted client is a new clientv3.Client
     ka_running_ = false;
     lock_deadline_.reset();
   }
@@ -218,6 +232,8 @@ class EtcdLockClient final : public LockClientBase {
       jetcd_keepalive(p);
       return true;
     }
+    // clientv3's deadlineLoop starts with the client's first KeepAlive.
+    if (!deadline_ticks_from_) deadline_ticks_from_ = node_.monotonic();
     reset_deadline(gen);
     const sim::Time granted = clock_now();
     if (renews()) {
@@ -226,10 +242,15 @@ class EtcdLockClient final : public LockClientBase {
     return true;
   }
 
+  /// The session's deadline is now + TTL; it is found passed at the first
+  /// of deadlineLoop's 1 s ticks strictly after it (`deadline.Before(now)`).
   void reset_deadline(std::uint64_t gen) {
     node_.cancel(deadline_);
-    deadline_ = node_.at_clock(sim::ClockKind::kMonotonic, node_.monotonic() + session_ttl_, [this, gen] {
-      if (gen == session_gen_) end_session("session deadline passed");
+    const sim::Time deadline = node_.monotonic() + session_ttl_;
+    const sim::Time from = *deadline_ticks_from_;
+    const auto ticks = deadline < from ? 1 : (deadline - from) / kDeadlineTick + 1;
+    deadline_ = node_.at_clock(sim::ClockKind::kMonotonic, from + ticks * kDeadlineTick, [this, gen] {
+      if (gen == session_gen_) end_session("session deadline passed (found by clientv3's 1 s deadline check)");
     });
   }
 
@@ -495,7 +516,10 @@ class EtcdLockClient final : public LockClientBase {
   std::uint64_t session_gen_ = 0;
   etcd::LeaseId lease_id_ = 0;
   sim::Duration session_ttl_{0};
+  /// clientv3's deadlineLoop period (lease.go: time.After(time.Second)).
+  static constexpr sim::Duration kDeadlineTick = std::chrono::seconds(1);
   sim::TimerId deadline_;
+  std::optional<sim::Time> deadline_ticks_from_;  ///< monotonic: the first KeepAlive
   std::string key_;
   std::optional<WatchState> watch_;
   std::uint64_t next_watch_ = 0;
