@@ -45,10 +45,15 @@
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitExpectation = 1;
-constexpr int kExitInput = 2;
-constexpr int kExitInternal = 3;
+constexpr int kExitOk = fencesim::exit_code::kOk;
+constexpr int kExitExpectation = fencesim::exit_code::kExpectation;
+constexpr int kExitInput = fencesim::exit_code::kInput;
+constexpr int kExitInternal = fencesim::exit_code::kInternal;
+
+/// Where reports go without --out: `out/` (ignored by git), not `reports/`,
+/// which holds the project's stored reference reports (issue #30: a run with
+/// `--seed 42` used to write into the stored folder and break the golden test).
+constexpr const char* kDefaultOut = "out";
 
 /// The scenario file as reports name it: its file name without the folder,
 /// so that a report depends on the file's content and the seed only, not on
@@ -115,7 +120,7 @@ std::vector<Job> load_jobs(const std::vector<std::string>& files, std::optional<
       for (const std::string& n : r.scenario->notes) std::cerr << "fencesim: " << f << ": note: " << n << "\n";
     }
     const std::uint64_t s = seed.value_or(r.scenario->seed);
-    const std::string dir = out.empty() ? "reports" : out;
+    const std::string dir = out.empty() ? std::string(kDefaultOut) : out;
     const std::string name = seed ? r.scenario->name + "-seed" + std::to_string(s) : r.scenario->name;
     jobs.push_back(Job{f, std::move(*r.scenario), dir + "/" + name});
   }
@@ -259,7 +264,7 @@ int cmd_matrix(const std::string& file, std::optional<std::uint64_t> seeds_arg, 
   }
   const std::string md = fencesim::render_matrix_markdown(m);
   const std::string js = fencesim::render_matrix_json(m);
-  const std::string dir = out.empty() ? "reports" : out;
+  const std::string dir = out.empty() ? std::string(kDefaultOut) : out;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   for (const auto& [name, text] : {std::pair<std::string, const std::string*>{"MATRIX.md", &md},
@@ -324,7 +329,7 @@ class SweepProgressLine {
 /// The sweep folder: DIR/<scenario>-sweep, or DIR/<scenario>-sweep-shard-I-of-N for a shard (so that shards
 /// given the same --out never write into one another's folder).
 std::string sweep_folder(const std::string& out, const std::string& scenario, const fencesim::Shard& shard) {
-  std::string dir = (out.empty() ? std::string("reports") : out) + "/" + scenario + "-sweep";
+  std::string dir = (out.empty() ? std::string(kDefaultOut) : out) + "/" + scenario + "-sweep";
   if (shard.count > 1) dir += "-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
   return dir;
 }
@@ -383,7 +388,7 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const f
   }
   print_sweep_written(r, file, dir);
   if (shard.count > 1) {
-    const std::string base = out.empty() ? std::string("reports") : out;
+    const std::string base = out.empty() ? std::string(kDefaultOut) : out;
     std::cout << "  shard " << shard.index << " of " << shard.count << "; when every shard is done: fencesim merge "
               << base << "/" << s.name << "-sweep-shard-*-of-" << shard.count << "/sweep.json --out " << base << "\n";
   }
@@ -418,7 +423,8 @@ int cmd_shrink(const std::string& file, const fencesim::ShrinkOptions& opt, cons
     return e.kind == Kind::kNothingToShrink ? kExitExpectation : kExitInput;
   };
   if (r.error) return failed(*r.error);
-  const fencesim::ShrinkOutput o = fencesim::write_shrink_output(file, s, r, out.empty() ? "reports" : out);
+  const fencesim::ShrinkOutput o =
+      fencesim::write_shrink_output(file, s, r, out.empty() ? std::string(kDefaultOut) : out);
   if (o.error) return failed(*o.error);
   const std::size_t before = r.scripted_before + r.drawn_before;
   std::cout << "shrink " << s.name << " seed " << r.seed << ", keeping " << fencesim::to_string(r.property)
@@ -484,12 +490,12 @@ int cmd_merge(const std::vector<std::string>& paths, const std::string& out) {
 /// must be a folder this process can write in. False with the message.
 bool out_option(const CLI::App& command, const std::string& out) {
   if (command.count("--out") > 0 && out.empty()) {
-    std::cerr << "fencesim: --out needs a folder name (default: reports)\n";
+    std::cerr << "fencesim: --out needs a folder name (default: out)\n";
     return false;
   }
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path p = out.empty() ? fs::path("reports") : fs::path(out);
+  fs::path p = out.empty() ? fs::path(kDefaultOut) : fs::path(out);
   if (fs::exists(p, ec)) {
     if (!fs::is_directory(p, ec)) {
       std::cerr << "fencesim: --out " << fencesim::quote_text(p.string(), 4096)
@@ -527,7 +533,7 @@ void add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("files", a.files, "Scenario files (JSON)")->required();
   run->add_option("--seed", a.seed_text,
                   "Override the scenario's seed, 0 to 2^64-1 (reports go to DIR/<scenario>-seed<N>)");
-  run->add_option("--out", a.out, "Folder for the reports (default: reports)");
+  run->add_option("--out", a.out, "Folder for the reports (default: out)");
   run->add_flag("--quiet,-q", a.quiet, "Print only failures");
   run->add_flag("--no-color", a.no_color, "No ANSI colours (colours are used only when stdout is a terminal)");
   run->add_flag("--full-timeline", a.full_timeline,
@@ -570,7 +576,7 @@ void add_matrix_command(CLI::App& app, MatrixArgs& a) {
   matrix->add_option("file", a.file, "Matrix file (JSON; docs/FORMAT.md \"Matrix files\")")->required();
   matrix->add_option("--seeds", a.seeds_text, "Runs per cell (default: the file's seeds)");
   matrix->add_option("--jobs,-j", a.jobs_text, "Worker threads (default: the number of cores); no effect on results");
-  matrix->add_option("--out", a.out, "Folder for MATRIX.md and MATRIX.json (default: reports)");
+  matrix->add_option("--out", a.out, "Folder for MATRIX.md and MATRIX.json (default: out)");
   matrix->add_flag("--quiet,-q", a.quiet, "Do not print the table");
   a.command = matrix;
 }
@@ -597,7 +603,7 @@ void add_sweep_command(CLI::App& app, SweepArgs& a) {
                     "with `fencesim merge`. 'auto' reads JOB_COMPLETION_INDEX (Kubernetes, 0-based; count from "
                     "FENCESIM_SHARD_COUNT), SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT (Slurm) or PARALLEL_SEQ (GNU "
                     "parallel; count from FENCESIM_SHARD_COUNT). See docs/SWEEP.md");
-  sweep->add_option("--out", a.out, "Folder for the sweep folder (default: reports)");
+  sweep->add_option("--out", a.out, "Folder for the sweep folder (default: out)");
   sweep->add_option("--keep", a.keep_text,
                     "Full reports of: none, failing (default: the first 20 failing runs per property) or all runs");
   a.command = sweep;
@@ -614,7 +620,7 @@ void add_merge_command(CLI::App& app, MergeArgs& a) {
       "merge", "Combine the shards of a sweep (sweep --shard I/N) into the DIR/<scenario>-sweep/ one machine writes");
   merge->add_option("files", a.files, "Every shard's sweep.json (in any order)")->required();
   merge->add_option("--out", a.out,
-                    "Folder for the merged sweep folder (default: reports); kept run reports are copied into it");
+                    "Folder for the merged sweep folder (default: out); kept run reports are copied into it");
   a.command = merge;
 }
 
@@ -702,7 +708,7 @@ void add_shrink_command(CLI::App& app, ShrinkArgs& a) {
   shrink->add_option("--property", a.property,
                      "The property to keep violated (default: the first whose expectation the run missed by "
                      "violating it, else the first violated)");
-  shrink->add_option("--out", a.out, "Folder for the shrunk file and its report folder (default: reports)");
+  shrink->add_option("--out", a.out, "Folder for the shrunk file and its report folder (default: out)");
   shrink->add_option(
       "--max-runs", a.max_runs_text,
       "Candidate runs at most, 1 to 1000000 (default " + std::to_string(fencesim::kDefaultShrinkRuns) + ")");

@@ -28,12 +28,13 @@
 #include <string>
 #include <vector>
 
+#include "fencesim/exit_codes.hpp"
 #include "models/validate.hpp"  // quote_text, join_names, suggest_nearest
 
 namespace fencesim::cli {
 
 /// The exit code of every usage error (and of invalid input).
-inline constexpr int kExitUsage = 2;
+inline constexpr int kExitUsage = exit_code::kInput;
 
 /// One command's usage, for the messages below.
 struct Usage {

@@ -154,11 +154,6 @@ ojson workload_json(const WorkloadSpec& w) {
   return j;
 }
 
-/// The renew_interval the loader gives a client that leaves it out.
-Duration default_renew_interval(const LockSpec& l, const ClientSpec& c) {
-  return std::max(client_ttl(l, c) / 3, Duration{1});
-}
-
 ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& name, int count) {
   const ClientSpec def;
   ojson j{{"name", name}};

@@ -1,7 +1,7 @@
 // models/lock_service.hpp — the seam between a run and its lock service.
 //
 // Everything the rest of fencesim knows about one kind of lock service (Redis
-// with Sentinel or Redlock, etcd, `none`) sits behind two objects:
+// with Sentinel, Cluster or Redlock, etcd, the work queue, the lock table, `none`) sits behind two objects:
 //
 //  * a `ServiceDescriptor`: static knowledge of one `ServiceKind`, usable
 //    from a Scenario before any world exists. Its node groups (names, node

@@ -83,9 +83,7 @@ const char* to_string(Property p) {
 const char* to_string(Expectation e) { return e == Expectation::kHolds ? "holds" : "violated"; }
 
 const std::vector<Property>& all_properties() {
-  static const std::vector<Property> kAll = {
-      Property::kMutualExclusion, Property::kNoStaleWrite, Property::kNoLostUpdate,     Property::kTokenMonotonic,
-      Property::kProgress,        Property::kRaftSafety,   Property::kNoDuplicateEffect};
+  static const std::vector<Property> kAll(kAllProperties.begin(), kAllProperties.end());
   return kAll;
 }
 

@@ -11,6 +11,7 @@
 // e.g. to check that a written file (loader/writer.hpp) loads back the same.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -67,6 +68,14 @@ const char* to_string(Expectation);
 std::optional<Property> property_from_string(const std::string&);
 std::optional<FaultKind> fault_kind_from_string(const std::string&);
 /// All properties in report order.
+/// Every property, in report order. A new Property is added here too: the
+/// sweep's tallies are arrays of kPropertyCount, and the test
+/// Scenario.EveryNamedPropertyIsListed fails for a property that has a name
+/// (to_string) but no place here, so none can silently drop out of sweeps.
+inline constexpr std::array<Property, 7> kAllProperties = {
+    Property::kMutualExclusion, Property::kNoStaleWrite, Property::kNoLostUpdate,     Property::kTokenMonotonic,
+    Property::kProgress,        Property::kRaftSafety,   Property::kNoDuplicateEffect};
+inline constexpr std::size_t kPropertyCount = kAllProperties.size();
 const std::vector<Property>& all_properties();
 
 struct NetworkSpec {
@@ -247,13 +256,20 @@ struct WorkloadSpec {
   bool operator==(const WorkloadSpec&) const = default;
 };
 
+/// A client's renew_interval left for the resolver (ClientSpec's default):
+/// resolve_scenario — and run_scenario, on its own copy — sets it to
+/// default_renew_interval (models/validate.hpp), a third of the TTL in effect.
+inline constexpr Duration kResolveRenewInterval = Duration::min();
+
 struct ClientSpec {
   std::string name;  ///< node name (expanded: "worker-0" for count > 1)
   Duration start = 0s;
   bool fencing = true;
   bool renew = true;
-  /// Resolved: ttl/3 when the file leaves it out.
-  Duration renew_interval = 0s;
+  /// kResolveRenewInterval (the default) becomes a third of the TTL in
+  /// effect when the scenario is resolved, so a hand-built ClientSpec{} is
+  /// valid.
+  Duration renew_interval = kResolveRenewInterval;
   sim::ClockKind renew_clock = sim::ClockKind::kMonotonic;
   Duration retry_interval = 100ms;
   Duration command_timeout = 1s;

@@ -207,7 +207,7 @@ void resolve_defaults(Scenario& s) {
   }
   for (ClientSpec& c : s.clients) {
     const Duration ttl = client_ttl(l, c);
-    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = std::max(ttl / 3, Duration{1});
+    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = default_renew_interval(l, c);
     if (c.ttl && ttl != *c.ttl) {
       add_note(s, "clients[].ttl of " + c.name + " raised from " + sim::format_duration(*c.ttl) + " to " +
                       sim::format_duration(ttl) + ": etcd grants a lease at least ceil(1.5 × election_timeout) = " +
@@ -215,6 +215,10 @@ void resolve_defaults(Scenario& s) {
     }
   }
   expand_node_lists(s);
+}
+
+Duration default_renew_interval(const LockSpec& l, const ClientSpec& c) {
+  return std::max(client_ttl(l, c) / 3, Duration{1});
 }
 
 void resolve_scenario(Scenario& s) {
@@ -852,8 +856,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
                      "grants alive with its own keepalive ticks",
                      "remove it, or use \"library\": \"go\"");
     }
-    if (c.renew_clock != sim::ClockKind::kMonotonic ||
-        c.renew_interval != std::max(client_ttl(s.lock, c) / 3, Duration{1})) {
+    if (c.renew_clock != sim::ClockKind::kMonotonic || c.renew_interval != default_renew_interval(s.lock, c)) {
       return problem(key(path, c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval"),
                      "renew_interval and renew_clock do not apply to \"library\": \"jetcd\": jetcd schedules its "
                      "own keepalives (a 500 ms tick, each lease a third of its TTL after the last answer)",

@@ -65,9 +65,11 @@ struct ScenarioSource {
   std::string client_path(std::size_t i) const;
 };
 
-/// A client's renew_interval left for the resolver: resolve_scenario sets it
-/// to a third of the TTL in effect (at least 1 ns).
-inline constexpr Duration kResolveRenewInterval = Duration::min();
+/// The renewal interval a client gets when it names none: a third of the
+/// TTL in effect for it (at least 1 ns). The one owner of this rule:
+/// resolution, the writer (which leaves the default out) and the jetcd check
+/// all call it.
+Duration default_renew_interval(const LockSpec& l, const ClientSpec& c);
 
 /// Fills in what depends on other settings, as the format defines it:
 ///  * etcd: lock.ttl = lock.requested_ttl raised to etcd's minimum lease TTL,

@@ -349,10 +349,16 @@ bool has_custom_policy(const Scenario& s) {
 }
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& opt) {
+  Scenario s = sc;
+  // A client that names no renewal interval (a hand-built ClientSpec{})
+  // gets the default here as resolve_scenario gives it; a resolved scenario
+  // is unchanged.
+  for (ClientSpec& c : s.clients) {
+    if (c.renew_interval == kResolveRenewInterval) c.renew_interval = default_renew_interval(s.lock, c);
+  }
   // A scenario that breaks a rule of the format is refused, with the words
   // and JSON path a file would get (models/validate.hpp).
-  if (auto problem = validate_scenario(sc)) throw InvalidScenario(std::move(*problem));
-  Scenario s = sc;
+  if (auto problem = validate_scenario(s)) throw InvalidScenario(std::move(*problem));
   if (opt.seed) s.seed = *opt.seed;
 #ifdef NDEBUG
   constexpr bool kDebugBuild = false;

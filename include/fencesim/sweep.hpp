@@ -61,8 +61,8 @@
 
 namespace fencesim {
 
-/// The properties in report order (all_properties()), as a fixed-size array index.
-inline constexpr std::size_t kPropertyCount = 7;
+// kPropertyCount (models/scenario.hpp): the properties in report order
+// (kAllProperties), as a fixed-size array index.
 
 /// An inclusive range of seeds: first … last.
 struct SeedRange {

@@ -13,7 +13,6 @@
 
 namespace fencesim::checkers {
 
-/// "token 7" or "no token".
 /// "the lock" (one lock) or "lock row-1" (more than one lock, lock.keys).
 std::string lock_text(const std::string& lock);
 /// "row-1, row-2": lock names in the order given.
@@ -23,6 +22,7 @@ std::string join_locks(const Names& names) {
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
+/// "token 7" or "no token".
 std::string token_text(const std::optional<std::int64_t>& t);
 /// When a belief ended, or the end of the run.
 inline Time belief_end(const BeliefRecord& b, const CheckContext& ctx) { return b.end ? *b.end : ctx.run_end; }

@@ -137,7 +137,7 @@ TEST(Validate, CrossFieldRulesGiveTheLoadersWords) {
 
 TEST(Validate, AHandBuiltScenarioMustBeResolved) {
   Scenario s = worked_example().build();
-  s.clients[0].renew_interval = 0s;  // ClientSpec's default: not a valid interval
+  s.clients[0].renew_interval = 0s;  // an explicit zero: not a valid interval
   ASSERT_TRUE(validate_scenario(s).has_value());
   EXPECT_EQ(validate_scenario(s)->path, "clients[0].renew_interval");
   s.clients[0].renew_interval = kResolveRenewInterval;
@@ -148,6 +148,19 @@ TEST(Validate, AHandBuiltScenarioMustBeResolved) {
   s.lock.ttl = 5s;  // set without requested_ttl
   ASSERT_TRUE(validate_scenario(s).has_value());
   EXPECT_EQ(validate_scenario(s)->path, "lock.ttl");
+}
+
+TEST(Validate, AHandBuiltClientSpecIsValidAndGetsTheDefaultRenewInterval) {
+  // ClientSpec{} names no renewal interval: run_scenario gives it a third of
+  // the TTL, as resolve_scenario does, so the run equals the resolved one's.
+  EXPECT_EQ(ClientSpec{}.renew_interval, kResolveRenewInterval);
+  Scenario resolved = worked_example().build();
+  Scenario hand = resolved;
+  for (ClientSpec& c : hand.clients) c.renew_interval = ClientSpec{}.renew_interval;
+  EXPECT_EQ(resolved.clients[0].renew_interval, default_renew_interval(resolved.lock, resolved.clients[0]));
+  const RunResult a = run_scenario(resolved);
+  const RunResult b = run_scenario(hand);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
 }
 
 TEST(Validate, ResolutionIsIdempotent) {
@@ -234,4 +247,24 @@ TEST(Validate, AFaultAtTheEndOfTheRunNeverHappens) {
   EXPECT_EQ(progress.summary.find("never ends"), std::string::npos) << progress.summary;
 }
 
+}  // namespace fencesim::testing
+
+namespace fencesim::testing {
+namespace {
+
+TEST(Scenario, EveryNamedPropertyIsListed) {
+  // A Property with a name (to_string) must be in kAllProperties, in enum
+  // order, or sweeps (arrays of kPropertyCount) would silently drop it.
+  std::size_t named = 0;
+  for (int i = 0; i < 64; ++i) {
+    const std::string name = to_string(static_cast<Property>(i));
+    if (name == "?") continue;
+    ++named;
+    ASSERT_LT(static_cast<std::size_t>(i), kPropertyCount) << name << " is not in kAllProperties";
+    EXPECT_EQ(static_cast<int>(kAllProperties[static_cast<std::size_t>(i)]), i) << name;
+  }
+  EXPECT_EQ(named, kPropertyCount);
+}
+
+}  // namespace
 }  // namespace fencesim::testing
