@@ -12,11 +12,10 @@ set -euo pipefail
 fencesim=$1
 src=$2
 build=$3
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "SKIP: node and npm are not installed (tools/deps.sh --test installs them); the timeline is not tested in a browser"
-  exit 77
-fi
-command -v chromium >/dev/null || { echo "chromium is not installed (tools/deps.sh --test installs it)"; exit 1; }
+source "$src/tests/support/tier_tools.sh"
+need_program browser node nodejs
+need_program browser npm npm
+need_program browser chromium chromium
 dir=$build/browser-tests
 mkdir -p "$dir"
 if ! cmp -s "$src/tests/browser/package-lock.json" "$dir/package-lock.json" || [ ! -d "$dir/node_modules/puppeteer-core" ]; then

@@ -8,7 +8,8 @@ fencesim=$1
 scenario=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-command -v chromium >/dev/null || { echo "chromium is not installed (tools/deps.sh --test installs it)"; exit 1; }
+source "$(dirname "$0")/../support/tier_tools.sh"
+need_program browser chromium chromium
 "$fencesim" run "$scenario" --out "$work/out" --quiet
 page=$(ls "$work"/out/*/timeline.html)
 flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking

@@ -1,5 +1,7 @@
 #include "tests/conformance/conformance.hpp"
 
+#include "tests/support/tier_tools.hpp"
+
 #include <gtest/gtest.h>
 
 #include <iomanip>
@@ -8,6 +10,11 @@
 #include <sstream>
 
 namespace fencesim::conformance {
+
+// The servers this tier starts: missing ones fail under tools/test.sh and
+// skip in a plain developer build (tests/support/tier_tools.hpp).
+static ::testing::Environment* const kTierTools = ::testing::AddGlobalTestEnvironment(new testing::TierTools(
+    "conformance", {{"redis-server", "redis-server"}, {"etcd", "etcd-server"}, {"etcdctl", "etcd-client"}}));
 
 // ============================================================= Transcript ==
 

@@ -8,7 +8,8 @@ NaN/Infinity as the loader does) and by the loader, through
 
   scenarios/*.json, ../shared/cases/*.json, tests/loader/good/*.json
       both must accept
-  reports/<name>/report.json of each shipped scenario with a nemesis
+  report.json of each shipped scenario with a nemesis (run here by
+  `fencesim run --out <temporary folder>`)
       its nemesis_draws pasted into the scenario's faults (nemesis
       removed): both must accept (docs/REPORTS.md)
   tests/loader/bad/*.json
@@ -24,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,8 +107,8 @@ def loader_verdict(helper, path):
     return r.returncode == 0, r.stdout.decode(errors="replace").strip()
 
 
-def pasted_nemesis_files(src, out_dir):
-    """Each shipped scenario with a nemesis, its golden report's
+def pasted_nemesis_files(src, fencesim, out_dir):
+    """Each shipped scenario with a nemesis, its report's
     nemesis_draws appended to its faults and the nemesis removed, written
     to out_dir; returns the paths."""
     out = []
@@ -118,9 +120,12 @@ def pasted_nemesis_files(src, out_dir):
         if "nemesis" not in doc:
             continue
         name = doc.get("scenario", os.path.splitext(os.path.basename(p))[0])
-        report = os.path.join(src, "reports", name, "report.json")
-        if not os.path.exists(report):
-            continue
+        runs = os.path.join(out_dir, "runs")
+        r = subprocess.run([fencesim, "run", p, "--out", runs, "--quiet"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=300)
+        if r.returncode not in (0, 1):
+            raise SystemExit("fencesim run %s failed (exit %d): %s" % (p, r.returncode, r.stdout.decode(errors="replace")))
+        report = os.path.join(runs, name, "report.json")
         with open(report, encoding="utf-8") as f:
             draws = json.load(f)["nemesis_draws"]
         del doc["nemesis"]
@@ -135,6 +140,7 @@ def pasted_nemesis_files(src, out_dir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--helper", required=True)
+    ap.add_argument("--fencesim", required=True)
     ap.add_argument("--source-dir", required=True)
     args = ap.parse_args()
     src = args.source_dir
@@ -149,7 +155,7 @@ def main():
         print("note: no acceptance cases beside the repository (../shared/cases)")
     good += shared + sorted(glob.glob(os.path.join(src, "tests", "loader", "good", "*.json")))
     pasted_dir = tempfile.mkdtemp(prefix="fencesim-pasted-")
-    pasted = pasted_nemesis_files(src, pasted_dir)
+    pasted = pasted_nemesis_files(src, args.fencesim, pasted_dir)
     if not pasted:
         print("FAIL: no shipped scenario with a nemesis and a golden report to paste")
         return 1
@@ -191,7 +197,7 @@ def main():
                                 "tighten the schema or mark it loader_only" % l_why)
     for p in pasted:
         os.remove(p)
-    os.rmdir(pasted_dir)
+    shutil.rmtree(pasted_dir)
     print("schema/loader agreement: %d files (%d good, %d of them pasted nemesis draws, %d bad)"
           % (len(good) + len(bad), len(good), len(pasted), len(bad)))
     print("%d passed, %d failed" % (passed, failed))
