@@ -42,6 +42,7 @@
 #include "models/checkers/metric_expect.hpp"
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
+#include "models/redis/redis.hpp"
 #include "real/clocks.hpp"
 #include "real/links.hpp"
 #include "real/process.hpp"
@@ -1274,9 +1275,10 @@ void with_clock_shim(Run& run, RedisProc& p) {
 /// sentinelRefreshInstanceInfo, "+fix-slave-config"), which would take the
 /// replication link off its proxy. The timeout also spaces failover
 /// attempts (2 x failover-timeout): a failover that fails (a split vote) is
-/// not retried within such a run (docs/CONFORMANCE.md).
+/// not retried within such a run (docs/CONFORMANCE.md). Without replicas it
+/// is the model's own (redis::failover_timeout_of).
 std::int64_t failover_timeout_ms(const Run& run) {
-  std::int64_t ms = std::max<std::int64_t>(run.tb.ms(run.s.lock.redis.down_after).count() * 2, 2000);
+  std::int64_t ms = run.tb.ms(redis::failover_timeout_of(run.s.lock.redis)).count();
   if (run.s.lock.redis.replicas > 0) ms = std::max<std::int64_t>(ms, run.tb.ms(run.s.duration).count() + 30000);
   return ms;
 }

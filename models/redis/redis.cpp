@@ -42,17 +42,6 @@ constexpr Duration kSentinelInfoPeriod = 10s;     // sentinel.c SENTINEL_INFO_PE
 constexpr Duration kSentinelFastInfoPeriod = 1s;  // INFO period of a failing-over primary's replicas
 constexpr Duration kSentinelRoleWait = 4 * kSentinelHelloPeriod;  // SENTINEL_PUBLISH_PERIOD*4
 
-/// Sentinel's failover-timeout (Redis 7.0 sentinel.c; the default,
-/// SENTINEL_DEFAULT_FAILOVER_TIMEOUT, is 3 minutes), shortened to
-/// max(2 × down_after, 3 s) to keep runs short (docs/FORMAT.md, Redis). As in
-/// sentinel.c it bounds each waiting state from the moment the state was
-/// entered (failover_state_change_time): WAIT_PROMOTION aborts with
-/// -failover-abort-slave-timeout (sentinelFailoverWaitPromotion), and
-/// RECONF_SLAVES ends with +failover-end-for-timeout
-/// (sentinelFailoverDetectEnd); 2 × it spaces a sentinel's failover
-/// attempts (sentinelStartFailoverIfNeeded).
-Duration failover_timeout_of(const RedisSpec& r) { return std::max<Duration>(2 * r.down_after, 3s); }
-
 std::shared_ptr<Reply> reply_int(std::int64_t v) {
   auto r = sim::make_payload<Reply>();
   r->integer = v;
@@ -75,6 +64,8 @@ std::shared_ptr<Reply> reply_nil() {
   return r;
 }
 }  // namespace
+
+Duration failover_timeout_of(const RedisSpec& r) { return std::max<Duration>(2 * r.down_after, 3s); }
 
 // ============================================================ RedisServer ==
 

@@ -121,6 +121,18 @@ namespace fencesim::redis {
 class RedisService;
 class ClusterNode;
 
+/// Sentinel's failover-timeout (Redis 7.0 sentinel.c; the default,
+/// SENTINEL_DEFAULT_FAILOVER_TIMEOUT, is 3 minutes), shortened to
+/// max(2 × down_after, 3 s) to keep runs short (docs/FORMAT.md, Redis). As in
+/// sentinel.c it bounds each waiting state from the moment the state was
+/// entered (failover_state_change_time): WAIT_PROMOTION aborts with
+/// -failover-abort-slave-timeout (sentinelFailoverWaitPromotion), and
+/// RECONF_SLAVES ends with +failover-end-for-timeout
+/// (sentinelFailoverDetectEnd); 2 × it spaces a sentinel's failover
+/// attempts (sentinelStartFailoverIfNeeded). The one owner of this rule:
+/// fencesim-real configures its real Sentinels from it too.
+Duration failover_timeout_of(const RedisSpec& r);
+
 /// One Redis server (primary or replica).
 class RedisServer final : public sim::NodeBehaviour {
  public:
