@@ -13,6 +13,7 @@
 #include "models/faults.hpp"
 #include "models/lock_service.hpp"
 #include "models/validate.hpp"
+#include "models/words.hpp"
 #include "sim/text.hpp"
 
 #include <algorithm>
@@ -81,6 +82,16 @@ std::string join_quoted(const Range& items) {
   for (const auto& it : items) {
     if (n++ > 0) out += ", ";
     out += quote(std::string_view(it));
+  }
+  return out;
+}
+
+/// "\"a\", \"b\" or \"c\"": the choices of a required key, for its message.
+std::string or_quoted(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " or " : ", ";
+    out += quote(items[i]);
   }
   return out;
 }
@@ -481,6 +492,17 @@ class Loader {
   }
 
   /// One of `options`; returns its index.
+  /// One of enum E's words (models/words.hpp), as its value.
+  template <class E>
+  static E get_word(const json& v, const std::string& path) {
+    static const Keys kWords = [] {
+      Keys k;
+      for (const Word<E>& w : Words<E>::kTable) k.push_back(w.text);
+      return k;
+    }();
+    return Words<E>::kTable[get_enum(v, path, kWords)].value;
+  }
+
   static std::size_t get_enum(const json& v, const std::string& path, const Keys& options) {
     if (!v.is_string()) fail(path, "expected one of " + join_quoted(options) + ", got " + describe(v));
     const auto& s = v.get_ref<const std::string&>();
@@ -604,12 +626,12 @@ class Loader {
   void load_lock() {
     const json& v = require(root_, "", "lock", "the lock service, e.g. {\"service\": \"redis\", \"ttl\": \"10s\"}");
     expect_object(v, "lock", "the lock service");
-    static const Keys kServices = {"redis", "etcd", "none", "queue", "table"};
-    const json& svc = require(v, "lock", "service", "\"redis\", \"etcd\", \"none\", \"queue\" or \"table\"");
-    const std::size_t service = get_enum(svc, "lock.service", kServices);
-    static const ServiceKind kKinds[] = {ServiceKind::kRedis, ServiceKind::kEtcd, ServiceKind::kNone,
-                                         ServiceKind::kQueue, ServiceKind::kTable};
-    s_.lock.service = kKinds[service];
+    // The services are the registry's (models/lock_service.hpp), in its order.
+    std::vector<std::string> names;
+    for (const ServiceDescriptor* d : service_registry()) names.push_back(d->name());
+    const Keys services(names.begin(), names.end());
+    const json& svc = require(v, "lock", "service", or_quoted(names));
+    s_.lock.service = service_registry()[get_enum(svc, "lock.service", services)]->kind();
     if (s_.lock.service == ServiceKind::kQueue) {
       load_queue(v);
       return;
@@ -683,11 +705,10 @@ class Loader {
   void load_table(const json& v) {
     TableSpec& t = s_.lock.table;
     if (const json* x = find(v, "expiry")) {
-      static const TableExpiry kExpiry[] = {TableExpiry::kHolderClock, TableExpiry::kDbClock, TableExpiry::kObserved};
-      t.expiry = kExpiry[get_enum(*x, "lock.expiry", Keys{"holder_clock", "db_clock", "observed"})];
+      t.expiry = get_word<TableExpiry>(*x, "lock.expiry");
     }
     if (const json* x = find(v, "token")) {
-      t.token = get_enum(*x, "lock.token", Keys{"none", "version"}) == 0 ? TableToken::kNone : TableToken::kVersion;
+      t.token = get_word<TableToken>(*x, "lock.token");
     }
     if (const json* x = find(v, "lock_delay")) t.lock_delay = get_duration(*x, "lock.lock_delay");
   }
@@ -714,20 +735,16 @@ class Loader {
       r.sentinels = static_cast<int>(get_int(*x, "lock.sentinels", Ranges::kSentinels));
     }
     if (const json* x = find(v, "token")) {
-      r.token = get_enum(*x, "lock.token", Keys{"incr", "none"}) == 0 ? RedisToken::kIncr : RedisToken::kNone;
+      r.token = get_word<RedisToken>(*x, "lock.token");
     }
     if (const json* x = find(v, "replication_delay")) r.replication_delay = get_duration(*x, "lock.replication_delay");
     if (const json* x = find(v, "down_after")) r.down_after = get_duration(*x, "lock.down_after");
     if (const json* x = find(v, "expiry_clock")) {
-      r.expiry_clock = get_enum(*x, "lock.expiry_clock", Keys{"wall", "monotonic"}) == 0 ? sim::ClockKind::kWall
-                                                                                         : sim::ClockKind::kMonotonic;
+      r.expiry_clock = get_word<sim::ClockKind>(*x, "lock.expiry_clock");
     }
     if (const json* x = find(v, "counter_key")) r.counter_key = get_string(*x, "lock.counter_key", 1024);
     if (const json* x = find(v, "persistence")) {
-      const std::size_t p = get_enum(*x, "lock.persistence", Keys{"none", "aof_always", "aof_everysec"});
-      r.persistence = p == 0   ? RedisPersistence::kNone
-                      : p == 1 ? RedisPersistence::kAofAlways
-                               : RedisPersistence::kAofEverysec;
+      r.persistence = get_word<RedisPersistence>(*x, "lock.persistence");
     }
   }
 
@@ -812,8 +829,7 @@ class Loader {
     if (const json* x = find(v, "election_timeout")) e.election_timeout = get_duration(*x, "lock.election_timeout");
     src_.election_timeout_given = find(v, "election_timeout") != nullptr;
     if (const json* x = find(v, "token")) {
-      const std::size_t t = get_enum(*x, "lock.token", Keys{"create_revision", "header_revision", "none"});
-      e.token = t == 0 ? EtcdToken::kCreateRevision : t == 1 ? EtcdToken::kHeaderRevision : EtcdToken::kNone;
+      e.token = get_word<EtcdToken>(*x, "lock.token");
     }
     // The version's profile first, then the fine-grained keys as overrides
     // (models/etcd/versions.hpp).
@@ -850,14 +866,10 @@ class Loader {
   void load_resource() {
     const json& v = require(root_, "", "resource", "the protected resource, e.g. {\"kind\": \"fenced\"}");
     expect_object(v, "resource", "the resource");
-    static const Keys kKinds = {"unfenced", "fenced", "cas", "idempotent"};
     check_keys(v, "resource", kResourceKeys, "resource");
-    const std::size_t kind = get_enum(
-        require(v, "resource", "kind", "\"unfenced\", \"fenced\", \"cas\" or \"idempotent\""), "resource.kind", kKinds);
     ResourceSpec& r = s_.resource;
-    static const ResourceKind kResourceKinds[] = {ResourceKind::kUnfenced, ResourceKind::kFenced, ResourceKind::kCas,
-                                                  ResourceKind::kIdempotent};
-    r.kind = kResourceKinds[kind];
+    r.kind =
+        get_word<ResourceKind>(require(v, "resource", "kind", or_quoted(word_list<ResourceKind>())), "resource.kind");
     for (std::string_view k : {"check", "fence_reads", "idempotent"}) {
       if (r.kind != ResourceKind::kFenced && find(v, k)) {
         fail(key_path("resource", k), quote(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
@@ -865,8 +877,7 @@ class Loader {
       }
     }
     if (const json* x = find(v, "check")) {
-      r.check = get_enum(*x, "resource.check", Keys{"strict", "monotonic"}) == 0 ? FenceCheck::kStrict
-                                                                                 : FenceCheck::kMonotonic;
+      r.check = get_word<FenceCheck>(*x, "resource.check");
     }
     if (const json* x = find(v, "fence_reads")) r.fence_reads = get_bool(*x, "resource.fence_reads");
     if (const json* x = find(v, "idempotent")) r.idempotent = get_bool(*x, "resource.idempotent");
@@ -937,8 +948,7 @@ class Loader {
     spec.renew_interval = kResolveRenewInterval;
     if (const json* x = find(c, "renew_interval")) spec.renew_interval = get_duration(*x, kp("renew_interval"));
     if (const json* x = find(c, "renew_clock")) {
-      spec.renew_clock = get_enum(*x, kp("renew_clock"), Keys{"monotonic", "wall"}) == 0 ? sim::ClockKind::kMonotonic
-                                                                                         : sim::ClockKind::kWall;
+      spec.renew_clock = get_word<sim::ClockKind>(*x, kp("renew_clock"));
     }
     if (const json* x = find(c, "retry_interval")) spec.retry_interval = get_duration(*x, kp("retry_interval"));
     if (const json* x = find(c, "command_timeout")) spec.command_timeout = get_duration(*x, kp("command_timeout"));
@@ -950,7 +960,7 @@ class Loader {
     load_client_policies(c, path, spec);
     if (const json* x = find(c, "ttl")) spec.ttl = get_duration(*x, kp("ttl"), kPositive);
     if (const json* x = find(c, "library")) {
-      spec.library = get_enum(*x, kp("library"), Keys{"go", "jetcd"}) == 0 ? EtcdLibrary::kGo : EtcdLibrary::kJetcd;
+      spec.library = get_word<EtcdLibrary>(*x, kp("library"));
       if (s_.lock.service != ServiceKind::kEtcd) {
         fail(kp("library"), "\"library\" chooses an etcd client library, and lock.service is " +
                                 quote(to_string(s_.lock.service)) + ": remove it");
@@ -986,9 +996,7 @@ class Loader {
       }
     }
     if (const json* x = find(c, "on_lease_loss")) {
-      spec.on_lease_loss = get_enum(*x, kp("on_lease_loss"), Keys{"continue", "abort"}) == 0
-                               ? LeaseLossPolicy::kContinue
-                               : LeaseLossPolicy::kAbort;
+      spec.on_lease_loss = get_word<LeaseLossPolicy>(*x, kp("on_lease_loss"));
     }
     if (const json* x = find(c, "lease_loss_after")) {
       if (x->is_string() && x->get_ref<const std::string&>() == "none") {
@@ -1003,19 +1011,13 @@ class Loader {
 
   WorkloadSpec load_workload(const json& v, const std::string& path) {
     expect_object(v, path, "a workload");
-    static const Keys kKinds = {"sequence_allocator", "counter", "writer", "queue_worker", "leader"};
     WorkloadSpec w;
-    const json& kind =
-        require(v, path, "kind", "\"sequence_allocator\", \"counter\", \"writer\", \"queue_worker\" or \"leader\"");
-    const std::size_t k = get_enum(kind, key_path(path, "kind"), kKinds);
-    static const WorkloadKind kKindValues[] = {WorkloadKind::kSequenceAllocator, WorkloadKind::kCounter,
-                                               WorkloadKind::kWriter, WorkloadKind::kQueueWorker,
-                                               WorkloadKind::kLeader};
-    w.kind = kKindValues[k];
+    const json& kind = require(v, path, "kind", or_quoted(word_list<WorkloadKind>()));
+    w.kind = get_word<WorkloadKind>(kind, key_path(path, "kind"));
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it.key() == "block" && w.kind != WorkloadKind::kSequenceAllocator) {
         fail(key_path(path, "block"),
-             "\"block\" applies only to the sequence_allocator workload, not to " + quote(kKinds[k]));
+             "\"block\" applies only to the sequence_allocator workload, not to " + quote(word(w.kind)));
       }
     }
     check_keys(v, path, kWorkloadKeys, "a workload");
@@ -1231,8 +1233,7 @@ class Loader {
   void parse_clock_jump(const FaultInput& in, FaultSpec& f) {
     f.target = get_target(req(in, "target", "the node whose clock jumps"), in.kp("target"));
     if (const json* x = find(in.v, "clock")) {
-      const std::size_t c = get_enum(*x, in.kp("clock"), Keys{"wall", "monotonic", "both"});
-      f.clock = c == 0 ? ClockSelect::kWall : c == 1 ? ClockSelect::kMonotonic : ClockSelect::kBoth;
+      f.clock = get_word<ClockSelect>(*x, in.kp("clock"));
     }
     f.by = get_duration(req(in, "by", "the signed jump, e.g. \"25s\" or \"-5s\""), in.kp("by"),
                         DurationRule{true, false, {}});
@@ -1376,9 +1377,8 @@ class Loader {
                  " (and \"metrics\" for bounds on metrics)",
              suggest(it.key(), words));
       }
-      const std::size_t e = get_enum(it.value(), p, Keys{"holds", "violated"});
       // A property that does not apply to the design: validate_expect.
-      s_.expect[*prop] = e == 0 ? Expectation::kHolds : Expectation::kViolated;
+      s_.expect[*prop] = get_word<Expectation>(it.value(), p);
     }
   }
 
@@ -1556,6 +1556,18 @@ std::optional<LoadError> read_text_file(const std::string& path, std::string& te
   }
   if (in.bad()) return error_result(path, "", "read error");
   return std::nullopt;
+}
+
+std::vector<std::string> format_keys(const std::string& section) {
+  static const std::vector<std::pair<std::string_view, const Keys*>> kSections = {
+      {"top", &kTopKeys},       {"network", &kNetworkKeys},   {"lock", &kLockCommonKeys},
+      {"redis", &kRedisKeys},   {"cluster", &kClusterKeys},   {"etcd", &kEtcdKeys},
+      {"queue", &kQueueKeys},   {"table", &kTableKeys},       {"resource", &kResourceKeys},
+      {"client", &kClientKeys}, {"workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
+  for (const auto& [name, keys] : kSections) {
+    if (name == section) return std::vector<std::string>(keys->begin(), keys->end());
+  }
+  return {};
 }
 
 }  // namespace fencesim

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,13 @@ std::optional<LoadError> read_text_file(const std::string& path, std::string& te
 /// `what` names the kind of document for an empty file ("a scenario").
 std::optional<LoadError> parse_json_text(std::string_view text, const std::string& file_label, nlohmann::json& root,
                                          const std::string& what);
+
+/// The keys the loader accepts in one section of the format, in its order:
+/// "top", "network", "lock" (every service's common keys), "redis",
+/// "cluster", "etcd", "queue", "table", "resource", "client", "workload",
+/// "nemesis". Empty for another name. tests/loader/words_schema_test.cpp
+/// compares them with the JSON Schema's.
+std::vector<std::string> format_keys(const std::string& section);
 
 /// Limits of the loader itself (the model's limits are fencesim::Limits).
 struct LoaderLimits {

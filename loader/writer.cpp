@@ -12,6 +12,7 @@
 #include "models/faults.hpp"
 #include "models/nemesis.hpp"
 #include "models/validate.hpp"
+#include "models/words.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim {
@@ -23,14 +24,6 @@ using ojson = nlohmann::ordered_json;
 constexpr std::size_t kWidth = 100;  ///< objects and arrays that fit stay on one line
 
 std::string dur(Duration d) { return sim::format_duration(d); }
-
-const char* redis_token_name(RedisToken t) { return t == RedisToken::kIncr ? "incr" : "none"; }
-
-const char* etcd_token_name(EtcdToken t) {
-  return t == EtcdToken::kCreateRevision   ? "create_revision"
-         : t == EtcdToken::kHeaderRevision ? "header_revision"
-                                           : "none";
-}
 
 /// A duration, or {"min", "max"} when the two differ.
 ojson range_json(Duration lo, Duration hi) {
@@ -79,7 +72,7 @@ ojson lock_json(const LockSpec& l) {
       if (r.cluster->replicas != cd.replicas) c["replicas"] = r.cluster->replicas;
       if (r.cluster->node_timeout != cd.node_timeout) c["node_timeout"] = dur(r.cluster->node_timeout);
       j["cluster"] = c;
-      if (r.token != rd.token) j["token"] = redis_token_name(r.token);
+      if (r.token != rd.token) j["token"] = word(r.token);
     } else if (r.redlock > 0) {
       // The loader sets replicas 0, sentinels 0 and token none itself;
       // pools with replicas and Sentinel write both.
@@ -91,18 +84,18 @@ ojson lock_json(const LockSpec& l) {
     } else {
       j["replicas"] = r.replicas;
       j["sentinels"] = r.sentinels;
-      if (r.token != rd.token) j["token"] = redis_token_name(r.token);
+      if (r.token != rd.token) j["token"] = word(r.token);
     }
     if (r.replication_delay != rd.replication_delay) j["replication_delay"] = dur(r.replication_delay);
     if (r.down_after != rd.down_after) j["down_after"] = dur(r.down_after);
-    if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = sim::clock_name(r.expiry_clock);
+    if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = word(r.expiry_clock);
     if (r.counter_key) j["counter_key"] = *r.counter_key;
     if (r.persistence != rd.persistence) j["persistence"] = to_string(r.persistence);
   } else if (l.service == ServiceKind::kTable) {
     const TableSpec& t = l.table;
     const TableSpec td;
     if (t.expiry != td.expiry) j["expiry"] = to_string(t.expiry);
-    if (t.token != td.token) j["token"] = t.token == TableToken::kVersion ? "version" : "none";
+    if (t.token != td.token) j["token"] = word(t.token);
     if (t.lock_delay != td.lock_delay) j["lock_delay"] = dur(t.lock_delay);
   } else {
     const EtcdSpec& e = l.etcd;
@@ -110,7 +103,7 @@ ojson lock_json(const LockSpec& l) {
     j["nodes"] = e.nodes;
     if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
     if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
-    if (e.token != ed.token) j["token"] = etcd_token_name(e.token);
+    if (e.token != ed.token) j["token"] = word(e.token);
     if (e.wal_fsync != ed.wal_fsync) j["wal_fsync"] = dur(e.wal_fsync);
     // The version, then only the keys that override its profile.
     if (!e.version.empty()) j["version"] = e.version;
@@ -129,7 +122,7 @@ ojson resource_json(const ResourceSpec& r) {
   const ResourceSpec def;
   ojson j{{"kind", to_string(r.kind)}};
   if (r.kind == ResourceKind::kFenced) {
-    j["check"] = r.check == FenceCheck::kStrict ? "strict" : "monotonic";
+    j["check"] = word(r.check);
     if (r.fence_reads != def.fence_reads) j["fence_reads"] = r.fence_reads;
     if (r.idempotent != def.idempotent) j["idempotent"] = r.idempotent;
   }
@@ -162,17 +155,17 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.fencing != def.fencing) j["fencing"] = c.fencing;
   if (c.renew != def.renew) j["renew"] = c.renew;
   if (c.renew_interval != default_renew_interval(lock, c)) j["renew_interval"] = dur(c.renew_interval);
-  if (c.renew_clock != def.renew_clock) j["renew_clock"] = sim::clock_name(c.renew_clock);
+  if (c.renew_clock != def.renew_clock) j["renew_clock"] = word(c.renew_clock);
   if (c.retry_interval != def.retry_interval) j["retry_interval"] = dur(c.retry_interval);
   if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
   if (c.resource != def.resource) j["resource"] = c.resource;
   if (!c.lock.empty()) j["lock"] = c.lock;
   j["workload"] = workload_json(c.workload);
   if (c.check_lease_before_write) j["check_lease_before_write"] = dur(*c.check_lease_before_write);
-  if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = "abort";
+  if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = word(c.on_lease_loss);
   if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);
   if (c.ttl) j["ttl"] = dur(*c.ttl);
-  if (c.library != def.library) j["library"] = "jetcd";
+  if (c.library != def.library) j["library"] = word(c.library);
   return j;
 }
 

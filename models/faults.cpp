@@ -2,6 +2,8 @@
 // per kind: how it applies, ends, reads in a report, is drawn and written.
 #include "models/faults.hpp"
 
+#include "models/words.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,9 +60,7 @@ void write_pause(const FaultSpec& f, FaultWriter& out) {
 
 // -- clock_jump ---------------------------------------------------------------
 
-const char* clock_word(ClockSelect c) {
-  return c == ClockSelect::kWall ? "wall" : c == ClockSelect::kMonotonic ? "monotonic" : "both";
-}
+const char* clock_word(ClockSelect c) { return word(c); }
 
 std::optional<std::string> apply_clock_jump(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
   sim::NodeId n{};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/lock_service.hpp"
+#include "models/words.hpp"
 
 namespace fencesim {
 
@@ -16,22 +17,8 @@ const char* to_string(ServiceKind k) {
   }
   return "?";
 }
-const char* to_string(RedisPersistence p) {
-  switch (p) {
-    case RedisPersistence::kNone: return "none";
-    case RedisPersistence::kAofAlways: return "aof_always";
-    case RedisPersistence::kAofEverysec: return "aof_everysec";
-  }
-  return "?";
-}
-const char* to_string(TableExpiry e) {
-  switch (e) {
-    case TableExpiry::kHolderClock: return "holder_clock";
-    case TableExpiry::kDbClock: return "db_clock";
-    case TableExpiry::kObserved: return "observed";
-  }
-  return "?";
-}
+const char* to_string(RedisPersistence v) { return word(v); }
+const char* to_string(TableExpiry v) { return word(v); }
 std::string redis_counter_key(const LockSpec& l) { return l.redis.counter_key.value_or(l.key + ":token"); }
 
 std::string redis_counter_key_of(const LockSpec& l, const std::string& key) {
@@ -49,38 +36,10 @@ LockSpec lock_for(const LockSpec& l, const ClientSpec& c) {
   }
   return out;
 }
-const char* to_string(ResourceKind k) {
-  switch (k) {
-    case ResourceKind::kUnfenced: return "unfenced";
-    case ResourceKind::kFenced: return "fenced";
-    case ResourceKind::kCas: return "cas";
-    case ResourceKind::kIdempotent: return "idempotent";
-  }
-  return "?";
-}
-const char* to_string(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kSequenceAllocator: return "sequence_allocator";
-    case WorkloadKind::kCounter: return "counter";
-    case WorkloadKind::kWriter: return "writer";
-    case WorkloadKind::kQueueWorker: return "queue_worker";
-    case WorkloadKind::kLeader: return "leader";
-  }
-  return "?";
-}
-const char* to_string(Property p) {
-  switch (p) {
-    case Property::kMutualExclusion: return "mutual_exclusion";
-    case Property::kNoStaleWrite: return "no_stale_write";
-    case Property::kNoLostUpdate: return "no_lost_update";
-    case Property::kTokenMonotonic: return "token_monotonic";
-    case Property::kProgress: return "progress";
-    case Property::kRaftSafety: return "raft_safety";
-    case Property::kNoDuplicateEffect: return "no_duplicate_effect";
-  }
-  return "?";
-}
-const char* to_string(Expectation e) { return e == Expectation::kHolds ? "holds" : "violated"; }
+const char* to_string(ResourceKind v) { return word(v); }
+const char* to_string(WorkloadKind v) { return word(v); }
+const char* to_string(Property v) { return word(v); }
+const char* to_string(Expectation e) { return word(e); }
 
 const std::vector<Property>& all_properties() {
   static const std::vector<Property> kAll(kAllProperties.begin(), kAllProperties.end());

@@ -18,6 +18,7 @@
 #include "models/faults.hpp"
 #include "models/policy.hpp"
 #include "models/validate.hpp"
+#include "models/words.hpp"
 #include "sim/text.hpp"
 
 namespace fencesim {
@@ -96,7 +97,7 @@ std::string dur(sim::Duration d) { return sim::format_duration(d); }
 
 ojson duration_json(sim::Duration d) { return ojson{{"ns", d.count()}, {"text", dur(d)}}; }
 
-const char* clock_text(sim::ClockKind k) { return k == sim::ClockKind::kWall ? "wall" : "monotonic"; }
+const char* clock_text(sim::ClockKind k) { return word(k); }
 
 /// The resource's kind as reports name it: a custom check's name(), else the built-in kind.
 std::string resource_kind_name(const ResourceSpec& r) {
@@ -129,7 +130,7 @@ ojson settings_json(const Scenario& s) {
     lock["sentinels"] = r.sentinels;
     lock["down_after"] = duration_json(r.down_after);
     lock["expiry_clock"] = clock_text(r.expiry_clock);
-    lock["token"] = r.token == RedisToken::kIncr ? "incr" : "none";
+    lock["token"] = word(r.token);
     lock["redlock"] = r.redlock;
     // Written only when set, so reports of files without them stay as they were.
     if (r.counter_key) lock["counter_key"] = *r.counter_key;
@@ -142,7 +143,7 @@ ojson settings_json(const Scenario& s) {
   } else if (s.lock.service == ServiceKind::kTable) {
     const TableSpec& t = s.lock.table;
     lock["expiry"] = to_string(t.expiry);
-    lock["token"] = t.token == TableToken::kVersion ? "version" : "none";
+    lock["token"] = word(t.token);
     lock["lock_delay"] = duration_json(t.lock_delay);
   } else if (s.lock.service == ServiceKind::kEtcd) {
     const EtcdSpec& e = s.lock.etcd;
@@ -150,9 +151,7 @@ ojson settings_json(const Scenario& s) {
     lock["nodes"] = e.nodes;
     lock["election_timeout"] = duration_json(e.election_timeout);
     lock["heartbeat"] = duration_json(e.heartbeat);
-    lock["token"] = e.token == EtcdToken::kCreateRevision   ? "create_revision"
-                    : e.token == EtcdToken::kHeaderRevision ? "header_revision"
-                                                            : "none";
+    lock["token"] = word(e.token);
     // The version (null: the model's own combination) and every key that
     // overrides its profile (models/etcd/versions.hpp).
     lock["version"] = e.version.empty() ? ojson() : ojson(e.version);
@@ -168,7 +167,7 @@ ojson settings_json(const Scenario& s) {
   // A custom ResourceCheck is named where the built-in kind would be.
   ojson resource{{"kind", resource_kind_name(s.resource)}};
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
-    resource["check"] = s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic";
+    resource["check"] = word(s.resource.check);
     resource["fence_reads"] = s.resource.fence_reads;
     if (s.lock.service == ServiceKind::kQueue) resource["idempotent"] = s.resource.idempotent;
   }
@@ -202,12 +201,12 @@ ojson settings_json(const Scenario& s) {
     }
     // The client policies, only when one is set (docs/REPORTS.md).
     if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
-    if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = "abort";
+    if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = word(c.on_lease_loss);
     if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
     // A client's own TTL (the one in effect) and a library other than
     // "go", only when set, so reports of files without them are unchanged.
     if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
-    if (c.library == EtcdLibrary::kJetcd) cj["library"] = "jetcd";
+    if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
     if (multiple_locks(s.lock)) {
       cj["lock"] = lock_of(s.lock, c);
       if (s.lock.service == ServiceKind::kRedis && s.lock.redis.token == RedisToken::kIncr) {
@@ -458,8 +457,8 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
   o += "\n";
   o += fmt::format("- resource: {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
-    o += fmt::format(" ({} check{}{})", s.resource.check == FenceCheck::kStrict ? "strict" : "monotonic",
-                     s.resource.fence_reads ? ", fenced reads" : "", s.resource.idempotent ? ", idempotent" : "");
+    o += fmt::format(" ({} check{}{})", word(s.resource.check), s.resource.fence_reads ? ", fenced reads" : "",
+                     s.resource.idempotent ? ", idempotent" : "");
   }
   if (s.resource.replicas > 0) o += fmt::format(", {} further copies", s.resource.replicas);
   o += "\n";
@@ -632,15 +631,14 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
   if (s.lock.service == ServiceKind::kRedis) {
     const RedisSpec& rs = s.lock.redis;
     o += rs.cluster       ? fmt::format(" cluster {} shards replicas {} node_timeout {} token {}", rs.cluster->shards,
-                                        rs.cluster->replicas, dur(rs.cluster->node_timeout),
-                                  rs.token == RedisToken::kIncr ? "incr" : "none")
+                                        rs.cluster->replicas, dur(rs.cluster->node_timeout), word(rs.token))
          : rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
                           : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
-                                        clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "incr" : "none");
+                                        clock_text(rs.expiry_clock), word(rs.token));
   }
   o += fmt::format("  resource {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
-    o += s.resource.check == FenceCheck::kStrict ? " strict" : " monotonic";
+    o += std::string(" ") + word(s.resource.check);
     if (s.resource.fence_reads) o += " fence_reads";
   }
   o += fmt::format("  clients {}  faults {} ({} drawn)\n", s.clients.size(), r.faults.size(), r.drawn.size());
