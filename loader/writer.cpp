@@ -293,9 +293,9 @@ void emit(const ojson& v, std::size_t indent, std::size_t column, bool top, std:
 }  // namespace
 
 namespace {
-/// Collects what the fault table writes (models/faults.cpp write_fault) as
-/// JSON, durations in the format's strings.
-class JsonFaultWriter final : public FaultWriter {
+/// Collects what the fault table and the lock services write
+/// (models/key_writer.hpp) as JSON, durations in the format's strings.
+class JsonFaultWriter final : public KeyWriter {
  public:
   void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
   void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
@@ -304,6 +304,12 @@ class JsonFaultWriter final : public FaultWriter {
   void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
   void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
     j_[std::string(key)] = value;
+  }
+  void null_value(std::string_view key) override { j_[std::string(key)] = nullptr; }
+  void object(std::string_view key, const std::function<void(KeyWriter&)>& fill) override {
+    JsonFaultWriter inner;
+    fill(inner);
+    j_[std::string(key)] = inner.take();
   }
   ojson take() { return std::move(j_); }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "models/history.hpp"
+#include "models/key_writer.hpp"
 #include "models/scenario.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulation.hpp"
@@ -59,17 +60,8 @@ class FaultEnv {
 };
 
 /// Receives a fault's parameters as the format writes them (report.json's
-/// nemesis_draws). Durations are sim::Duration; the writer chooses the text.
-class FaultWriter {
- public:
-  virtual ~FaultWriter() = default;
-  virtual void text(std::string_view key, const std::string& value) = 0;
-  virtual void integer(std::string_view key, std::int64_t value) = 0;
-  virtual void boolean(std::string_view key, bool value) = 0;
-  virtual void duration(std::string_view key, Duration value) = 0;
-  virtual void nodes(std::string_view key, const std::vector<std::string>& value) = 0;
-  virtual void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) = 0;
-};
+/// nemesis_draws): a KeyWriter (models/key_writer.hpp).
+using FaultWriter = KeyWriter;
 
 struct FaultKindInfo {
   FaultKind kind;

@@ -53,6 +53,13 @@ const ServiceDescriptor& none_descriptor() {
 
 const std::vector<const ServiceDescriptor*>& service_registry() { return registry().all; }
 
+std::string ServiceDescriptor::report_design(const Scenario& s) const {
+  return takes_lock() ? ", TTL " + sim::format_duration(s.lock.ttl) : "";
+}
+std::string ServiceDescriptor::summary_design(const Scenario& s) const {
+  return takes_lock() ? " ttl " + sim::format_duration(s.lock.ttl) : "";
+}
+
 const ServiceDescriptor& service_descriptor(ServiceKind kind) {
   for (const ServiceDescriptor* d : service_registry()) {
     if (d->kind() == kind) return *d;

@@ -44,6 +44,7 @@
 
 #include "models/checkers/verdict.hpp"
 #include "models/history.hpp"
+#include "models/key_writer.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -173,6 +174,38 @@ class ServiceDescriptor {
   /// What `f` (of `service_faults()`) needs when the scenario runs another
   /// service; the loader appends "; this scenario's lock service is …".
   virtual std::string fault_needs(const FaultSpec& f) const;
+
+  // --- What reports say of the service (report/report.cpp asks; the words
+  // --- and the keys are the service's own).
+
+  /// Whether the design names a lock key (lock.key, lock.keys): false for
+  /// the queue, whose leases are its messages.
+  virtual bool has_lock_key() const { return takes_lock(); }
+  /// Whether every message is its own lease and the resource is a ledger
+  /// of per-message effects (the work queue): updates_lost and
+  /// resource.idempotent belong to it.
+  virtual bool per_message() const { return false; }
+  /// report.json's settings.lock: the service's own keys, written after
+  /// "service", "ttl", "key" and "keys".
+  virtual void report_settings(const Scenario& s, KeyWriter& out) const {
+    (void)s;
+    (void)out;
+  }
+  /// report.json's settings.clients[i] with more than one lock: the
+  /// service's own keys for client `c` after its "lock".
+  virtual void report_client_settings(const Scenario& s, const ClientSpec& c, KeyWriter& out) const {
+    (void)s;
+    (void)c;
+    (void)out;
+  }
+  /// report.md's "- lock service: <name>" line goes on with this, e.g.
+  /// " (2 replicas, 3 sentinels, expiry on the wall clock, token INCR), TTL 10s".
+  /// Default: ", TTL <ttl>" for a design that takes a lock, else "".
+  virtual std::string report_design(const Scenario& s) const;
+  /// The terminal summary's "service <name>" goes on with this, e.g.
+  /// " ttl 10s replicas 2 sentinels 3 expiry wall token incr".
+  /// Default: " ttl <ttl>" for a design that takes a lock, else "".
+  virtual std::string summary_design(const Scenario& s) const;
 
   /// Builds the running service in a world (ctx.scenario's service is this).
   virtual std::unique_ptr<LockService> build(ServiceContext& ctx) const = 0;

@@ -16,6 +16,7 @@
 #include "loader/writer.hpp"
 #include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
+#include "models/lock_service.hpp"
 #include "models/policy.hpp"
 #include "models/validate.hpp"
 #include "models/words.hpp"
@@ -105,11 +106,41 @@ std::string resource_kind_name(const ResourceSpec& r) {
 }
 std::string client_policy_name(const ClientSpec& c) { return c.policy ? c.policy->name() : std::string("built-in"); }
 
+/// A lock service's report settings (ServiceDescriptor::report_settings)
+/// as report.json has them: durations as {ns, text}.
+class ReportKeyWriter final : public KeyWriter {
+ public:
+  explicit ReportKeyWriter(ojson& j) : j_(j) {}
+  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
+  void duration(std::string_view key, Duration value) override { j_[std::string(key)] = duration_json(value); }
+  void nodes(std::string_view key, const std::vector<std::string>& value) override {
+    ojson list = ojson::array();
+    for (const std::string& v : value) list.push_back(v);
+    j_[std::string(key)] = std::move(list);
+  }
+  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
+    j_[std::string(key)] = value;
+  }
+  void null_value(std::string_view key) override { j_[std::string(key)] = ojson(); }
+  void object(std::string_view key, const std::function<void(KeyWriter&)>& fill) override {
+    ojson inner = ojson::object();
+    ReportKeyWriter w(inner);
+    fill(w);
+    j_[std::string(key)] = std::move(inner);
+  }
+
+ private:
+  ojson& j_;
+};
+
 ojson settings_json(const Scenario& s) {
-  ojson lock{{"service", to_string(s.lock.service)}};
-  if (s.lock.service != ServiceKind::kNone) {
+  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  ojson lock{{"service", d.name()}};
+  if (d.takes_lock()) {
     lock["ttl"] = duration_json(s.lock.ttl);
-    if (s.lock.service != ServiceKind::kQueue) lock["key"] = s.lock.key;
+    if (d.has_lock_key()) lock["key"] = s.lock.key;
     // More than one lock, only when set (reports of one-lock files are unchanged).
     if (multiple_locks(s.lock)) {
       ojson keys = ojson::array();
@@ -117,59 +148,14 @@ ojson settings_json(const Scenario& s) {
       lock["keys"] = std::move(keys);
     }
   }
-  if (s.lock.service == ServiceKind::kQueue) {
-    const QueueSpec& q = s.lock.queue;
-    lock["visibility_timeout"] = duration_json(q.visibility_timeout);
-    lock["messages"] = q.messages;
-    lock["fifo"] = q.fifo;
-    lock["max_receives"] = q.max_receives;
-  } else if (s.lock.service == ServiceKind::kRedis) {
-    const RedisSpec& r = s.lock.redis;
-    lock["replicas"] = r.replicas;
-    lock["replication_delay"] = duration_json(r.replication_delay);
-    lock["sentinels"] = r.sentinels;
-    lock["down_after"] = duration_json(r.down_after);
-    lock["expiry_clock"] = clock_text(r.expiry_clock);
-    lock["token"] = word(r.token);
-    lock["redlock"] = r.redlock;
-    // Written only when set, so reports of files without them stay as they were.
-    if (r.counter_key) lock["counter_key"] = *r.counter_key;
-    if (r.persistence != RedisPersistence::kNone) lock["persistence"] = to_string(r.persistence);
-    if (r.cluster) {
-      lock["cluster"] = ojson{{"shards", r.cluster->shards},
-                              {"replicas", r.cluster->replicas},
-                              {"node_timeout", duration_json(r.cluster->node_timeout)}};
-    }
-  } else if (s.lock.service == ServiceKind::kTable) {
-    const TableSpec& t = s.lock.table;
-    lock["expiry"] = to_string(t.expiry);
-    lock["token"] = word(t.token);
-    lock["lock_delay"] = duration_json(t.lock_delay);
-  } else if (s.lock.service == ServiceKind::kEtcd) {
-    const EtcdSpec& e = s.lock.etcd;
-    lock["requested_ttl"] = duration_json(s.lock.requested_ttl);
-    lock["nodes"] = e.nodes;
-    lock["election_timeout"] = duration_json(e.election_timeout);
-    lock["heartbeat"] = duration_json(e.heartbeat);
-    lock["token"] = word(e.token);
-    // The version (null: the model's own combination) and every key that
-    // overrides its profile (models/etcd/versions.hpp).
-    lock["version"] = e.version.empty() ? ojson() : ojson(e.version);
-    ojson overrides = ojson::array();
-    for (const std::string& k : etcd::version_overrides(e)) overrides.push_back(k);
-    lock["overrides"] = std::move(overrides);
-    lock["pre_vote"] = e.pre_vote;
-    lock["keepalive_checks_leadership"] = e.keepalive_checks_leadership;
-    lock["keepalive_skips_check_if_active"] = e.keepalive_skips_check_if_active;
-    lock["mutex_checks_own_key"] = e.mutex_checks_own_key;
-    lock["lock_fails_on_session_end"] = e.lock_fails_on_session_end;
-  }
+  ReportKeyWriter w(lock);
+  d.report_settings(s, w);
   // A custom ResourceCheck is named where the built-in kind would be.
   ojson resource{{"kind", resource_kind_name(s.resource)}};
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     resource["check"] = word(s.resource.check);
     resource["fence_reads"] = s.resource.fence_reads;
-    if (s.lock.service == ServiceKind::kQueue) resource["idempotent"] = s.resource.idempotent;
+    if (d.per_message()) resource["idempotent"] = s.resource.idempotent;
   }
   resource["initial"] = s.resource.initial;
   resource["replicas"] = s.resource.replicas;
@@ -209,9 +195,8 @@ ojson settings_json(const Scenario& s) {
     if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
     if (multiple_locks(s.lock)) {
       cj["lock"] = lock_of(s.lock, c);
-      if (s.lock.service == ServiceKind::kRedis && s.lock.redis.token == RedisToken::kIncr) {
-        cj["counter_key"] = redis_counter_key_of(s.lock, lock_of(s.lock, c));
-      }
+      ReportKeyWriter w(cj);
+      service_descriptor(s.lock.service).report_client_settings(s, c, w);
     }
     clients.push_back(cj);
   }
@@ -415,45 +400,7 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
   o += fmt::format("- seed: {}{}\n", r.seed, m.seed_overridden ? " (from the command line)" : "");
   o += fmt::format("- simulated: {} (settle {})\n", dur(s.duration), dur(s.settle));
   o += fmt::format("- lock service: {}", to_string(s.lock.service));
-  if (s.lock.service == ServiceKind::kRedis) {
-    const RedisSpec& rs = s.lock.redis;
-    if (rs.cluster) {
-      o += fmt::format(
-          " (Redis Cluster: {} shards of a primary and {} replicas, node_timeout {}, expiry on the {} "
-          "clock, token {})",
-          rs.cluster->shards, rs.cluster->replicas, dur(rs.cluster->node_timeout), clock_text(rs.expiry_clock),
-          rs.token == RedisToken::kIncr ? "INCR" : "none");
-    } else if (rs.redlock > 0) {
-      o += fmt::format(" (Redlock over {} primaries)", rs.redlock);
-    } else {
-      o += fmt::format(" ({} replicas, {} sentinels, expiry on the {} clock, token {})", rs.replicas, rs.sentinels,
-                       clock_text(rs.expiry_clock), rs.token == RedisToken::kIncr ? "INCR" : "none");
-    }
-    if (rs.persistence != RedisPersistence::kNone) o += fmt::format(", persistence {}", to_string(rs.persistence));
-  }
-  if (s.lock.service == ServiceKind::kEtcd && !s.lock.etcd.version.empty()) {
-    std::string overrides;
-    for (const std::string& k : etcd::version_overrides(s.lock.etcd)) overrides += (overrides.empty() ? "" : ", ") + k;
-    o += fmt::format(" (version {}, overrides: {})", s.lock.etcd.version, overrides.empty() ? "none" : overrides);
-  }
-  if (s.lock.service == ServiceKind::kTable) {
-    const TableSpec& t = s.lock.table;
-    static const char* const kWho[] = {
-        "expiry on the holder's wall clock (ShedLock)", "expiry on the database's wall clock (ShedLock usingDbTime)",
-        "expiry observed by each candidate on its own clock (client-go leader election)"};
-    o += fmt::format(" (one record on db, {}, token {}{})", kWho[static_cast<int>(t.expiry)],
-                     t.token == TableToken::kVersion ? "the record version" : "none",
-                     t.lock_delay > Duration::zero() ? ", lock_delay " + dur(t.lock_delay) : std::string());
-  }
-  if (s.lock.service == ServiceKind::kQueue) {
-    const QueueSpec& q = s.lock.queue;
-    o += fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
-                     q.fifo ? "FIFO" : "standard", "queue", q.messages, dur(q.visibility_timeout),
-                     q.max_receives > 0 ? fmt::format("dead-letter queue after {} receives", q.max_receives)
-                                        : std::string("no dead-letter queue"));
-  } else if (s.lock.service != ServiceKind::kNone) {
-    o += fmt::format(", TTL {}", dur(s.lock.ttl));
-  }
+  o += service_descriptor(s.lock.service).report_design(s);
   o += "\n";
   o += fmt::format("- resource: {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
@@ -617,25 +564,7 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
   std::string o;
   o += fmt::format("scenario {}  seed {}{}\n", s.name, r.seed, m.seed_overridden ? " (from --seed)" : "");
   o += fmt::format("  duration {}  settle {}  service {}", dur(s.duration), dur(s.settle), to_string(s.lock.service));
-  if (s.lock.service != ServiceKind::kNone) o += fmt::format(" ttl {}", dur(s.lock.ttl));
-  if (s.lock.service == ServiceKind::kQueue) {
-    const QueueSpec& q = s.lock.queue;
-    o += fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
-                     q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());
-  }
-  if (s.lock.service == ServiceKind::kTable) {
-    const TableSpec& t = s.lock.table;
-    o += fmt::format(" expiry {} token {}", to_string(t.expiry), t.token == TableToken::kVersion ? "version" : "none");
-    if (t.lock_delay > Duration::zero()) o += " lock_delay " + dur(t.lock_delay);
-  }
-  if (s.lock.service == ServiceKind::kRedis) {
-    const RedisSpec& rs = s.lock.redis;
-    o += rs.cluster       ? fmt::format(" cluster {} shards replicas {} node_timeout {} token {}", rs.cluster->shards,
-                                        rs.cluster->replicas, dur(rs.cluster->node_timeout), word(rs.token))
-         : rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
-                          : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
-                                        clock_text(rs.expiry_clock), word(rs.token));
-  }
+  o += service_descriptor(s.lock.service).summary_design(s);
   o += fmt::format("  resource {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     o += std::string(" ") + word(s.resource.check);

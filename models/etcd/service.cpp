@@ -7,6 +7,9 @@
 #include "models/etcd/raft/safety.hpp"
 #include "models/fingerprint.hpp"
 
+#include "models/etcd/versions.hpp"
+#include "models/words.hpp"
+
 namespace fencesim::etcd {
 
 namespace {
@@ -27,6 +30,37 @@ class EtcdDescriptor final : public ServiceDescriptor {
 
   bool hands_out_tokens(const Scenario& s) const override { return s.lock.etcd.token != EtcdToken::kNone; }
   std::vector<Property> own_properties() const override { return {Property::kRaftSafety}; }
+
+  void report_settings(const Scenario& s, KeyWriter& out) const override {
+    const EtcdSpec& e = s.lock.etcd;
+    out.duration("requested_ttl", s.lock.requested_ttl);
+    out.integer("nodes", e.nodes);
+    out.duration("election_timeout", e.election_timeout);
+    out.duration("heartbeat", e.heartbeat);
+    out.text("token", word(e.token));
+    // The version (null: the model's own combination) and every key that
+    // overrides its profile (models/etcd/versions.hpp).
+    if (e.version.empty()) {
+      out.null_value("version");
+    } else {
+      out.text("version", e.version);
+    }
+    out.nodes("overrides", version_overrides(e));
+    out.boolean("pre_vote", e.pre_vote);
+    out.boolean("keepalive_checks_leadership", e.keepalive_checks_leadership);
+    out.boolean("keepalive_skips_check_if_active", e.keepalive_skips_check_if_active);
+    out.boolean("mutex_checks_own_key", e.mutex_checks_own_key);
+    out.boolean("lock_fails_on_session_end", e.lock_fails_on_session_end);
+  }
+  std::string report_design(const Scenario& s) const override {
+    std::string o;
+    if (!s.lock.etcd.version.empty()) {
+      std::string overrides;
+      for (const std::string& k : version_overrides(s.lock.etcd)) overrides += (overrides.empty() ? "" : ", ") + k;
+      o = " (version " + s.lock.etcd.version + ", overrides: " + (overrides.empty() ? "none" : overrides) + ")";
+    }
+    return o + ServiceDescriptor::report_design(s);
+  }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
     return std::make_unique<EtcdService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0));

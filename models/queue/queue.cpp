@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
+#include "models/words.hpp"
 
 namespace fencesim::queue {
 
@@ -155,6 +156,30 @@ class QueueDescriptor final : public ServiceDescriptor {
   std::string why_no_token(const Scenario&) const override {
     return "the queue's receive counts are per message, not one sequence of tokens (a fenced ledger compares them "
            "per message)";
+  }
+
+  bool has_lock_key() const override { return false; }
+  bool per_message() const override { return true; }
+
+  void report_settings(const Scenario& s, KeyWriter& out) const override {
+    const QueueSpec& q = s.lock.queue;
+    out.duration("visibility_timeout", q.visibility_timeout);
+    out.integer("messages", q.messages);
+    out.boolean("fifo", q.fifo);
+    out.integer("max_receives", q.max_receives);
+  }
+  std::string report_design(const Scenario& s) const override {
+    const QueueSpec& q = s.lock.queue;
+    return fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
+                       q.fifo ? "FIFO" : "standard", "queue", q.messages, sim::format_duration(q.visibility_timeout),
+                       q.max_receives > 0 ? fmt::format("dead-letter queue after {} receives", q.max_receives)
+                                          : std::string("no dead-letter queue"));
+  }
+  std::string summary_design(const Scenario& s) const override {
+    const QueueSpec& q = s.lock.queue;
+    return ServiceDescriptor::summary_design(s) +
+           fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
+                       q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());
   }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {

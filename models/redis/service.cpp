@@ -5,6 +5,7 @@
 
 #include "models/client/client.hpp"
 #include "models/redis/redis.hpp"
+#include "models/words.hpp"
 
 namespace fencesim::redis {
 
@@ -103,6 +104,61 @@ class RedisDescriptor final : public ServiceDescriptor {
   std::string fault_needs(const FaultSpec& f) const override {
     if (f.kind == FaultKind::kFailover) return "failover needs the Redis service (Sentinel promotes a replica)";
     return ServiceDescriptor::fault_needs(f);
+  }
+
+  void report_settings(const Scenario& s, KeyWriter& out) const override {
+    const RedisSpec& r = s.lock.redis;
+    out.integer("replicas", r.replicas);
+    out.duration("replication_delay", r.replication_delay);
+    out.integer("sentinels", r.sentinels);
+    out.duration("down_after", r.down_after);
+    out.text("expiry_clock", word(r.expiry_clock));
+    out.text("token", word(r.token));
+    out.integer("redlock", r.redlock);
+    // Written only when set, so reports of files without them stay as they were.
+    if (r.counter_key) out.text("counter_key", *r.counter_key);
+    if (r.persistence != RedisPersistence::kNone) out.text("persistence", word(r.persistence));
+    if (r.cluster) {
+      out.object("cluster", [&](KeyWriter& c) {
+        c.integer("shards", r.cluster->shards);
+        c.integer("replicas", r.cluster->replicas);
+        c.duration("node_timeout", r.cluster->node_timeout);
+      });
+    }
+  }
+  /// The token counter each lock's grants INCR (lock.keys with token incr).
+  void report_client_settings(const Scenario& s, const ClientSpec& c, KeyWriter& out) const override {
+    if (s.lock.redis.token == RedisToken::kIncr)
+      out.text("counter_key", redis_counter_key_of(s.lock, lock_of(s.lock, c)));
+  }
+  std::string report_design(const Scenario& s) const override {
+    const RedisSpec& rs = s.lock.redis;
+    const char* token = rs.token == RedisToken::kIncr ? "INCR" : "none";
+    std::string o;
+    if (rs.cluster) {
+      o = fmt::format(
+          " (Redis Cluster: {} shards of a primary and {} replicas, node_timeout {}, expiry on the {} "
+          "clock, token {})",
+          rs.cluster->shards, rs.cluster->replicas, sim::format_duration(rs.cluster->node_timeout),
+          word(rs.expiry_clock), token);
+    } else if (rs.redlock > 0) {
+      o = fmt::format(" (Redlock over {} primaries)", rs.redlock);
+    } else {
+      o = fmt::format(" ({} replicas, {} sentinels, expiry on the {} clock, token {})", rs.replicas, rs.sentinels,
+                      word(rs.expiry_clock), token);
+    }
+    if (rs.persistence != RedisPersistence::kNone) o += fmt::format(", persistence {}", word(rs.persistence));
+    return o + ServiceDescriptor::report_design(s);
+  }
+  std::string summary_design(const Scenario& s) const override {
+    const RedisSpec& rs = s.lock.redis;
+    return ServiceDescriptor::summary_design(s) +
+           (rs.cluster
+                ? fmt::format(" cluster {} shards replicas {} node_timeout {} token {}", rs.cluster->shards,
+                              rs.cluster->replicas, sim::format_duration(rs.cluster->node_timeout), word(rs.token))
+            : rs.redlock > 0 ? fmt::format(" redlock {}", rs.redlock)
+                             : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
+                                           word(rs.expiry_clock), word(rs.token)));
   }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {

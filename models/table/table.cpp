@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
+#include "models/words.hpp"
 #include "sim/time.hpp"
 
 namespace fencesim::table {
@@ -206,6 +207,31 @@ class TableDescriptor final : public ServiceDescriptor {
   std::vector<NodeGroup> groups(const Scenario&) const override { return {NodeGroup{"tables", {"db"}}}; }
 
   bool hands_out_tokens(const Scenario& s) const override { return s.lock.table.token == TableToken::kVersion; }
+
+  void report_settings(const Scenario& s, KeyWriter& out) const override {
+    const TableSpec& t = s.lock.table;
+    out.text("expiry", word(t.expiry));
+    out.text("token", word(t.token));
+    out.duration("lock_delay", t.lock_delay);
+  }
+  std::string report_design(const Scenario& s) const override {
+    const TableSpec& t = s.lock.table;
+    static const char* const kWho[] = {
+        "expiry on the holder's wall clock (ShedLock)", "expiry on the database's wall clock (ShedLock usingDbTime)",
+        "expiry observed by each candidate on its own clock (client-go leader election)"};
+    return fmt::format(
+               " (one record on db, {}, token {}{})", kWho[static_cast<int>(t.expiry)],
+               t.token == TableToken::kVersion ? "the record version" : "none",
+               t.lock_delay > Duration::zero() ? ", lock_delay " + sim::format_duration(t.lock_delay) : std::string()) +
+           ServiceDescriptor::report_design(s);
+  }
+  std::string summary_design(const Scenario& s) const override {
+    const TableSpec& t = s.lock.table;
+    std::string o =
+        ServiceDescriptor::summary_design(s) + fmt::format(" expiry {} token {}", word(t.expiry), word(t.token));
+    if (t.lock_delay > Duration::zero()) o += " lock_delay " + sim::format_duration(t.lock_delay);
+    return o;
+  }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
     return std::make_unique<TableService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0).at(0));

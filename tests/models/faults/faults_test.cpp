@@ -156,6 +156,12 @@ class RecordingWriter final : public FaultWriter {
     for (const auto& g : v) s += "[" + fmt::format("{}", fmt::join(g, ",")) + "]";
     out.emplace_back(k, s);
   }
+  void null_value(std::string_view k) override { out.emplace_back(k, "null"); }
+  void object(std::string_view k, const std::function<void(KeyWriter&)>& fill) override {
+    RecordingWriter inner;
+    fill(inner);
+    out.emplace_back(k, "{" + std::to_string(inner.out.size()) + " keys}");
+  }
 };
 
 TEST(FaultTable, WritesOnlyTheKeysTheKindTakes) {
