@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/client/client.hpp"
+#include "models/validate.hpp"
 
 namespace fencesim {
 
@@ -52,6 +53,10 @@ const ServiceDescriptor& none_descriptor() {
 }
 
 const std::vector<const ServiceDescriptor*>& service_registry() { return registry().all; }
+
+std::optional<ScenarioProblem> ServiceDescriptor::validate(const Scenario&, const ScenarioSource&) const {
+  return std::nullopt;
+}
 
 std::string ServiceDescriptor::report_design(const Scenario& s) const {
   return takes_lock() ? ", TTL " + sim::format_duration(s.lock.ttl) : "";

@@ -53,6 +53,8 @@ namespace fencesim {
 namespace client {
 class LockClient;
 }
+struct ScenarioProblem;
+struct ScenarioSource;
 
 /// What a service is built from in a world. `groups[i]` holds the node ids
 /// of the descriptor's `groups(scenario)[i]`, in the same order; the nodes
@@ -174,6 +176,19 @@ class ServiceDescriptor {
   /// What `f` (of `service_faults()`) needs when the scenario runs another
   /// service; the loader appends "; this scenario's lock service is …".
   virtual std::string fault_needs(const FaultSpec& f) const;
+
+  // --- Rules and notes (models/validate.cpp asks, after the rules every
+  // --- lock with a key shares).
+
+  /// The first problem of the service's own settings in `s` (its lock.*
+  /// keys), with the JSON path and words a file would get; nullopt when
+  /// they are valid. models/rules.hpp has the vocabulary.
+  virtual std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource& src) const;
+  /// Notes on settings that cannot do what they seem to (Scenario::notes).
+  virtual void notes(const Scenario& s, std::vector<std::string>& out) const {
+    (void)s;
+    (void)out;
+  }
 
   // --- What reports say of the service (report/report.cpp asks; the words
   // --- and the keys are the service's own).

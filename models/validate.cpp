@@ -11,6 +11,7 @@
 
 #include "models/lock_service.hpp"
 #include "models/redis/cluster.hpp"
+#include "models/rules.hpp"
 
 #include <algorithm>
 #include <map>
@@ -20,6 +21,8 @@
 #include "sim/text.hpp"
 
 namespace fencesim {
+
+using namespace rules;  // problem, key, positive, fmt_d, … (models/rules.hpp)
 
 static_assert(Limits::kMaxServiceNodes == 25 && Limits::kMaxResourceCopies == 25 && Limits::kMaxClients == 200 &&
                   Limits::kMaxIterations == 100'000,
@@ -231,8 +234,6 @@ void resolve_scenario(Scenario& s) {
 
 namespace {
 
-std::string fmt_d(Duration d) { return sim::format_duration(d); }
-
 /// Faults and clients that start after the end of the run never happen.
 void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
   const std::string end = fmt_d(s.duration);
@@ -292,26 +293,6 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
   }
   for (const auto& [finding, clients] : found) {
     out.push_back((clients.size() == 1 ? "client " : "clients ") + join_names(clients) + ": " + finding);
-  }
-}
-
-void note_service(const Scenario& s, std::vector<std::string>& out) {
-  const RedisSpec& r = s.lock.redis;
-  if (s.lock.service == ServiceKind::kRedis && r.cluster && r.token == RedisToken::kIncr) {
-    const std::string counter = redis_counter_key(s.lock);
-    const int a = redis::key_hash_slot(s.lock.key);
-    const int b = redis::key_hash_slot(counter);
-    if (a != b) {
-      out.push_back("lock.key " + quote_text(s.lock.key) + " (slot " + std::to_string(a) + ") and the token counter " +
-                    quote_text(counter) + " (slot " + std::to_string(b) +
-                    ") hash to different slots: under lock.cluster the acquire script fails with \"CROSSSLOT Keys "
-                    "in request don't hash to the same slot\" and nothing is granted; a hash tag such as " +
-                    quote_text("{" + s.lock.key + "}") + " in both keys puts them in one slot");
-    }
-  }
-  if (s.lock.service == ServiceKind::kRedis && r.redlock == 0 && r.sentinels > 0 && r.replicas == 0) {
-    out.push_back("lock.sentinels is " + std::to_string(r.sentinels) +
-                  " but lock.replicas is 0: Sentinel has no replica to promote, so it never fails over");
   }
 }
 
@@ -396,7 +377,7 @@ void note_nemesis(const Scenario& s, std::vector<std::string>& out) {
 std::vector<std::string> scenario_notes(const Scenario& s) {
   std::vector<std::string> out;
   note_after_the_end(s, out);
-  note_service(s, out);
+  service_descriptor(s.lock.service).notes(s, out);
   note_client_timing(s, out);
   note_heals(s, out);
   note_fencing(s, out);
@@ -413,68 +394,6 @@ std::vector<std::string> scenario_notes(const Scenario& s) {
 // Rules.
 
 namespace {
-
-using Problem = std::optional<ScenarioProblem>;
-
-ScenarioProblem problem(std::string path, std::string message, std::string suggestion = "") {
-  return ScenarioProblem{std::move(path), std::move(message), std::move(suggestion)};
-}
-
-/// A lock key, lock.keys entry, clients[].lock or counter key with a
-/// control character (a byte below 0x20, or 0x7f): refused, since the key
-/// is printed in stories, reports and the timeline's lanes.
-std::string hex_byte(unsigned char c) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  return std::string("0x") + kHex[c >> 4] + kHex[c & 15];
-}
-
-Problem key_without_controls(const std::string& path, const std::string& key, const char* what) {
-  std::string clean;
-  for (unsigned char c : key) {
-    if (!sim::is_control(c)) clean += static_cast<char>(c);
-  }
-  if (clean.size() == key.size()) return std::nullopt;
-  std::size_t at = 0;
-  while (!sim::is_control(static_cast<unsigned char>(key[at]))) ++at;
-  return problem(
-      path,
-      std::string(what) + " " + quote_text(key) + " has a control character (byte " +
-          hex_byte(static_cast<unsigned char>(key[at])) + " at byte " + std::to_string(at) +
-          "): lock and counter keys must not contain bytes below 0x20 or 0x7f",
-      clean.empty() ? std::string("use printable characters, e.g. \"row-1\"") : "remove it, e.g. " + quote_text(clean));
-}
-
-std::string key(const std::string& parent, std::string_view k) { return parent + "." + std::string(k); }
-
-/// A duration that must be > 0 (or at least `min`).
-/// Every duration of a scenario is at most Limits::kMaxDuration either way
-/// (the loader's words for a file's "25h").
-Problem not_too_long(const std::string& path, Duration d) {
-  if (d <= Limits::kMaxDuration && d >= -Limits::kMaxDuration) return std::nullopt;
-  return problem(path, "duration " + quote_text(fmt_d(d)) + " is too long: at most " +
-                           std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h");
-}
-Problem positive(const std::string& path, Duration d, Duration min = Duration{1}) {
-  if (auto p = not_too_long(path, d)) return p;
-  if (d < Duration::zero()) return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
-  if (d >= min) return std::nullopt;
-  return problem(path, min > Duration{1} ? "must be at least " + fmt_d(min) + ", got " + quote_text(fmt_d(d))
-                                         : "must be greater than zero, got " + quote_text(fmt_d(d)));
-}
-Problem non_negative(const std::string& path, Duration d) {
-  if (auto p = not_too_long(path, d)) return p;
-  if (d >= Duration::zero()) return std::nullopt;
-  return problem(path, "must not be negative, got " + quote_text(fmt_d(d)));
-}
-Problem in_range(const std::string& path, std::int64_t v, const IntRange& r) {
-  if (r.contains(v)) return std::nullopt;
-  return problem(path, r.message(std::to_string(v)));
-}
-
-#define FENCESIM_CHECK(expr)            \
-  do {                                  \
-    if (Problem p_ = (expr)) return p_; \
-  } while (0)
 
 bool listed(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -538,175 +457,23 @@ std::optional<ScenarioProblem> validate_network(const Scenario& s) {
   return std::nullopt;
 }
 
-namespace {
-
-Problem validate_redis(const Scenario& s) {
-  const RedisSpec& r = s.lock.redis;
-  FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
-  if (r.cluster) {
-    const RedisClusterSpec& c = *r.cluster;
-    if (r.redlock != 0) {
-      return problem("lock.redlock",
-                     "must be 0 (or left out) with lock.cluster: Redlock runs over independent "
-                     "primaries, a cluster shards one key space over primaries with replicas");
-    }
-    if (r.sentinels != 0) {
-      return problem("lock.sentinels",
-                     "must be 0 (or left out) with lock.cluster: Redis Cluster fails over by "
-                     "itself, Sentinel does not monitor a cluster");
-    }
-    if (r.replicas != 0) {
-      return problem("lock.replicas", "must be 0 (or left out) with lock.cluster: a cluster's replicas are per shard",
-                     "use lock.cluster.replicas");
-    }
-    FENCESIM_CHECK(in_range("lock.cluster.shards", c.shards, Ranges::kClusterShards));
-    FENCESIM_CHECK(in_range("lock.cluster.replicas", c.replicas, Ranges::kClusterReplicas));
-    if (c.shards * (c.replicas + 1) > Limits::kMaxServiceNodes) {
-      return problem("lock.cluster.replicas", "the cluster would have " + std::to_string(c.shards * (c.replicas + 1)) +
-                                                  " nodes (shards × (replicas + 1)); at most " +
-                                                  std::to_string(Limits::kMaxServiceNodes));
-    }
-    FENCESIM_CHECK(positive("lock.cluster.node_timeout", c.node_timeout));
-  } else if (r.redlock > 0) {
-    const std::string why = " when redlock > 0: Redlock runs over independent primaries";
-    // Pools (RedLock.net#11, node-redlock#16): each pool a primary with
-    // lock.replicas replicas and its own lock.sentinels sentinels. Both or
-    // neither: a pool's replica without Sentinel is never promoted, and a
-    // pool's Sentinel without a replica has nothing to promote.
-    FENCESIM_CHECK(in_range("lock.replicas", r.replicas, IntRange{0, Limits::kMaxServiceNodes}));
-    FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
-    if (r.replicas != 0 && r.sentinels == 0) {
-      return problem("lock.replicas",
-                     "must be 0 (or left out) in Redlock mode without lock.sentinels: a pool's replica is only "
-                     "promoted by the pool's sentinels, so without them the pools behave as with no replicas",
-                     "add \"sentinels\": 3 for each pool's own sentinels, or remove lock.replicas");
-    }
-    if (r.sentinels != 0 && r.replicas == 0) {
-      return problem("lock.sentinels",
-                     "must be 0 (or left out) in Redlock mode without lock.replicas: a pool's sentinels need a "
-                     "replica to promote",
-                     "add \"replicas\": 1 for each pool's replicas, or remove lock.sentinels");
-    }
-    const int nodes = r.redlock * (1 + r.replicas + r.sentinels);
-    if (nodes > Limits::kMaxServiceNodes) {
-      return problem("lock.replicas",
-                     "the Redlock pools would have " + std::to_string(nodes) +
-                         " nodes (redlock × (1 + replicas + sentinels)); at most " +
-                         std::to_string(Limits::kMaxServiceNodes),
-                     "use fewer pools, replicas or sentinels");
-    }
-    if (r.token != RedisToken::kNone) {
-      return problem("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
-    }
-  } else {
-    FENCESIM_CHECK(in_range("lock.replicas", r.replicas, Ranges::kRedisReplicas));
-    FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
-  }
-  if (r.counter_key) {
-    if (r.counter_key->empty()) return problem("lock.counter_key", "the counter key must not be empty");
-    FENCESIM_CHECK(key_without_controls("lock.counter_key", *r.counter_key, "the counter key"));
-    if (*r.counter_key == s.lock.key) {
-      return problem("lock.counter_key",
-                     "the counter key must differ from the lock key " + quote_text(s.lock.key) +
-                         ": the script INCRs it after SET of the lock key, and INCR of the lock's value fails",
-                     "e.g. " + quote_text(s.lock.key + ":token"));
-    }
-  }
-  FENCESIM_CHECK(non_negative("lock.replication_delay", r.replication_delay));
-  FENCESIM_CHECK(positive("lock.down_after", r.down_after));
-  if (s.lock.ttl != s.lock.requested_ttl) {
-    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") differs from lock.requested_ttl (" +
-                                   fmt_d(s.lock.requested_ttl) +
-                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
-  }
-  return std::nullopt;
-}
-
-Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
-  const EtcdSpec& e = s.lock.etcd;
-  FENCESIM_CHECK(in_range("lock.nodes", e.nodes, Ranges::kEtcdNodes));
-  if (e.nodes % 2 == 0) {
-    return problem("lock.nodes",
-                   "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(e.nodes),
-                   "did you mean " + std::to_string(e.nodes + 1) + "?");
-  }
-  if (!etcd::version_profile(e.version)) {
-    std::string known;
-    for (std::string_view v : etcd::known_versions()) known += (known.empty() ? "\"" : ", \"") + std::string(v) + "\"";
-    return problem("lock.version", "unknown etcd version \"" + e.version + "\"; expected one of " + known);
-  }
-  FENCESIM_CHECK(positive("lock.heartbeat", e.heartbeat));
-  FENCESIM_CHECK(positive("lock.election_timeout", e.election_timeout));
-  if (e.election_timeout % e.heartbeat != Duration::zero()) {
-    return problem(src.election_timeout_given ? "lock.election_timeout" : "lock.heartbeat",
-                   "election_timeout (" + fmt_d(e.election_timeout) + ") must be a whole multiple of heartbeat (" +
-                       fmt_d(e.heartbeat) + "): Raft counts the election timeout in heartbeat ticks");
-  }
-  // etcd leases have a TTL in whole seconds, and etcd raises a TTL below
-  // its minimum, ceil(1.5 × election timeout) (lessor.go minLeaseTTL).
-  const Duration asked = s.lock.requested_ttl;
-  if (asked % std::chrono::seconds(1) != Duration::zero()) {
-    const auto up = std::chrono::ceil<std::chrono::seconds>(asked);
-    return problem("lock.ttl", "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(asked),
-                   "did you mean \"" + std::to_string(up.count()) + "s\"?");
-  }
-  const Duration min_ttl = etcd_min_ttl(e.election_timeout);
-  if (min_ttl > Limits::kMaxDuration) {
-    return problem("lock.election_timeout",
-                   "with this election_timeout etcd's minimum lease TTL would be " + fmt_d(min_ttl) + ", above the " +
-                       std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h limit of any duration",
-                   "an election_timeout of at most 16h");
-  }
-  if (s.lock.ttl != std::max(asked, min_ttl)) {
-    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") is not the TTL etcd grants for a requested " +
-                                   fmt_d(asked) + " (" + fmt_d(std::max(asked, min_ttl)) +
-                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
-  }
-  return std::nullopt;
-}
-
-/// The queue design's lock block (models/queue/queue.hpp).
-Problem validate_queue(const Scenario& s) {
-  const QueueSpec& q = s.lock.queue;
-  FENCESIM_CHECK(positive("lock.visibility_timeout", q.visibility_timeout));
-  if (q.visibility_timeout > 12h) {
-    return problem("lock.visibility_timeout",
-                   "at most 12h (SQS's maximum visibility timeout), got " + fmt_d(q.visibility_timeout));
-  }
-  FENCESIM_CHECK(in_range("lock.messages", q.messages, Ranges::kQueueMessages));
-  FENCESIM_CHECK(in_range("lock.max_receives", q.max_receives, Ranges::kMaxReceives));
-  if (s.lock.ttl != q.visibility_timeout || s.lock.requested_ttl != q.visibility_timeout) {
-    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") must equal lock.queue.visibility_timeout (" +
-                                   fmt_d(q.visibility_timeout) + ") in the queue design: set both (the loader does)");
-  }
-  return std::nullopt;
-}
-
-/// The lock table (models/table/table.hpp).
-Problem validate_table(const Scenario& s) {
-  const TableSpec& t = s.lock.table;
-  FENCESIM_CHECK(non_negative("lock.lock_delay", t.lock_delay));
-  if (t.expiry == TableExpiry::kObserved && t.lock_delay > Duration::zero()) {
-    return problem("lock.lock_delay",
-                   "lock_delay needs a service that decides when a lease runs out (lock.expiry \"db_clock\" or "
-                   "\"holder_clock\"); with \"observed\" each candidate decides it on its own clock, so the "
-                   "table cannot hold a lock back after it",
-                   "remove lock_delay, or use \"expiry\": \"db_clock\"");
-  }
-  return std::nullopt;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
-  if (s.lock.service == ServiceKind::kNone) return std::nullopt;
-  if (s.lock.service == ServiceKind::kQueue) return validate_queue(s);
-  FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
-  if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
-  FENCESIM_CHECK(key_without_controls("lock.key", s.lock.key, "the lock key"));
-  if (s.lock.service == ServiceKind::kRedis) return validate_redis(s);
-  if (s.lock.service == ServiceKind::kTable) return validate_table(s);
-  return validate_etcd(s, src);
+  // What every lock with a key has; the service's own rules are its
+  // descriptor's (models/<service>/).
+  // A kind nobody registered is for run_scenario to refuse (UnsupportedScenario).
+  const auto& all = service_registry();
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const ServiceDescriptor* x) { return x->kind() == s.lock.service; });
+  if (it == all.end()) return std::nullopt;
+  const ServiceDescriptor& d = **it;
+  if (d.has_lock_key()) {
+    FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
+    if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
+    FENCESIM_CHECK(key_without_controls("lock.key", s.lock.key, "the lock key"));
+  }
+  return d.validate(s, src);
 }
 
 namespace {

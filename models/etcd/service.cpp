@@ -6,6 +6,7 @@
 #include "models/etcd/etcd.hpp"
 #include "models/etcd/raft/safety.hpp"
 #include "models/fingerprint.hpp"
+#include "models/rules.hpp"
 
 #include "models/etcd/versions.hpp"
 #include "models/words.hpp"
@@ -13,6 +14,51 @@
 namespace fencesim::etcd {
 
 namespace {
+
+using namespace rules;  // problem, key, positive, … (models/rules.hpp)
+
+Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
+  const EtcdSpec& e = s.lock.etcd;
+  FENCESIM_CHECK(in_range("lock.nodes", e.nodes, Ranges::kEtcdNodes));
+  if (e.nodes % 2 == 0) {
+    return problem("lock.nodes",
+                   "an etcd cluster needs an odd number of members (1, 3, 5, …), got " + std::to_string(e.nodes),
+                   "did you mean " + std::to_string(e.nodes + 1) + "?");
+  }
+  if (!etcd::version_profile(e.version)) {
+    std::string known;
+    for (std::string_view v : etcd::known_versions()) known += (known.empty() ? "\"" : ", \"") + std::string(v) + "\"";
+    return problem("lock.version", "unknown etcd version \"" + e.version + "\"; expected one of " + known);
+  }
+  FENCESIM_CHECK(positive("lock.heartbeat", e.heartbeat));
+  FENCESIM_CHECK(positive("lock.election_timeout", e.election_timeout));
+  if (e.election_timeout % e.heartbeat != Duration::zero()) {
+    return problem(src.election_timeout_given ? "lock.election_timeout" : "lock.heartbeat",
+                   "election_timeout (" + fmt_d(e.election_timeout) + ") must be a whole multiple of heartbeat (" +
+                       fmt_d(e.heartbeat) + "): Raft counts the election timeout in heartbeat ticks");
+  }
+  // etcd leases have a TTL in whole seconds, and etcd raises a TTL below
+  // its minimum, ceil(1.5 × election timeout) (lessor.go minLeaseTTL).
+  const Duration asked = s.lock.requested_ttl;
+  if (asked % std::chrono::seconds(1) != Duration::zero()) {
+    const auto up = std::chrono::ceil<std::chrono::seconds>(asked);
+    return problem("lock.ttl", "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(asked),
+                   "did you mean \"" + std::to_string(up.count()) + "s\"?");
+  }
+  const Duration min_ttl = etcd_min_ttl(e.election_timeout);
+  if (min_ttl > Limits::kMaxDuration) {
+    return problem("lock.election_timeout",
+                   "with this election_timeout etcd's minimum lease TTL would be " + fmt_d(min_ttl) + ", above the " +
+                       std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h limit of any duration",
+                   "an election_timeout of at most 16h");
+  }
+  if (s.lock.ttl != std::max(asked, min_ttl)) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") is not the TTL etcd grants for a requested " +
+                                   fmt_d(asked) + " (" + fmt_d(std::max(asked, min_ttl)) +
+                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
+  }
+  return std::nullopt;
+}
 
 class EtcdDescriptor final : public ServiceDescriptor {
  public:
@@ -60,6 +106,10 @@ class EtcdDescriptor final : public ServiceDescriptor {
       o = " (version " + s.lock.etcd.version + ", overrides: " + (overrides.empty() ? "none" : overrides) + ")";
     }
     return o + ServiceDescriptor::report_design(s);
+  }
+
+  std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource& src) const override {
+    return validate_etcd(s, src);
   }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
+#include "models/rules.hpp"
 #include "models/words.hpp"
 
 namespace fencesim::queue {
@@ -143,6 +144,25 @@ std::unique_ptr<client::LockClient> QueueService::make_client(sim::Node& node, H
 
 namespace {
 
+using namespace rules;  // problem, key, positive, … (models/rules.hpp)
+
+/// The queue design's lock block (models/queue/queue.hpp).
+Problem validate_queue(const Scenario& s) {
+  const QueueSpec& q = s.lock.queue;
+  FENCESIM_CHECK(positive("lock.visibility_timeout", q.visibility_timeout));
+  if (q.visibility_timeout > 12h) {
+    return problem("lock.visibility_timeout",
+                   "at most 12h (SQS's maximum visibility timeout), got " + fmt_d(q.visibility_timeout));
+  }
+  FENCESIM_CHECK(in_range("lock.messages", q.messages, Ranges::kQueueMessages));
+  FENCESIM_CHECK(in_range("lock.max_receives", q.max_receives, Ranges::kMaxReceives));
+  if (s.lock.ttl != q.visibility_timeout || s.lock.requested_ttl != q.visibility_timeout) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") must equal lock.queue.visibility_timeout (" +
+                                   fmt_d(q.visibility_timeout) + ") in the queue design: set both (the loader does)");
+  }
+  return std::nullopt;
+}
+
 class QueueDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kQueue; }
@@ -180,6 +200,10 @@ class QueueDescriptor final : public ServiceDescriptor {
     return ServiceDescriptor::summary_design(s) +
            fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
                        q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());
+  }
+
+  std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
+    return validate_queue(s);
   }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {

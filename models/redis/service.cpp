@@ -4,12 +4,130 @@
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
+#include "models/redis/cluster.hpp"
 #include "models/redis/redis.hpp"
+#include "models/rules.hpp"
 #include "models/words.hpp"
 
 namespace fencesim::redis {
 
 namespace {
+
+using namespace rules;  // problem, key, positive, … (models/rules.hpp)
+
+/// lock.cluster (models/redis/cluster.hpp).
+Problem validate_cluster(const RedisSpec& r) {
+  const RedisClusterSpec& c = *r.cluster;
+  if (r.redlock != 0) {
+    return problem("lock.redlock",
+                   "must be 0 (or left out) with lock.cluster: Redlock runs over independent "
+                   "primaries, a cluster shards one key space over primaries with replicas");
+  }
+  if (r.sentinels != 0) {
+    return problem("lock.sentinels",
+                   "must be 0 (or left out) with lock.cluster: Redis Cluster fails over by "
+                   "itself, Sentinel does not monitor a cluster");
+  }
+  if (r.replicas != 0) {
+    return problem("lock.replicas", "must be 0 (or left out) with lock.cluster: a cluster's replicas are per shard",
+                   "use lock.cluster.replicas");
+  }
+  FENCESIM_CHECK(in_range("lock.cluster.shards", c.shards, Ranges::kClusterShards));
+  FENCESIM_CHECK(in_range("lock.cluster.replicas", c.replicas, Ranges::kClusterReplicas));
+  if (c.shards * (c.replicas + 1) > Limits::kMaxServiceNodes) {
+    return problem("lock.cluster.replicas", "the cluster would have " + std::to_string(c.shards * (c.replicas + 1)) +
+                                                " nodes (shards × (replicas + 1)); at most " +
+                                                std::to_string(Limits::kMaxServiceNodes));
+  }
+  FENCESIM_CHECK(positive("lock.cluster.node_timeout", c.node_timeout));
+  return std::nullopt;
+}
+
+/// Redlock (lock.redlock > 0), with or without pools of replicas and sentinels.
+Problem validate_redlock(const RedisSpec& r) {
+  const std::string why = " when redlock > 0: Redlock runs over independent primaries";
+  // Pools (RedLock.net#11, node-redlock#16): each pool a primary with
+  // lock.replicas replicas and its own lock.sentinels sentinels. Both or
+  // neither: a pool's replica without Sentinel is never promoted, and a
+  // pool's Sentinel without a replica has nothing to promote.
+  FENCESIM_CHECK(in_range("lock.replicas", r.replicas, IntRange{0, Limits::kMaxServiceNodes}));
+  FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
+  if (r.replicas != 0 && r.sentinels == 0) {
+    return problem("lock.replicas",
+                   "must be 0 (or left out) in Redlock mode without lock.sentinels: a pool's replica is only "
+                   "promoted by the pool's sentinels, so without them the pools behave as with no replicas",
+                   "add \"sentinels\": 3 for each pool's own sentinels, or remove lock.replicas");
+  }
+  if (r.sentinels != 0 && r.replicas == 0) {
+    return problem("lock.sentinels",
+                   "must be 0 (or left out) in Redlock mode without lock.replicas: a pool's sentinels need a "
+                   "replica to promote",
+                   "add \"replicas\": 1 for each pool's replicas, or remove lock.sentinels");
+  }
+  const int nodes = r.redlock * (1 + r.replicas + r.sentinels);
+  if (nodes > Limits::kMaxServiceNodes) {
+    return problem("lock.replicas",
+                   "the Redlock pools would have " + std::to_string(nodes) +
+                       " nodes (redlock × (1 + replicas + sentinels)); at most " +
+                       std::to_string(Limits::kMaxServiceNodes),
+                   "use fewer pools, replicas or sentinels");
+  }
+  if (r.token != RedisToken::kNone) {
+    return problem("lock.token", "must be \"none\" (or left out)" + why + " and hands out no fencing token");
+  }
+  return std::nullopt;
+}
+
+Problem validate_redis(const Scenario& s) {
+  const RedisSpec& r = s.lock.redis;
+  FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
+  if (r.cluster) {
+    FENCESIM_CHECK(validate_cluster(r));
+  } else if (r.redlock > 0) {
+    FENCESIM_CHECK(validate_redlock(r));
+  } else {
+    FENCESIM_CHECK(in_range("lock.replicas", r.replicas, Ranges::kRedisReplicas));
+    FENCESIM_CHECK(in_range("lock.sentinels", r.sentinels, Ranges::kSentinels));
+  }
+  if (r.counter_key) {
+    if (r.counter_key->empty()) return problem("lock.counter_key", "the counter key must not be empty");
+    FENCESIM_CHECK(key_without_controls("lock.counter_key", *r.counter_key, "the counter key"));
+    if (*r.counter_key == s.lock.key) {
+      return problem("lock.counter_key",
+                     "the counter key must differ from the lock key " + quote_text(s.lock.key) +
+                         ": the script INCRs it after SET of the lock key, and INCR of the lock's value fails",
+                     "e.g. " + quote_text(s.lock.key + ":token"));
+    }
+  }
+  FENCESIM_CHECK(non_negative("lock.replication_delay", r.replication_delay));
+  FENCESIM_CHECK(positive("lock.down_after", r.down_after));
+  if (s.lock.ttl != s.lock.requested_ttl) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") differs from lock.requested_ttl (" +
+                                   fmt_d(s.lock.requested_ttl) +
+                                   "); set requested_ttl and call resolve_scenario (fencesim/builder.hpp does)");
+  }
+  return std::nullopt;
+}
+
+void redis_notes(const Scenario& s, std::vector<std::string>& out) {
+  const RedisSpec& r = s.lock.redis;
+  if (r.cluster && r.token == RedisToken::kIncr) {
+    const std::string counter = redis_counter_key(s.lock);
+    const int a = redis::key_hash_slot(s.lock.key);
+    const int b = redis::key_hash_slot(counter);
+    if (a != b) {
+      out.push_back("lock.key " + quote_text(s.lock.key) + " (slot " + std::to_string(a) + ") and the token counter " +
+                    quote_text(counter) + " (slot " + std::to_string(b) +
+                    ") hash to different slots: under lock.cluster the acquire script fails with \"CROSSSLOT Keys "
+                    "in request don't hash to the same slot\" and nothing is granted; a hash tag such as " +
+                    quote_text("{" + s.lock.key + "}") + " in both keys puts them in one slot");
+    }
+  }
+  if (r.redlock == 0 && r.sentinels > 0 && r.replicas == 0) {
+    out.push_back("lock.sentinels is " + std::to_string(r.sentinels) +
+                  " but lock.replicas is 0: Sentinel has no replica to promote, so it never fails over");
+  }
+}
 
 class RedisDescriptor final : public ServiceDescriptor {
  public:
@@ -160,6 +278,11 @@ class RedisDescriptor final : public ServiceDescriptor {
                              : fmt::format(" replicas {} sentinels {} expiry {} token {}", rs.replicas, rs.sentinels,
                                            word(rs.expiry_clock), word(rs.token)));
   }
+
+  std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
+    return validate_redis(s);
+  }
+  void notes(const Scenario& s, std::vector<std::string>& out) const override { redis_notes(s, out); }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
     return std::make_unique<RedisService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0), ctx.groups.at(1),

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
+#include "models/rules.hpp"
 #include "models/words.hpp"
 #include "sim/time.hpp"
 
@@ -196,6 +197,22 @@ class TableService final : public LockService, public sim::NodeBehaviour {
   std::uint64_t gen_ = 0;  ///< bumps with every new deadline
 };
 
+using namespace rules;  // problem, key, positive, … (models/rules.hpp)
+
+/// The lock table (models/table/table.hpp).
+Problem validate_table(const Scenario& s) {
+  const TableSpec& t = s.lock.table;
+  FENCESIM_CHECK(non_negative("lock.lock_delay", t.lock_delay));
+  if (t.expiry == TableExpiry::kObserved && t.lock_delay > Duration::zero()) {
+    return problem("lock.lock_delay",
+                   "lock_delay needs a service that decides when a lease runs out (lock.expiry \"db_clock\" or "
+                   "\"holder_clock\"); with \"observed\" each candidate decides it on its own clock, so the "
+                   "table cannot hold a lock back after it",
+                   "remove lock_delay, or use \"expiry\": \"db_clock\"");
+  }
+  return std::nullopt;
+}
+
 class TableDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kTable; }
@@ -231,6 +248,10 @@ class TableDescriptor final : public ServiceDescriptor {
         ServiceDescriptor::summary_design(s) + fmt::format(" expiry {} token {}", word(t.expiry), word(t.token));
     if (t.lock_delay > Duration::zero()) o += " lock_delay " + sim::format_duration(t.lock_delay);
     return o;
+  }
+
+  std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
+    return validate_table(s);
   }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
