@@ -254,7 +254,7 @@ void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
 /// Client settings that cannot do what they seem to: one note per finding,
 /// naming every client it applies to (`count` copies make one note).
 void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
-  const bool lock = s.lock.service != ServiceKind::kNone;
+  const bool lock = service_descriptor(s.lock.service).takes_lock();
   std::vector<std::pair<std::string, std::vector<std::string>>> found;  // finding -> clients, first-seen order
   auto add = [&](const std::string& finding, const std::string& client) {
     auto it = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == finding; });
@@ -335,7 +335,7 @@ void note_fencing(const Scenario& s, std::vector<std::string>& out) {
   if (s.resource.kind != ResourceKind::kFenced) return;
   const ServiceDescriptor& d = service_descriptor(s.lock.service);
   // The queue's receive counts fence its ledger per message (no one token sequence).
-  if (!d.takes_lock() || (!d.hands_out_tokens(s) && s.lock.service != ServiceKind::kQueue)) {
+  if (!d.takes_lock() || (!d.hands_out_tokens(s) && !d.per_message())) {
     out.push_back("resource.kind is \"fenced\", but " + d.why_no_token(s) +
                   ": no write carries a token, and a fenced copy rejects every write without one");
     return;
@@ -462,12 +462,7 @@ namespace {}  // namespace
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
   // What every lock with a key has; the service's own rules are its
   // descriptor's (models/<service>/).
-  // A kind nobody registered is for run_scenario to refuse (UnsupportedScenario).
-  const auto& all = service_registry();
-  const auto it =
-      std::find_if(all.begin(), all.end(), [&](const ServiceDescriptor* x) { return x->kind() == s.lock.service; });
-  if (it == all.end()) return std::nullopt;
-  const ServiceDescriptor& d = **it;
+  const ServiceDescriptor& d = service_descriptor(s.lock.service);
   if (d.has_lock_key()) {
     FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
     if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
@@ -481,7 +476,7 @@ namespace {
 /// The queue design's ledger and the register designs' resource do not mix.
 Problem queue_resource(const Scenario& s) {
   const ResourceSpec& r = s.resource;
-  const bool queue = s.lock.service == ServiceKind::kQueue;
+  const bool queue = service_descriptor(s.lock.service).per_message();
   if (queue && r.kind == ResourceKind::kCas) {
     return problem("resource.kind",
                    "the queue design's resource is a ledger of effects: \"unfenced\", \"fenced\" or "
@@ -517,7 +512,7 @@ std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
                        quote_text(to_string(r.kind)));
   }
   if (r.custom_check) {
-    if (s.lock.service == ServiceKind::kQueue) {
+    if (service_descriptor(s.lock.service).per_message()) {
       return problem("resource.custom_check",
                      "a custom ResourceCheck (\"" + r.custom_check->name() +
                          "\") decides reads and writes of the register; the queue design's ledger has its own "
@@ -599,10 +594,11 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
 Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std::string& path) {
   if (c.ttl) {
     const std::string k = key(path, "ttl");
-    if (s.lock.service == ServiceKind::kNone) {
+    const ServiceDescriptor& d = service_descriptor(s.lock.service);
+    if (!d.takes_lock()) {
       return problem(k, "\"ttl\" is the TTL of a client's lease, and lock.service is \"none\": remove it");
     }
-    if (s.lock.service == ServiceKind::kQueue) {
+    if (d.per_message()) {
       return problem(k,
                      "a queue worker has no lease TTL of its own: every received message stays invisible for the "
                      "queue's lock.visibility_timeout",
@@ -674,7 +670,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
                    std::string("\"retries\" applies only to a cas resource (a version conflict is ") +
                        "what is retried); resource.kind is " + quote_text(to_string(s.resource.kind)));
   }
-  const bool lock = s.lock.service != ServiceKind::kNone;
+  const bool lock = service_descriptor(s.lock.service).takes_lock();
   const auto needs_lock = [&](const char* k) {
     return problem(key(path, k), std::string("\"") + k +
                                      "\" is a policy for the lease of a lock, and lock.service is \"none\": remove it");
@@ -765,7 +761,7 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     FENCESIM_CHECK(client_name(base_name(s.clients[i], from), path + ".name"));
     FENCESIM_CHECK(client_settings(s.clients[i], path));
     const bool worker = s.clients[i].workload.kind == WorkloadKind::kQueueWorker;
-    if (worker != (s.lock.service == ServiceKind::kQueue)) {
+    if (worker != service_descriptor(s.lock.service).per_message()) {
       return problem(path + ".workload.kind",
                      worker ? "the queue_worker workload needs \"service\": \"queue\" (it receives messages)"
                             : "the queue design runs only the queue_worker workload, got " +
@@ -1029,12 +1025,9 @@ std::string why_not_text(const Scenario& s, Property p) {
     case Property::kMutualExclusion:
     case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
     case Property::kTokenMonotonic:
-      if (s.lock.service == ServiceKind::kQueue) return fencesim::why_not_applicable(s, p);
-      if (s.lock.service == ServiceKind::kNone) return "the design takes no lock, so it hands out no token";
-      if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0) {
-        return "Redlock hands out no fencing token (lock.token is \"none\")";
-      }
-      return "the lock service hands out no token (lock.token is \"none\")";
+      // The queue's receive counts are per message: why_not_applicable says so.
+      if (service_descriptor(s.lock.service).per_message()) return fencesim::why_not_applicable(s, p);
+      return service_descriptor(s.lock.service).why_no_token(s);
     case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word(s);
     case Property::kNoLostUpdate:
     case Property::kNoDuplicateEffect: return fencesim::why_not_applicable(s, p);
@@ -1196,6 +1189,12 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
 }  // namespace
 
 std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const ScenarioSource& src) {
+  // A lock service nobody registered has no rules to check: run_scenario
+  // refuses it (UnsupportedScenario); a file cannot name one.
+  const auto& all = service_registry();
+  if (std::none_of(all.begin(), all.end(), [&](const ServiceDescriptor* d) { return d->kind() == s.lock.service; })) {
+    return std::nullopt;
+  }
   FENCESIM_CHECK(validate_top(s));
   FENCESIM_CHECK(validate_network(s));
   FENCESIM_CHECK(validate_lock(s, src));

@@ -14,7 +14,7 @@ const ServiceDescriptor& service_of(const Scenario& s) { return service_descript
 
 bool takes_lock(const Scenario& s) { return service_of(s).takes_lock(); }
 bool always(const Scenario&) { return true; }
-bool is_queue(const Scenario& s) { return s.lock.service == ServiceKind::kQueue; }
+bool is_queue(const Scenario& s) { return service_descriptor(s.lock.service).per_message(); }
 bool not_queue(const Scenario& s) { return !is_queue(s); }
 bool hands_out_tokens(const Scenario& s) { return service_of(s).hands_out_tokens(s); }
 bool service_checks_raft(const Scenario& s) {
