@@ -211,7 +211,10 @@ bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<s
     std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
   }
   if (!result.all_met) {
-    std::cout << (quiet ? j.scenario.name + ": " : std::string("  ")) << "an expectation was not met; reproduce with: "
+    const std::string lead = quiet ? j.scenario.name + ": " : std::string("  ");
+    // Each unmet expectation on its own line: what was expected, what the run gave.
+    for (const std::string& line : fencesim::unmet_expectations(result)) std::cout << lead << line << "\n";
+    std::cout << lead << "an expectation was not met; reproduce with: "
               << fencesim::reproduce_command(j.scenario, result, fencesim::ReportMeta{j.file, meta.seed_overridden})
               << "\n";
     code = std::max(code, kExitExpectation);

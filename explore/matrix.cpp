@@ -3,6 +3,8 @@
 // (include/fencesim/matrix.hpp).
 #include "fencesim/matrix.hpp"
 
+#include "explore/percent.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -358,7 +360,7 @@ const char* short_name(Property p) {
 }
 
 /// A rate in whole percent.
-std::string pct(double v) { return fmt::format("{:.0f}", 100 * v); }
+std::string pct(double v) { return percent_number(v, 0); }
 
 /// Six decimals, so that MATRIX.json does not depend on the last bits.
 double six(double v) { return std::round(v * 1e6) / 1e6; }

@@ -8,6 +8,8 @@
 // clock is read here: the progress callback gets counts only.
 #include "fencesim/sweep.hpp"
 
+#include "explore/percent.hpp"
+
 #include "loader/writer.hpp"
 #include "sim/rng.hpp"
 
@@ -218,13 +220,13 @@ namespace {
 /// A value in [0, 1] rounded to six decimals: the same text on every machine.
 double six(double v) { return std::round(v * 1e6) / 1e6; }
 
-std::string percent(double v) { return fmt::format("{:.1f} %", 100 * v); }
+std::string percent(double v) { return percent_number(v, 1) + " %"; }
 
 std::string updates_lost_text(const UpdatesLostAggregate& a) {
   return fmt::format(
       "Updates lost: {} of {} accepted writes ({}); per run, mean {} [95 % interval {}, {}] over {} runs with writes.",
-      a.updates_lost, a.writes_accepted, fmt::format("{:.2f} %", 100 * a.pooled), fmt::format("{:.2f} %", 100 * a.mean),
-      fmt::format("{:.2f} %", 100 * a.low), fmt::format("{:.2f} %", 100 * a.high), a.runs);
+      a.updates_lost, a.writes_accepted, percent_number(a.pooled, 2) + " %", percent_number(a.mean, 2) + " %",
+      percent_number(a.low, 2) + " %", percent_number(a.high, 2) + " %", a.runs);
 }
 
 std::string seed_list(const std::vector<std::uint64_t>& seeds, std::uint64_t total) {

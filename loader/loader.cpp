@@ -542,6 +542,8 @@ class Loader {
     if (!v.is_string()) fail(path, "expected a duration string such as \"10s\" or \"250ms\", got " + describe(v));
     const auto& text = v.get_ref<const std::string&>();
     const sim::DurationParse p = sim::parse_duration(text, rule.allow_negative);
+    // Too large for the engine is too long for the format: name the format's limit.
+    if (!p.value && p.too_large) too_long(path, text);
     if (!p.value) {
       std::string msg = "invalid duration " + quote(text) + ": " + p.error;
       if (!rule.allow_negative && !text.empty() && text[0] == '-')
@@ -550,15 +552,17 @@ class Loader {
     }
     const Duration d = *p.value;
     const Duration abs = d < Duration::zero() ? -d : d;
-    if (abs > Limits::kMaxDuration) {
-      fail(path, "duration " + quote(text) + " is too long: at most " +
-                     std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h");
-    }
+    if (abs > Limits::kMaxDuration) too_long(path, text);
     if (rule.positive && d < rule.min) {
       fail(path, rule.min > Duration{1} ? "must be at least " + sim::format_duration(rule.min) + ", got " + quote(text)
                                         : "must be greater than zero, got " + quote(text));
     }
     return d;
+  }
+
+  [[noreturn]] static void too_long(const std::string& path, const std::string& text) {
+    fail(path, "duration " + quote(text) + " is too long: at most " +
+                   std::to_string(Limits::kMaxDuration / std::chrono::hours(1)) + "h");
   }
 
   /// A duration or {"min": d, "max": d}.

@@ -436,9 +436,9 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
 }
 
 /// The verdict table and, for each broken property, its story.
-std::string md_verdicts(const RunResult& r) {
+std::string md_verdicts(const Scenario& s, const RunResult& r) {
   std::string o;
-  o += fmt::format("## Verdicts: {}\n\n", r.all_met ? "every expectation met" : "an expectation was NOT met");
+  o += fmt::format("## Verdicts: {}\n\n", expectation_outcome(s, r));
   o += "| property | expected | got | met | summary |\n|---|---|---|---|---|\n";
   for (const Verdict& v : r.verdicts) {
     o += fmt::format("| {} | {} | {} | {} | {} |\n", to_string(v.property), expected_text(v), to_string(v.status),
@@ -555,9 +555,28 @@ std::string md_iterations(const RunResult& r) {
 }  // namespace
 
 std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
-  std::string o = md_header(s, r, m) + md_verdicts(r) + md_metrics(r) + md_faults(r) + md_iterations(r);
+  std::string o = md_header(s, r, m) + md_verdicts(s, r) + md_metrics(r) + md_faults(r) + md_iterations(r);
   o += fmt::format("\n---\nfencesim {} · {} events · fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
+}
+
+std::vector<std::string> unmet_expectations(const RunResult& r) {
+  std::vector<std::string> out;
+  for (const Verdict& v : r.verdicts) {
+    if (v.expected && !v.met) {
+      out.push_back(
+          fmt::format("{}: expected {}, got {}", to_string(v.property), to_string(*v.expected), to_string(v.status)));
+    }
+  }
+  for (const MetricVerdict& v : r.metric_verdicts) {
+    if (!v.met) out.push_back(fmt::format("metric {}: expected {}, got {}", v.metric, bound_text(v), value_text(v)));
+  }
+  return out;
+}
+
+std::string expectation_outcome(const Scenario& s, const RunResult& r) {
+  if (s.expect.empty() && s.expect_metrics.empty()) return "no expect block: nothing was expected";
+  return r.all_met ? "every expectation met" : "an expectation was NOT met";
 }
 
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m) {
@@ -580,6 +599,7 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
     o += fmt::format("  {:<19} {:<10} {:<15} {}\n", to_string(v.property), expected_text(v), to_string(v.status),
                      v.expected ? (v.met ? "ok" : "MISMATCH") : "");
   }
+  if (s.expect.empty() && s.expect_metrics.empty()) o += "  " + expectation_outcome(s, r) + "\n";
   const Metrics& mt = r.metrics;
   // No renewal at all (renew off, or no lease held long enough): "n/a", not a 0s latency.
   const std::string renewal = mt.renewal_latency.count == 0

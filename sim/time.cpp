@@ -113,6 +113,7 @@ DurationParse parse_duration(std::string_view text, bool allow_negative) {
   total += frac_ns / n.frac_scale;
   if (total > limit) {
     out.error = "too large (the limit is about 292 years)";
+    out.too_large = true;
     return out;
   }
   out.value = Duration{static_cast<std::int64_t>(negative ? -total : total)};

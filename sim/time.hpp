@@ -33,6 +33,9 @@ inline constexpr Time kTimeMax{INT64_MAX};
 struct DurationParse {
   std::optional<Duration> value;
   std::string error;  ///< what is wrong, in words a user can act on
+  /// The text is a valid duration too large for int64 nanoseconds: a
+  /// caller with a tighter limit (the scenario format's 24 h) names its own.
+  bool too_large = false;
 };
 
 /// Parses the scenario format's duration strings: a decimal number and a unit

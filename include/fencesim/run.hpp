@@ -86,6 +86,13 @@ struct TerminalTimeline {
 /// (or none with an instant), the first `first_lines` lines. Its header
 /// says which lines of how many are shown, and how to see all of them.
 std::string render_terminal_timeline(const Scenario& s, const RunResult& r, const TerminalTimeline& options);
+/// One line per unmet expectation of the `expect` block, in report order:
+/// "mutual_exclusion: expected holds, got violated", "metric updates_lost:
+/// expected max 0, got 1". Empty when every expectation was met.
+std::vector<std::string> unmet_expectations(const RunResult& r);
+/// "every expectation met", "an expectation was NOT met", or, for a file
+/// with no `expect` block, "no expect block: nothing was expected".
+std::string expectation_outcome(const Scenario& s, const RunResult& r);
 /// The terminal summary `fencesim run` prints.
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m);
 

@@ -178,6 +178,20 @@ class QueueDescriptor final : public ServiceDescriptor {
            "per message)";
   }
 
+  /// A queue with more messages than its workers can ever receive: each
+  /// iteration of a queue_worker is one message (issue #35).
+  void notes(const Scenario& s, std::vector<std::string>& out) const override {
+    std::int64_t capacity = 0;
+    for (const ClientSpec& c : s.clients) capacity += c.workload.iterations;
+    const std::int64_t messages = s.lock.queue.messages;
+    if (messages <= capacity) return;
+    out.push_back(fmt::format(
+        "lock.messages is {} but the {} worker{} run at most {} iteration{} in all (one message each): at least {} "
+        "message{} are never handled; raise the workers' iterations or add workers",
+        messages, s.clients.size(), s.clients.size() == 1 ? "" : "s", capacity, capacity == 1 ? "" : "s",
+        messages - capacity, messages - capacity == 1 ? "" : "s"));
+  }
+
   bool has_lock_key() const override { return false; }
   bool per_message() const override { return true; }
 

@@ -150,6 +150,35 @@ TEST_F(Command, AnUnmetMetricBoundAloneExitsOneAndEveryReportShowsIt) {
   EXPECT_EQ(run("run " + g.string() + " --out " + (dir_ / "b").string()).code, 0);
 }
 
+TEST_F(Command, QuietNamesEachUnmetExpectationOnItsOwnLine) {
+  // Two unmet expectations, a property and a metric bound (issue #35): each
+  // gets its line with what was expected and what the run gave.
+  std::string text = kWorked;
+  text.replace(text.find("\"no_stale_write\": \"holds\""), 25, "\"no_stale_write\": \"violated\"");
+  const std::string props = "\"no_lost_update\": \"holds\"}";
+  text.replace(text.find(props), props.size(),
+               "\"no_lost_update\": \"holds\", \"metrics\": {\"writes_rejected\": {\"min\": 2}}}");
+  const fs::path f = write_file("two-unmet.json", text);
+  const Result r = run("run " + f.string() + " --quiet --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("worked: no_stale_write: expected violated, got holds\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worked: metric writes_rejected: expected min 2, got 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worked: an expectation was not met; reproduce with: "), std::string::npos) << r.out;
+}
+
+TEST_F(Command, AFileWithNoExpectBlockSaysSoNotThatEveryExpectationWasMet) {
+  std::string text = kWorked;
+  const std::size_t at = text.find(",\n  \"expect\"");
+  text = text.substr(0, at) + "\n}";
+  const fs::path f = write_file("no-expect.json", text);
+  const Result r = run("run " + f.string() + " --out " + (dir_ / "a").string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("no expect block: nothing was expected"), std::string::npos) << r.out;
+  const std::string md = slurp(dir_ / "a" / "worked" / "report.md");
+  EXPECT_NE(md.find("## Verdicts: no expect block: nothing was expected"), std::string::npos) << md;
+  EXPECT_EQ(md.find("every expectation met"), std::string::npos) << md;
+}
+
 TEST_F(Command, SeedOverrideWritesASeparateFolder) {
   const fs::path f = write_file("worked.json", kWorked);
   const Result r = run("run " + f.string() + " --seed 7 --out " + (dir_ / "a").string());

@@ -285,3 +285,21 @@ TEST(Sweep, ProgressCountsEveryRunAndItsViolations) {
 }
 
 }  // namespace
+
+#include "explore/percent.hpp"
+
+namespace fencesim {
+namespace {
+
+TEST(Percent, ARareRateNeverReadsAsZero) {
+  // 1 violation in 4,000 runs printed "0.0 %" (issue #35).
+  EXPECT_EQ(percent_number(1.0 / 4000, 1), "0.025");
+  EXPECT_EQ(percent_number(1.0 / 4000, 0), "0.025");
+  EXPECT_EQ(percent_number(0.0, 1), "0.0");
+  EXPECT_EQ(percent_number(0.123, 1), "12.3");
+  EXPECT_EQ(percent_number(0.005, 1), "0.50");
+  EXPECT_EQ(percent_number(1.0, 0), "100");
+}
+
+}  // namespace
+}  // namespace fencesim

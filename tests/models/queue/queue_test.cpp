@@ -223,3 +223,23 @@ TEST(Queue, PropertiesThatApply) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+TEST(QueueNotes, MoreMessagesThanTheWorkersCanEverReceiveGetANote) {
+  // Two workers of 5 iterations each receive at most 10 messages.
+  Scenario fits = paused_worker(ResourceKind::kUnfenced, 3s, 10);
+  EXPECT_TRUE(std::none_of(fits.notes.begin(), fits.notes.end(),
+                           [](const std::string& n) { return n.find("never handled") != std::string::npos; }));
+  Scenario over = paused_worker(ResourceKind::kUnfenced, 3s, 12);
+  const auto it = std::find_if(over.notes.begin(), over.notes.end(),
+                               [](const std::string& n) { return n.find("never handled") != std::string::npos; });
+  ASSERT_NE(it, over.notes.end());
+  EXPECT_EQ(*it,
+            "lock.messages is 12 but the 2 workers run at most 10 iterations in all (one message each): at least 2 "
+            "messages are never handled; raise the workers' iterations or add workers");
+}
+
+}  // namespace
+}  // namespace fencesim
