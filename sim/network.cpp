@@ -89,7 +89,7 @@ void for_each_blocked_pair(const Partition& p, std::size_t count, Fn fn) {
     for (NodeId f : listed) {
       for (NodeId t = 0; t < count; ++t) {
         if (label[t] != kUnlisted) continue;
-        fn(f, t);                 // from an isolated node: blocked either way
+        fn(f, t);                  // from an isolated node: blocked either way
         if (!p.one_way) fn(t, f);  // towards it: only without one_way
       }
     }

@@ -437,9 +437,8 @@ TEST(Partitions, BlockedAgreesWithEveryActivePartitionAfterEachChange) {
     }
     for (sim::NodeId f = 0; f < s.node_count(); ++f) {
       for (sim::NodeId t = 0; t < s.node_count(); ++t) {
-        const bool want =
-            f != t && std::any_of(active.begin(), active.end(),
-                                  [&](const auto& kv) { return sim::partition_blocks(kv.second, f, t); });
+        const bool want = f != t && std::any_of(active.begin(), active.end(),
+                                                [&](const auto& kv) { return sim::partition_blocks(kv.second, f, t); });
         ASSERT_EQ(s.blocked(f, t), want) << "step " << step << ", " << f << " -> " << t;
       }
     }
