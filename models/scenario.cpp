@@ -68,6 +68,7 @@ const char* to_string(WorkloadKind k) {
   }
   return "?";
 }
+const char* to_string(RetryBackoff b) { return b == RetryBackoff::kFixed ? "fixed" : "jitter"; }
 const char* to_string(Property p) {
   switch (p) {
     case Property::kMutualExclusion: return "mutual_exclusion";
