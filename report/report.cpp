@@ -182,7 +182,10 @@ ojson settings_json(const Scenario& s) {
             {"iterations", c.workload.iterations},
             {"think", duration_json(c.workload.think)}};
     if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
-    if (s.resource.kind == ResourceKind::kCas) w["retries"] = c.workload.retries;
+    if (s.resource.kind == ResourceKind::kCas) {
+      w["retries"] = c.workload.retries;
+      w["retry_backoff"] = to_string(c.workload.retry_backoff);
+    }
     ojson cj{{"name", c.name},
              {"start", duration_json(c.start)},
              {"fencing", c.fencing},
