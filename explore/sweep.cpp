@@ -594,6 +594,22 @@ std::string reproduce_lines(const SweepResult& r, const std::string& given, cons
   return o;
 }
 
+/// Issue #35: when every run of the sweep has one fingerprint, the seed
+/// changed nothing — it only feeds the random draws, and this scenario makes
+/// none that matter (e.g. a scripted file with a fixed latency) — so the
+/// sweep is one run repeated. Says so, and what would make the seed matter;
+/// empty with fewer than two runs or with two fingerprints.
+std::string same_run_note(const SweepResult& r) {
+  if (r.runs.size() < 2) return {};
+  const std::uint64_t f = r.runs.front().fingerprint;
+  if (!std::all_of(r.runs.begin(), r.runs.end(), [f](const SweepRun& x) { return x.fingerprint == f; })) return {};
+  return fmt::format(
+      "every one of the {} runs has the same fingerprint ({:016x}): the seed changes nothing in this scenario, so "
+      "this sweep is one run repeated. The seed drives only random draws; for seeds to give different runs add a "
+      "nemesis, a network latency range ({{\"min\", \"max\"}}) or loss, or work/think ranges\n",
+      r.runs.size(), f);
+}
+
 std::uint64_t runs_not_met(const SweepResult& r) {
   return static_cast<std::uint64_t>(
       std::count_if(r.runs.begin(), r.runs.end(), [](const SweepRun& x) { return !x.all_met; }));
@@ -617,6 +633,7 @@ std::string render_sweep_markdown(const SweepResult& r) {
                      a.runs, rate_text(a), a.unmet, seed_list(a.first_violations, a.violations));
   }
   o += "\n" + updates_lost_text(aggregate_updates_lost(r.runs)) + "\n";
+  if (const std::string note = same_run_note(r); !note.empty()) o += "\n**Note:** " + note;
   const std::string repro = reproduce_lines(r, r.source.empty() ? "FILE" : r.source, "- ", "`");
   if (!repro.empty()) o += "\n## Reproduce\n\n" + repro;
   o += fmt::format("\nDeterminism self-check: seed{} {} ran twice, with equal fingerprints",
@@ -664,6 +681,7 @@ std::string render_sweep_summary(const SweepResult& r, const std::string& file) 
   o += unmet == 0 ? "  every run met the expect block\n"
                   : fmt::format("  {} of {} runs did not meet the expect block\n", unmet, r.runs.size());
   o += "  " + updates_lost_text(aggregate_updates_lost(r.runs)) + "\n";
+  if (const std::string note = same_run_note(r); !note.empty()) o += "  " + note;
   o += reproduce_lines(r, file, "  ", "");
   return o;
 }

@@ -283,7 +283,7 @@ const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_i
                           "ttl", "library",
                           // the lock it takes (docs/FORMAT.md "More than one lock")
                           "lock"};
-const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries"};
+const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries", "retry_backoff"};
 const Keys kMetricBoundKeys = {"min", "max"};
 const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration", "swarm"};
 // Group and role names come from the lock services (models/lock_service.hpp).
@@ -1043,6 +1043,9 @@ class Loader {
     // Only with a cas resource: validate_clients.
     if (const json* x = find(v, "retries")) {
       w.retries = static_cast<int>(get_int(*x, key_path(path, "retries"), Ranges::kRetries));
+    }
+    if (const json* x = find(v, "retry_backoff")) {
+      w.retry_backoff = get_word<RetryBackoff>(*x, key_path(path, "retry_backoff"));
     }
     return w;
   }

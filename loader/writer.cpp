@@ -144,6 +144,7 @@ ojson workload_json(const WorkloadSpec& w) {
     j["think"] = dur(w.think);
   }
   if (w.retries != def.retries) j["retries"] = w.retries;
+  if (w.retry_backoff != def.retry_backoff) j["retry_backoff"] = to_string(w.retry_backoff);
   return j;
 }
 

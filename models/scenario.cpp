@@ -40,6 +40,7 @@ const char* to_string(ResourceKind v) { return word(v); }
 const char* to_string(WorkloadKind v) { return word(v); }
 const char* to_string(Property v) { return word(v); }
 const char* to_string(Expectation e) { return word(e); }
+const char* to_string(RetryBackoff v) { return word(v); }
 
 const std::vector<Property>& all_properties() {
   static const std::vector<Property> kAll(kAllProperties.begin(), kAllProperties.end());

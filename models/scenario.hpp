@@ -38,6 +38,10 @@ enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
 enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent };
 enum class FenceCheck { kStrict, kMonotonic };
 enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, kLeader };
+/// workload.retry_backoff (docs/FORMAT.md "Workloads"): the wait before a
+/// CAS retry. kJitter: exponential backoff with equal jitter drawn from the
+/// client's stream "client/<name>/cas-retry"; kFixed: `retry_interval` every time.
+enum class RetryBackoff { kJitter, kFixed };
 /// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
 enum class LeaseLossPolicy { kContinue, kAbort };
 /// clients[].library (docs/FORMAT.md "etcd client libraries"): which etcd
@@ -62,6 +66,7 @@ const char* to_string(ServiceKind);
 const char* to_string(RedisPersistence);
 const char* to_string(ResourceKind);
 const char* to_string(WorkloadKind);
+const char* to_string(RetryBackoff);  ///< "jitter", "fixed"
 const char* to_string(FaultKind);
 const char* to_string(Property);
 const char* to_string(Expectation);
@@ -244,9 +249,12 @@ struct WorkloadSpec {
   int iterations = 1;
   Duration think = 1s;  ///< between iterations (a range: its min)
   /// A `cas` resource only: how many times a write rejected for a version
-  /// conflict is re-read and re-applied, `retry_interval` apart, before the
+  /// conflict is re-read and re-applied, after a wait (retry_backoff), before the
   /// iteration fails (0: never).
   int retries = 10;
+  /// A `cas` resource only: how the wait before each of those retries is
+  /// chosen (RetryBackoff); the default desynchronises identical clients.
+  RetryBackoff retry_backoff = RetryBackoff::kJitter;
   /// A range {"min": work, "max": work_max}: each iteration's work is drawn
   /// uniformly (in nanoseconds) from the client's own stream
   /// "client/<name>/workload"; nullopt: always `work`. Likewise think.

@@ -670,6 +670,11 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
                    std::string("\"retries\" applies only to a cas resource (a version conflict is ") +
                        "what is retried); resource.kind is " + quote_text(to_string(s.resource.kind)));
   }
+  if (c.workload.retry_backoff != WorkloadSpec{}.retry_backoff && !versions) {
+    return problem(key(w, "retry_backoff"),
+                   std::string("\"retry_backoff\" applies only to a cas resource (it times the retry of a version ") +
+                       "conflict); resource.kind is " + quote_text(to_string(s.resource.kind)));
+  }
   const bool lock = service_descriptor(s.lock.service).takes_lock();
   const auto needs_lock = [&](const char* k) {
     return problem(key(path, k), std::string("\"") + k +

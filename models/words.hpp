@@ -90,6 +90,11 @@ struct Words<WorkloadKind> {
        {WorkloadKind::kLeader, "leader"}}};
 };
 template <>
+struct Words<RetryBackoff> {
+  static constexpr std::array<Word<RetryBackoff>, 2> kTable = {
+      {{RetryBackoff::kJitter, "jitter"}, {RetryBackoff::kFixed, "fixed"}}};
+};
+template <>
 struct Words<LeaseLossPolicy> {
   static constexpr std::array<Word<LeaseLossPolicy>, 2> kTable = {
       {{LeaseLossPolicy::kContinue, "continue"}, {LeaseLossPolicy::kAbort, "abort"}}};

@@ -1102,6 +1102,16 @@ Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
   return Duration{d(run.rng)};
 }
 
+/// The wait before CAS retry `k` (0 for the first): the model's rule
+/// (models/workloads/register_workload.hpp, RegisterWorkload::retry_wait) —
+/// `fixed`: retry_interval; `jitter`: t = min(16, 2^k) × retry_interval, a
+/// draw in [t − t/2, t] — with the runner's own random numbers.
+Duration cas_retry_wait(Run& run, const WorkloadSpec& w, Duration base, int k) {
+  if (w.retry_backoff == RetryBackoff::kFixed) return base;
+  const Duration step = base * (std::int64_t{1} << std::min(k, 4));
+  return draw(run, step - step / 2, step);
+}
+
 enum class Step { kDone, kStop, kCrashed };
 
 /// One iteration (ClientNode::iterate, real time). kStop when the run
@@ -1164,8 +1174,8 @@ Step iterate(ClientState& c, Resource& res, int index) {
       conflict = run.s.resource.kind == ResourceKind::kCas;
     }
     if (!conflict || retries >= w.retries) break;
+    if (!c.sleep_for(cas_retry_wait(run, w, c.spec.retry_interval, retries))) return Step::kStop;
     ++retries;
-    if (!c.sleep_for(c.spec.retry_interval)) return Step::kStop;
     if (crashed()) return Step::kCrashed;
   }
   if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");

@@ -135,6 +135,50 @@ class ReportKeyWriter final : public KeyWriter {
   ojson& j_;
 };
 
+/// report.json's settings.clients[i].
+ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
+  ojson w{{"kind", to_string(c.workload.kind)},
+          {"work", duration_json(c.workload.work)},
+          {"iterations", c.workload.iterations},
+          {"think", duration_json(c.workload.think)}};
+  if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
+  if (s.resource.kind == ResourceKind::kCas) {
+    w["retries"] = c.workload.retries;
+    w["retry_backoff"] = to_string(c.workload.retry_backoff);
+  }
+  ojson cj{{"name", c.name},
+           {"start", duration_json(c.start)},
+           {"fencing", c.fencing},
+           {"renew", c.renew},
+           {"renew_interval", duration_json(c.renew_interval)},
+           {"renew_clock", clock_text(c.renew_clock)},
+           {"retry_interval", duration_json(c.retry_interval)},
+           {"command_timeout", duration_json(c.command_timeout)},
+           {"resource", c.resource},
+           {"workload", w}};
+  // A custom ClientPolicy replaces renew_interval and renew_clock (and the
+  // policies below, which it requires unset): its name instead.
+  if (c.policy) {
+    cj.erase("renew_interval");
+    cj.erase("renew_clock");
+    cj["policy"] = client_policy_name(c);
+  }
+  // The client policies, only when one is set (docs/REPORTS.md).
+  if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
+  if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = word(c.on_lease_loss);
+  if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
+  // A client's own TTL (the one in effect) and a library other than
+  // "go", only when set, so reports of files without them are unchanged.
+  if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
+  if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
+  if (multiple_locks(s.lock)) {
+    cj["lock"] = lock_of(s.lock, c);
+    ReportKeyWriter w(cj);
+    service_descriptor(s.lock.service).report_client_settings(s, c, w);
+  }
+  return cj;
+}
+
 ojson settings_json(const Scenario& s) {
   const ServiceDescriptor& d = service_descriptor(s.lock.service);
   ojson lock{{"service", d.name()}};
@@ -161,45 +205,7 @@ ojson settings_json(const Scenario& s) {
   resource["replicas"] = s.resource.replicas;
   resource["replication_delay"] = duration_json(s.resource.replication_delay);
   ojson clients = ojson::array();
-  for (const ClientSpec& c : s.clients) {
-    ojson w{{"kind", to_string(c.workload.kind)},
-            {"work", duration_json(c.workload.work)},
-            {"iterations", c.workload.iterations},
-            {"think", duration_json(c.workload.think)}};
-    if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
-    if (s.resource.kind == ResourceKind::kCas) w["retries"] = c.workload.retries;
-    ojson cj{{"name", c.name},
-             {"start", duration_json(c.start)},
-             {"fencing", c.fencing},
-             {"renew", c.renew},
-             {"renew_interval", duration_json(c.renew_interval)},
-             {"renew_clock", clock_text(c.renew_clock)},
-             {"retry_interval", duration_json(c.retry_interval)},
-             {"command_timeout", duration_json(c.command_timeout)},
-             {"resource", c.resource},
-             {"workload", w}};
-    // A custom ClientPolicy replaces renew_interval and renew_clock (and the
-    // policies below, which it requires unset): its name instead.
-    if (c.policy) {
-      cj.erase("renew_interval");
-      cj.erase("renew_clock");
-      cj["policy"] = client_policy_name(c);
-    }
-    // The client policies, only when one is set (docs/REPORTS.md).
-    if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
-    if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = word(c.on_lease_loss);
-    if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
-    // A client's own TTL (the one in effect) and a library other than
-    // "go", only when set, so reports of files without them are unchanged.
-    if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
-    if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
-    if (multiple_locks(s.lock)) {
-      cj["lock"] = lock_of(s.lock, c);
-      ReportKeyWriter w(cj);
-      service_descriptor(s.lock.service).report_client_settings(s, c, w);
-    }
-    clients.push_back(cj);
-  }
+  for (const ClientSpec& c : s.clients) clients.push_back(client_settings_json(s, c));
   return ojson{{"duration", duration_json(s.duration)},
                {"settle", duration_json(s.settle)},
                {"network", ojson{{"latency_min", duration_json(s.network.latency_min)},

@@ -69,21 +69,68 @@ bool partition_blocks(const Partition& p, NodeId from, NodeId to) {
   return !p.one_way || gf == 0;
 }
 
-bool Simulation::partitioned(NodeId from, NodeId to) const {
-  for (const auto& [id, p] : partitions_) {
-    if (partition_blocks(p, from, to)) return true;
+namespace {
+// Calls fn(from, to) once for every ordered pair of distinct nodes below
+// `count` that `p` blocks: exactly the pairs where partition_blocks(p, from,
+// to) is true, found by labelling each node once (a node listed twice counts
+// once, as `contains` / `group_of` see it) instead of testing all pairs.
+template <class Fn>
+void for_each_blocked_pair(const Partition& p, std::size_t count, Fn fn) {
+  constexpr int kUnlisted = -1;
+  std::vector<int> label(count, kUnlisted);
+  std::vector<NodeId> listed;  // labelled nodes, each once, in first-listed order
+  const auto mark = [&](NodeId n, int l) {
+    if (n >= count || label[n] != kUnlisted) return;  // group_of: the first group wins
+    label[n] = l;
+    listed.push_back(n);
+  };
+  if (!p.isolate.empty()) {
+    for (NodeId n : p.isolate) mark(n, 0);
+    for (NodeId f : listed) {
+      for (NodeId t = 0; t < count; ++t) {
+        if (label[t] != kUnlisted) continue;
+        fn(f, t);                  // from an isolated node: blocked either way
+        if (!p.one_way) fn(t, f);  // towards it: only without one_way
+      }
+    }
+    return;
   }
-  return false;
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    for (NodeId n : p.groups[g]) mark(n, static_cast<int>(g));
+  }
+  for (NodeId f : listed) {
+    if (p.one_way && label[f] != 0) continue;  // one_way: only from the first group
+    for (NodeId t : listed) {
+      if (label[t] != label[f]) fn(f, t);
+    }
+  }
+}
+}  // namespace
+
+void Simulation::count_partition(const Partition& p, int delta) {
+  for_each_blocked_pair(p, nodes_.size(), [&](NodeId from, NodeId to) {
+    std::uint32_t& c = cut_count_[from * channel_stride_ + to];
+    c = static_cast<std::uint32_t>(static_cast<std::int64_t>(c) + delta);
+  });
 }
 
 std::uint64_t Simulation::add_partition(Partition p) {
   const std::uint64_t id = next_partition_++;
+  count_partition(p, +1);
   partitions_.emplace(id, std::move(p));
   return id;
 }
 
-void Simulation::remove_partition(std::uint64_t id) { partitions_.erase(id); }
+void Simulation::remove_partition(std::uint64_t id) {
+  const auto it = partitions_.find(id);
+  if (it == partitions_.end()) return;
+  count_partition(it->second, -1);
+  partitions_.erase(it);
+}
 
-void Simulation::heal() { partitions_.clear(); }
+void Simulation::heal() {
+  partitions_.clear();
+  std::fill(cut_count_.begin(), cut_count_.end(), 0U);
+}
 
 }  // namespace sim

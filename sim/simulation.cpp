@@ -47,6 +47,9 @@ Node& Simulation::add_node(std::string name) {
   }
   channel_last_ = std::move(grown);
   channel_stride_ = count;
+  // A partition may name a node added after it started: count again.
+  cut_count_.assign(count * count, 0);
+  for (const auto& [id, p] : partitions_) count_partition(p, +1);
   return *nodes_.back();
 }
 

@@ -144,12 +144,17 @@ class Simulation {
   /// delay is then added to each message on its own, so a message sent
   /// after a slowdown ends is not held behind the slowed ones.
   std::uint64_t send(NodeId from, NodeId to, PayloadPtr body, std::uint64_t reply_to = 0);
-  bool blocked(NodeId from, NodeId to) const { return from != to && !partitions_.empty() && partitioned(from, to); }
-  bool partitioned(NodeId from, NodeId to) const;
-  /// Adds a partition; returns its id for `remove_partition`.
+  /// Whether an active partition blocks `from` → `to` now: O(1), whatever
+  /// the number of partitions (a count per ordered pair, kept by
+  /// add_partition / remove_partition / heal / add_node).
+  bool blocked(NodeId from, NodeId to) const { return from != to && partitioned(from, to); }
+  /// How many active partitions block `from` → `to` is non-zero.
+  bool partitioned(NodeId from, NodeId to) const { return cut_count_[from * channel_stride_ + to] != 0; }
+  /// Adds a partition; returns its id for `remove_partition`. Costs
+  /// O(nodes + pairs it blocks), once, instead of a scan per message.
   std::uint64_t add_partition(Partition p);
-  void remove_partition(std::uint64_t id);
-  void heal();  ///< removes every partition
+  void remove_partition(std::uint64_t id);  ///< an id already removed (or healed) is a no-op
+  void heal();                              ///< removes every partition
   /// Extra delay on every message to or from `n` sent from now on (adds up).
   void add_slow(NodeId n, Duration extra) { nodes_[n]->slow_ += extra; }
 
@@ -263,8 +268,16 @@ class Simulation {
   std::uint64_t next_msg_ = 1;
   std::uint64_t next_partition_ = 1;
   std::map<std::uint64_t, Partition> partitions_;
+  // [from * channel_stride_ + to]: how many of partitions_ block from → to
+  // (issue #35: a scan of every partition per message made 1,000
+  // overlapping partitions cost a minute).
+  std::vector<std::uint32_t> cut_count_;
   std::vector<Time> channel_last_;  // [from * channel_stride_ + to]
   std::size_t channel_stride_ = 0;
+  /// Adds `delta` (+1 or -1) to cut_count_ for every ordered pair of
+  /// existing nodes that `p` blocks.
+  void count_partition(const Partition& p, int delta);
+
   NetworkConfig net_;
   Rng net_rng_;
   Trace trace_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fencesim::workloads {
 
 std::shared_ptr<const resource::OpReply> RegisterWorkload::ask(sim::Process& p, sim::PayloadPtr req) const {
@@ -65,12 +67,32 @@ IterationResult RegisterWorkload::attempt(const Iteration& it, bool& conflict) c
   return write(it, *seen, conflict);
 }
 
+// Why jitter and why growth: three identical clients with a fixed latency
+// conflict at the same instants, and a fixed wait keeps them there, so the
+// same one loses every tie until its retries run out (issue #35). Real OCC
+// loops do not wait a fixed interval: client-go's retry.RetryOnConflict
+// (k8s.io/client-go v0.26 util/retry/util.go) sleeps wait.Backoff steps with
+// Jitter (DefaultRetry: 10 ms, Jitter 0.1; DefaultBackoff: Factor 5), and
+// apimachinery's wait.Jitter adds rand.Float64() × factor × duration. The
+// equal-jitter form is used here because its wait never drops below half
+// the step (no immediate re-collision) and its growth moves a loser out of
+// phase with clients whose cycle is shorter than its attempt.
+Duration RegisterWorkload::retry_wait(sim::Process& p, int k) {
+  const Duration base = setup_.retry_interval;
+  if (setup_.spec.retry_backoff == RetryBackoff::kFixed) return base;
+  constexpr int kCapDoublings = 4;  // cap = base × 2^4 = 16 × retry_interval
+  const Duration step = base * (std::int64_t{1} << std::min(k, kCapDoublings));
+  if (!retry_rng_) retry_rng_ = p.sim().rng("client/" + setup_.client + "/cas-retry");
+  const Duration half = step / 2;
+  return (step - half) + retry_rng_->uniform(Duration{0}, half);
+}
+
 IterationResult RegisterWorkload::iterate(const Iteration& it) {
   bool conflict = false;
   IterationResult result = attempt(it, conflict);
   int retries = 0;
   while (conflict && retries < setup_.spec.retries) {
-    it.process.sleep(setup_.retry_interval);
+    it.process.sleep(retry_wait(it.process, retries));
     ++retries;
     result = attempt(it, conflict);
   }

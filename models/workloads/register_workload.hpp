@@ -9,7 +9,7 @@
 // request waits at most `command_timeout`. A write a `cas` resource rejects
 // (a version conflict) is retried as optimistic concurrency is meant to be
 // ("read the version, compute, write WHERE version = $1, retry on
-// conflict"): up to `retries` times the workload waits `retry_interval`,
+// conflict"): up to `retries` times the workload waits (retry_wait below),
 // reads again, works again and writes again. Otherwise a timeout or a
 // rejection ends the iteration unsuccessfully with one of
 //   "read timed out", "read rejected: <reason>",
@@ -75,8 +75,18 @@ class RegisterWorkload : public Workload {
   IterationResult write(const Iteration& it, const Seen& seen, bool& conflict) const;
   /// One read, work, write attempt.
   IterationResult attempt(const Iteration& it, bool& conflict) const;
+  /// The wait before CAS retry `k` (0 for the first), workload.retry_backoff:
+  ///   fixed:  retry_interval, every time (lockstep clients stay in lockstep);
+  ///   jitter: "Exponential Backoff And Jitter", equal jitter (Marc Brooker,
+  ///           AWS Architecture Blog, 2015): t = min(cap, base × 2^k), wait
+  ///           t/2 + random_between(0, t/2), with base = retry_interval and
+  ///           cap = 16 × retry_interval; drawn from the client's own stream
+  ///           "client/<name>/cas-retry" (created at the first retry, so a
+  ///           run without conflicts draws nothing).
+  Duration retry_wait(sim::Process& p, int k);
 
   WorkloadSetup setup_;
+  std::optional<sim::Rng> retry_rng_;
 };
 
 }  // namespace fencesim::workloads

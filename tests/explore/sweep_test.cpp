@@ -303,3 +303,39 @@ TEST(Percent, ARareRateNeverReadsAsZero) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace same_run {
+
+const char* const kSameRun = "the seed changes nothing in this scenario";
+
+SweepResult sweep_of(const fencesim::Scenario& s, std::uint64_t last) {
+  SweepOptions opt;
+  opt.seeds = {1, last};
+  opt.jobs = 1;
+  return fencesim::run_sweep(s, opt);
+}
+
+// Issue #35, defect 8: a scripted scenario with a fixed latency and no
+// ranges gives the same run for every seed; the summary (terminal and
+// summary.md) says so and names what would make the seed matter. A sweep
+// whose runs differ (a nemesis), or a single run, gets no such note.
+TEST(SweepSameRun, OneFingerprintForEverySeedIsSaidWithWhatWouldMakeTheSeedMatter) {
+  const SweepResult same = sweep_of(load("etcd-waiter-expired-lease-3-4-3"), 5);
+  ASSERT_FALSE(same.error);
+  ASSERT_EQ(same.runs.size(), 5u);
+  for (const auto& run : same.runs) ASSERT_EQ(run.fingerprint, same.runs.front().fingerprint);
+  const std::string summary = fencesim::render_sweep_summary(same, "F");
+  EXPECT_NE(summary.find(kSameRun), std::string::npos) << summary;
+  EXPECT_NE(summary.find("every one of the 5 runs has the same fingerprint"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("add a nemesis, a network latency range"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("work/think ranges"), std::string::npos) << summary;
+  EXPECT_NE(fencesim::render_sweep_markdown(same).find(kSameRun), std::string::npos);
+
+  const SweepResult differ = sweep_of(load("nemesis-pauses"), 5);
+  EXPECT_EQ(fencesim::render_sweep_summary(differ, "F").find(kSameRun), std::string::npos);
+  EXPECT_EQ(fencesim::render_sweep_markdown(differ).find(kSameRun), std::string::npos);
+  EXPECT_EQ(fencesim::render_sweep_summary(sweep_of(load("etcd-waiter-expired-lease-3-4-3"), 1), "F").find(kSameRun),
+            std::string::npos);
+}
+
+}  // namespace same_run

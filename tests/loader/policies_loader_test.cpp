@@ -92,5 +92,27 @@ TEST(LoaderPolicies, TheWriterRoundTripsEveryPolicy) {
   EXPECT_EQ(write_scenario(back), written);
 }
 
+// Issue #35, defect 7: workload.retry_backoff — "jitter" by default and
+// left out when written; "fixed" loads, is written back and loads again to
+// the same scenario; a misspelling or a resource without versions is one
+// clear error.
+TEST(LoaderPolicies, RetryBackoffLoadsWritesBackAndIsCheckedForACasResource) {
+  EXPECT_EQ(load_ok(file_with("", "{}", R"({"kind": "cas"})")).clients[0].workload.retry_backoff,
+            RetryBackoff::kJitter);
+  const Scenario s = load_ok(file_with("", "{}", R"({"kind": "cas"})", R"(, "retry_backoff": "fixed")"));
+  EXPECT_EQ(s.clients[0].workload.retry_backoff, RetryBackoff::kFixed);
+  const std::string written = write_scenario(s);
+  EXPECT_NE(written.find("\"retry_backoff\": \"fixed\""), std::string::npos) << written;
+  EXPECT_EQ(load_ok(written), s);
+  EXPECT_EQ(write_scenario(load_ok(file_with("", "{}", R"({"kind": "cas"})"))).find("retry_backoff"),
+            std::string::npos);
+  EXPECT_NE(load_error(file_with("", "{}", R"({"kind": "cas"})", R"(, "retry_backoff": "fixd")"))
+                .find("at clients[0].workload.retry_backoff: unknown value \"fixd\""),
+            std::string::npos);
+  EXPECT_NE(load_error(file_with("", "{}", R"({"kind": "fenced"})", R"(, "retry_backoff": "fixed")"))
+                .find("\"retry_backoff\" applies only to a cas resource"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fencesim

@@ -69,6 +69,7 @@ TEST(WordsAndSchema, EveryEnumOfTheSchemaIsItsWordsTable) {
   EXPECT_EQ(schema_set("/$defs/client/properties/on_lease_loss/enum"), words<LeaseLossPolicy>());
   EXPECT_EQ(schema_set("/$defs/client/properties/library/enum"), words<EtcdLibrary>());
   EXPECT_EQ(schema_set("/$defs/workload/properties/kind/enum"), words<WorkloadKind>());
+  EXPECT_EQ(schema_set("/$defs/workload/properties/retry_backoff/enum"), words<RetryBackoff>());
   EXPECT_EQ(schema_set("/$defs/clock_jumpFault/properties/clock/enum"), words<ClockSelect>());
   EXPECT_EQ(schema_set("/$defs/verdict/enum"), words<Expectation>());
 }

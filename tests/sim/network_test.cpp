@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -388,3 +390,76 @@ TEST(Budget, ARunThatSchedulesFasterThanItRunsStopsAtItsPendingBudget) {
 }
 
 }  // namespace
+
+namespace partition_counts {
+
+/// A random partition over nodes [0, n + 1): ids up to n name a node that
+/// does not exist yet (added later), repeats are allowed, as a file may.
+sim::Partition random_partition(sim::Rng& rng, sim::NodeId n) {
+  sim::Partition p;
+  p.one_way = rng.chance(1, 2);
+  const auto pick = [&] { return static_cast<sim::NodeId>(rng.below(n + 1)); };
+  if (rng.chance(1, 2)) {
+    for (std::uint64_t i = 0, k = 1 + rng.below(3); i < k; ++i) p.isolate.push_back(pick());
+  } else {
+    p.groups.resize(2 + rng.below(2));
+    for (auto& g : p.groups) {
+      for (std::uint64_t i = 0, k = 1 + rng.below(3); i < k; ++i) g.push_back(pick());
+    }
+  }
+  return p;
+}
+
+// Issue #35: Simulation::blocked is answered from a count per ordered pair
+// instead of scanning every partition. It must say exactly what the scan
+// (partition_blocks over the active partitions) says, after every start,
+// end and heal, and for a node added while partitions are active.
+TEST(Partitions, BlockedAgreesWithEveryActivePartitionAfterEachChange) {
+  sim::Simulation s(7);
+  for (int i = 0; i < 5; ++i) s.add_node("n" + std::to_string(i));
+  sim::Rng rng = s.rng("test/partitions");
+  std::map<std::uint64_t, sim::Partition> active;
+  for (int step = 0; step < 2000; ++step) {
+    const auto n = static_cast<sim::NodeId>(s.node_count());
+    const std::uint64_t what = rng.below(20);
+    if (what < 11 || active.empty()) {
+      sim::Partition p = random_partition(rng, n);
+      active.emplace(s.add_partition(p), p);
+    } else if (what < 18) {
+      auto it = std::next(active.begin(), static_cast<std::ptrdiff_t>(rng.below(active.size())));
+      s.remove_partition(it->first);
+      active.erase(it);
+    } else if (what == 18) {
+      s.heal();
+      active.clear();
+    } else if (n < 12) {
+      s.add_node("n" + std::to_string(n));
+    }
+    for (sim::NodeId f = 0; f < s.node_count(); ++f) {
+      for (sim::NodeId t = 0; t < s.node_count(); ++t) {
+        const bool want = f != t && std::any_of(active.begin(), active.end(),
+                                                [&](const auto& kv) { return sim::partition_blocks(kv.second, f, t); });
+        ASSERT_EQ(s.blocked(f, t), want) << "step " << step << ", " << f << " -> " << t;
+      }
+    }
+  }
+}
+
+// 10,000 overlapping partitions between A and B: the message A sends gets
+// through only after the last one ends; removing an id twice changes nothing.
+TEST(Partitions, TenThousandOverlappingPartitionsEndWithTheLast) {
+  World w;
+  sim::Node& a = w.node("A");
+  w.listener("B");
+  std::vector<std::uint64_t> ids;
+  for (int i = 0; i < 10'000; ++i) ids.push_back(w.sim.add_partition(sim::Partition{{{a.id()}, {1}}, {}, false}));
+  for (std::size_t i = 0; i + 1 < ids.size(); ++i) w.sim.remove_partition(ids[i]);
+  w.sim.remove_partition(ids[0]);
+  w.sim.at(1ms, [&] { a.send(1, text("still cut")); });
+  w.sim.at(2ms, [&] { w.sim.remove_partition(ids.back()); });
+  w.sim.at(3ms, [&] { a.send(1, text("through")); });
+  w.sim.run_until(sim::Time{1s});
+  EXPECT_THAT(w.log, ElementsAre("4ms B got through from A"));
+}
+
+}  // namespace partition_counts

@@ -200,6 +200,35 @@ TEST(CasRetries, ZeroRetriesFailsAtTheFirstConflict) {
   EXPECT_EQ(outcomes(r, "A")[0], "write rejected: version 0 != 4");
 }
 
+// Issue #35, defect 7: three identical CAS clients with a fixed latency
+// conflict at the same instants. With a fixed retry_interval they stay in
+// lockstep and the same client loses every tie until its 10 retries run out;
+// with the default equal-jitter backoff (drawn from each client's own
+// stream) the ties break and every iteration succeeds, for every seed tried.
+RunResult three_identical_cas_clients(RetryBackoff backoff, std::uint64_t seed) {
+  ScenarioBuilder b("cas-contention");
+  b.seed(seed).duration(60s).settle(15s).no_lock().cas().latency(1ms, 1ms);
+  for (const char* name : {"A", "B", "C"}) {
+    WorkloadSpec w = counter(100ms, 10, 100ms);
+    w.retry_backoff = backoff;
+    b.client(name, w);
+  }
+  return b.run();
+}
+
+TEST(CasRetries, ThreeIdenticalClientsStarveOneWithAFixedIntervalNotWithJitter) {
+  const RunResult fixed = three_identical_cas_clients(RetryBackoff::kFixed, 1);
+  EXPECT_EQ(status(fixed, Property::kProgress), Status::kViolated);
+  EXPECT_NE(verdict_of(fixed, Property::kProgress).summary.find("(after 10 retries)"), std::string::npos)
+      << verdict_of(fixed, Property::kProgress).summary;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const RunResult jitter = three_identical_cas_clients(RetryBackoff::kJitter, seed);
+    EXPECT_EQ(status(jitter, Property::kProgress), Status::kHolds)
+        << "seed " << seed << ": " << verdict_of(jitter, Property::kProgress).summary;
+    EXPECT_EQ(jitter.metrics.writes_accepted, 30) << "seed " << seed;
+  }
+}
+
 TEST(MetricExpectations, BoundsAreCheckedAndCountInAllMet) {
   ScenarioBuilder b = worked_example();
   const Scenario base = b.build();
