@@ -1276,7 +1276,7 @@ void with_clock_shim(Run& run, RedisProc& p) {
   run.say(p.name + " runs with fencesim-clock.so (" + clock->file().string() + ")");
 }
 
-/// Sentinel's failover-timeout: twice down_after (at least 2 s); with
+/// Sentinel's failover-timeout: twice down_after (at least 3 s, the model's rule); with
 /// replicas (whose replication link goes through a proxy, so that their
 /// `master_port` is the proxy's, not the one Sentinel monitors) at least the
 /// run's real length plus 30 s, because Sentinel re-points a replica whose
