@@ -33,9 +33,16 @@
 #include "real/process.hpp"
 #include "real/proxy.hpp"
 #include "real/real.hpp"
+#include "tests/support/tier_tools.hpp"
 
 namespace fencesim::real {
 namespace {
+
+// The servers every comparison starts (PostgreSQL's programs live outside
+// PATH and are found by fencesim-real itself): missing ones fail under
+// tools/test.sh and skip in a plain developer build (tests/support/tier_tools.hpp).
+::testing::Environment* const kTierTools = ::testing::AddGlobalTestEnvironment(
+    new fencesim::testing::TierTools("realstack", {{"redis-server", "redis-server"}, {"etcd", "etcd-server"}}));
 
 Scenario load_shipped(const std::string& name) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + name + ".json");
