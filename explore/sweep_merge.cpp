@@ -133,7 +133,10 @@ SweepRun run_of(const json& j, const std::string& path) {
                              sim::Duration{i64(m, mp, "longest_two_holder_overlap_ns")},
                              i64(m, mp, "holder_audit_findings"),
                              i64(m, mp, "iterations"),
-                             i64(m, mp, "iterations_succeeded")};
+                             i64(m, mp, "iterations_succeeded"),
+                             // Read back too: sweep.json's updates_lost aggregate
+                             // is re-rendered from it (issue #35).
+                             i64(m, mp, "updates_lost")};
   // Written since the acquisition latency was added; older files have none.
   if (m.contains("acquires")) {
     run.metrics.acquires = i64(m, mp, "acquires");

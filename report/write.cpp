@@ -1,10 +1,12 @@
 // Writing files atomically: a run's reports, a sweep's, a shrunk scenario.
+#include <fcntl.h>  // AT_FDCWD
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
+#include <cstdio>  // renameat2, RENAME_NOREPLACE, RENAME_EXCHANGE (glibc >= 2.28, _GNU_SOURCE)
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +34,14 @@ volatile std::sig_atomic_t g_temp_count = 0;
 char g_created_dir[kMaxPath];
 volatile std::sig_atomic_t g_remove_dir = 0;
 
+// While an InterruptScope lives, a signal only sets g_interrupt: the
+// command (a sweep) stops between runs and removes its whole staging folder,
+// so the writes inside it install no handler of their own.
+volatile std::sig_atomic_t g_interrupt = 0;
+volatile std::sig_atomic_t g_scope_active = 0;
+
+extern "C" void note_interrupt(int sig) { g_interrupt = sig; }
+
 extern "C" void remove_temps_and_reraise(int sig) {
   for (std::sig_atomic_t i = 0; i < g_temp_count; ++i) ::unlink(g_temps[i]);
   if (g_remove_dir) ::rmdir(g_created_dir);
@@ -55,12 +65,16 @@ class TempGuard {
       std::memcpy(g_created_dir, created_dir.c_str(), created_dir.size() + 1);
       g_remove_dir = 1;
     }
+    if (g_scope_active) return;
+    installed_ = true;
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) previous_[index(sig)] = std::signal(sig, remove_temps_and_reraise);
   }
   TempGuard(const TempGuard&) = delete;
   TempGuard& operator=(const TempGuard&) = delete;
   ~TempGuard() {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, previous_[index(sig)]);
+    if (installed_) {
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, previous_[index(sig)]);
+    }
     g_temp_count = 0;
     g_remove_dir = 0;
   }
@@ -68,9 +82,95 @@ class TempGuard {
  private:
   static std::size_t index(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2; }
   std::array<void (*)(int), 3> previous_{};
+  bool installed_ = false;
 };
 
+/// ".tmp-<pid>-<n>": unique per process and call, so that two processes (or
+/// two calls) writing the same target never share a temporary name. The pid
+/// only names temporary files; it never reaches a report's content.
+std::string unique_suffix() {
+  static std::atomic<unsigned long> counter{0};
+  return ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+}
+
+/// Moves `staging` to `dir`: with renameat2 (Linux >= 3.15) either into a
+/// free name (RENAME_NOREPLACE) or atomically exchanged with the folder
+/// there (RENAME_EXCHANGE), whose old contents, now at `staging`, are then
+/// removed — so `dir` always holds one complete folder, and two writers
+/// racing each end with a complete folder of one of them. Without renameat2
+/// (EINVAL: a file system that lacks it), the old folder is renamed aside
+/// first, leaving `dir` absent for an instant but never mixed.
+bool swap_in(const fs::path& staging, const fs::path& dir, std::string& error) {
+  std::error_code ec;
+  std::string why = "it keeps being replaced";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+#ifdef RENAME_EXCHANGE
+    if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0) return true;
+    if (errno == EEXIST) {
+      if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+        fs::remove_all(staging, ec);  // the old folder
+        return true;
+      }
+      if (errno == ENOENT) continue;  // removed in between: try the free name again
+    }
+    why = std::strerror(errno);
+    if (errno != EINVAL && errno != ENOSYS) break;
+#endif
+    const fs::path aside = dir.parent_path() / ("." + dir.filename().string() + unique_suffix() + ".old");
+    fs::rename(dir, aside, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      why = ec.message();
+      break;
+    }
+    std::error_code moved;
+    fs::rename(staging, dir, moved);
+    fs::remove_all(aside, ec);
+    if (!moved) return true;
+    why = moved.message();
+    if (moved != std::errc::directory_not_empty && moved != std::errc::file_exists) break;
+  }
+  error = "cannot move " + staging.string() + " to " + dir.string() + ": " + why;
+  return false;
+}
+
 }  // namespace
+
+std::string staging_folder(const std::string& dir) {
+  fs::path d = fs::path(dir).lexically_normal();
+  if (!d.has_filename()) d = d.parent_path();  // "out/x/" -> "out/x"
+  return (d.parent_path() / ("." + d.filename().string() + unique_suffix())).string();
+}
+
+bool swap_folder_in(const std::string& staging, const std::string& dir, std::string& error) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    error = "cannot write " + dir + ": something other than a folder is in the way; remove it";
+    fs::remove_all(staging, ec);
+    return false;
+  }
+  fs::path d = fs::path(dir).lexically_normal();
+  if (!d.has_filename()) d = d.parent_path();
+  if (!swap_in(staging, d, error)) {
+    fs::remove_all(staging, ec);
+    return false;
+  }
+  return true;
+}
+
+InterruptScope::InterruptScope() {
+  g_interrupt = 0;
+  g_scope_active = 1;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) previous_[index(sig)] = std::signal(sig, note_interrupt);
+}
+
+InterruptScope::~InterruptScope() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, previous_[index(sig)]);
+  g_scope_active = 0;
+}
+
+int InterruptScope::signal() { return g_interrupt; }
+
+std::size_t InterruptScope::index(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : 2; }
 
 bool write_files(const std::string& dir, const std::vector<OutputFile>& files, std::string& error) {
   if (files.size() > kMaxOutputFiles) {
@@ -94,7 +194,8 @@ bool write_files(const std::string& dir, const std::vector<OutputFile>& files, s
     return false;
   }
   std::vector<fs::path> temps;
-  for (const OutputFile& f : files) temps.push_back(fs::path(dir) / (std::string(".") + f.name + ".tmp"));
+  const std::string suffix = unique_suffix();
+  for (const OutputFile& f : files) temps.push_back(fs::path(dir) / (std::string(".") + f.name + suffix));
   const TempGuard guard(temps, created ? dir : std::string());
   auto cleanup = [&] {
     for (const fs::path& t : temps) fs::remove(t, ec);
@@ -123,13 +224,29 @@ bool write_files(const std::string& dir, const std::vector<OutputFile>& files, s
   return true;
 }
 
+bool write_folder(const std::string& dir, const std::vector<OutputFile>& files, std::string& error) {
+  // As write_files: a folder (say) where one of the files goes is refused
+  // rather than removed with the old folder, before anything is written.
+  std::error_code ec;
+  for (const OutputFile& f : files) {
+    const fs::path target = fs::path(dir) / f.name;
+    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec)) {
+      error = "cannot write " + target.string() + ": something other than a file is in the way; remove it";
+      return false;
+    }
+  }
+  const std::string staging = staging_folder(dir);
+  if (!write_files(staging, files, error)) return false;  // it removed what it wrote
+  return swap_folder_in(staging, dir, error);
+}
+
 bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
                    std::string& error) {
   // Render everything first: a rendering failure must not leave files.
   const std::string json = render_report_json(s, r, m), md = render_report_markdown(s, r, m),
                     html = render_timeline_html(s, r, m), trace = render_trace_jsonl(r);
-  return write_files(dir,
-                     {{"report.json", [&](std::ostream& o) { o << json; }},
+  return write_folder(dir,
+                      {{"report.json", [&](std::ostream& o) { o << json; }},
                       {"report.md", [&](std::ostream& o) { o << md; }},
                       {"timeline.html", [&](std::ostream& o) { o << html; }},
                       {"trace.jsonl", [&](std::ostream& o) { o << trace; }}},

@@ -21,6 +21,7 @@
 // sim::ModelBug for a bug in a model.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -108,7 +109,8 @@ struct OutputFile {
 };
 
 /// Writes `files` (at most kMaxOutputFiles) into `dir`, created if needed.
-/// Each is written to a temporary name (`.NAME.tmp` beside it) and renamed
+/// Each is written to a temporary name (`.NAME.tmp-<pid>-<n>` beside it, unique
+/// per process and call) and renamed
 /// into place only after all of them were written, so a failure leaves no
 /// partial file and no mix of new and old ones; an interrupt (SIGINT,
 /// SIGTERM, SIGHUP) while writing removes the temporary files, and the
@@ -119,10 +121,48 @@ struct OutputFile {
 inline constexpr std::size_t kMaxOutputFiles = 8;
 bool write_files(const std::string& dir, const std::vector<OutputFile>& files, std::string& error);
 
-/// Writes report.json, report.md, timeline.html and trace.jsonl into `dir` (created if
-/// needed). Each file is written to a temporary name and renamed into place
-/// only after all of them were written, so a failure leaves no partial
-/// report. Returns false with `error` set on failure.
+/// A new, unused staging folder's path beside `dir`:
+/// `<parent>/.<name>.tmp-<pid>-<n>` (not created). Write a whole folder
+/// there, then swap_folder_in it.
+std::string staging_folder(const std::string& dir);
+
+/// Replaces the folder `dir` (or creates it) with `staging`, as a whole:
+/// on Linux the two are exchanged atomically (renameat2 RENAME_EXCHANGE)
+/// and the old contents removed, so `dir` never holds a mix of two writes,
+/// even when two processes swap into it at once (the last one wins). False
+/// with `error` (one line) if a file is in the way or the rename fails;
+/// `staging` is removed either way.
+bool swap_folder_in(const std::string& staging, const std::string& dir, std::string& error);
+
+/// Writes `files` as the whole contents of the folder `dir`: into a staging
+/// folder beside it (write_files), then swap_folder_in. Anything else that
+/// was in `dir` is gone afterwards. Same errors and thread-safety as write_files.
+bool write_folder(const std::string& dir, const std::vector<OutputFile>& files, std::string& error);
+
+/// While it lives, SIGINT, SIGTERM and SIGHUP only set a flag (signal()
+/// returns the signal number, 0 before one arrived), and write_files
+/// installs no handler of its own: the command checks the flag between
+/// runs and removes its staging folder itself (`fencesim sweep`). One at a
+/// time per process.
+class InterruptScope {
+ public:
+  InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  ~InterruptScope();
+  /// The signal received since the scope began, or 0. Async-signal-safe to set; any thread may read.
+  static int signal();
+
+ private:
+  static std::size_t index(int sig);
+  std::array<void (*)(int), 3> previous_{};
+};
+
+/// Writes report.json, report.md, timeline.html and trace.jsonl as the
+/// folder `dir` (write_folder): staged beside it and swapped in whole, so a
+/// failure leaves the previous reports as they were, and two runs writing
+/// the same folder at once leave one run's complete reports, never a mix.
+/// Returns false with `error` set on failure.
 bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r, const ReportMeta& m,
                    std::string& error);
 

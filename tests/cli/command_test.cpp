@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -527,6 +528,46 @@ TEST_F(Command, SomethingInTheWayOfAReportFileFailsBeforeAnyReportIsWritten) {
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(out / "worked")) left.push_back(e.path().filename().string());
   EXPECT_EQ(left, (std::vector<std::string>{"report.md"}));  // no report.json, no .tmp files
+}
+
+/// The four report files of a folder, by name (and any other entry, hidden ones too).
+std::map<std::string, std::string> folder_files(const fs::path& d) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(d)) out[e.path().filename().string()] = slurp(e.path());
+  return out;
+}
+
+// Issue #35 (2): two runs writing one folder at once once shared the
+// temporary names (".report.json.tmp"): one failed to rename, or the folder
+// ended with report.json of one run and timeline.html of the other.
+TEST_F(Command, TwoRunsWritingOneFolderAtOnceBothSucceedAndLeaveOneRunsCompleteReports) {
+  // Two different scenarios with the same `scenario` name: the same folder, other reports.
+  const fs::path a = write_file("a.json", kWorked);
+  std::string other = kWorked;
+  other.replace(other.find("\"12s\""), 5, "\"25s\"");  // a longer pause: other events, fingerprint, timeline
+  const fs::path b = write_file("b.json", other);
+  ASSERT_EQ(run("run -q " + a.string() + " --out " + (dir_ / "ra").string()).code, 0);
+  ASSERT_EQ(run("run -q " + b.string() + " --out " + (dir_ / "rb").string()).code, 0);
+  const auto ref_a = folder_files(dir_ / "ra" / "worked"), ref_b = folder_files(dir_ / "rb" / "worked");
+  ASSERT_EQ(ref_a.size(), 4u);
+  ASSERT_NE(ref_a.at("report.json"), ref_b.at("report.json"));
+  ASSERT_NE(ref_a.at("timeline.html"), ref_b.at("timeline.html"));
+  const fs::path out = dir_ / "shared";
+  for (int round = 0; round < 20; ++round) {
+    const std::string one = kBin + " run -q " + a.string() + " --out " + out.string() + " >/dev/null 2>" +
+                            (dir_ / "e1").string() + "; echo $? >" + (dir_ / "c1").string();
+    const std::string two = kBin + " run -q " + b.string() + " --out " + out.string() + " >/dev/null 2>" +
+                            (dir_ / "e2").string() + "; echo $? >" + (dir_ / "c2").string();
+    ASSERT_EQ(std::system(("(" + one + ") & (" + two + ") & wait").c_str()), 0);
+    EXPECT_EQ(slurp(dir_ / "c1"), "0\n") << "round " << round << ": " << slurp(dir_ / "e1");
+    EXPECT_EQ(slurp(dir_ / "c2"), "0\n") << "round " << round << ": " << slurp(dir_ / "e2");
+    const auto got = folder_files(out / "worked");
+    EXPECT_TRUE(got == ref_a || got == ref_b) << "round " << round << ": the folder mixes the two runs' files";
+    std::set<std::string> left;  // nothing but the report folder: no staging or old folder
+    for (const auto& e : fs::directory_iterator(out)) left.insert(e.path().filename().string());
+    EXPECT_EQ(left, (std::set<std::string>{"worked"})) << "round " << round;
+    if (HasFailure()) break;
+  }
 }
 
 TEST_F(Command, ADescriptionCannotRestructureReportMd) {
