@@ -358,18 +358,31 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const f
   const fencesim::Scenario& s = *loaded.scenario;
   for (const std::string& n : s.notes) std::cerr << "fencesim: " << file << ": note: " << n << "\n";
   const std::string dir = sweep_folder(out, s.name, shard);
+  // Until this sweep is complete the previous one in `dir` stays as it was:
+  // everything goes into a staging folder beside it, swapped in whole at the
+  // end; an error or a signal (checked between runs) removes it (issue #35).
+  const std::string staging = fencesim::staging_folder(dir);
+  const fencesim::InterruptScope interrupt;
   fencesim::SweepOptions opt;
+  opt.interrupted = [] { return fencesim::InterruptScope::signal() != 0; };
   opt.seeds = seeds;
   opt.shard = shard;
   opt.jobs = jobs;
   opt.keep = keep;
-  opt.report_dir = dir;
+  opt.report_dir = staging;
   opt.source = report_source(file);
   SweepProgressLine progress;
   if (isatty(STDERR_FILENO) != 0)
     opt.on_progress = [&progress](const fencesim::SweepProgress& p) { progress.update(p); };
   const fencesim::SweepResult r = fencesim::run_sweep(s, opt);
   progress.finish();
+  std::error_code ec;
+  if (r.interrupted || r.error || r.mismatch) std::filesystem::remove_all(staging, ec);
+  if (r.interrupted) {
+    std::cerr << "fencesim: sweep interrupted (signal " << fencesim::InterruptScope::signal() << "); " << dir
+              << " is left as it was\n";
+    return 128 + fencesim::InterruptScope::signal();  // 130 for Ctrl-C, as a shell reports it
+  }
   if (r.error) {
     std::cerr << "fencesim: " << file << ": " << r.error->message << "\n";
     return r.error->kind == fencesim::SweepError::Kind::kInput ? kExitInput : kExitInternal;
@@ -385,7 +398,8 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const f
     return kExitInternal;
   }
   std::string error;
-  if (!fencesim::write_sweep_files(dir, r, error)) {
+  if (!fencesim::write_sweep_files(staging, r, error) || !fencesim::swap_folder_in(staging, dir, error)) {
+    std::filesystem::remove_all(staging, ec);
     std::cerr << "fencesim: " << error << "\n";
     return kExitInput;
   }

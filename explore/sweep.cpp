@@ -62,6 +62,7 @@ struct Shared {
   const SweepOptions& opt;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
+  std::atomic<bool> interrupted{false};  // opt.interrupted answered true
   std::mutex mu;        // errors, mismatches, progress
   std::mutex write_mu;  // write_reports, one at a time
   std::vector<SweepError> errors;
@@ -135,6 +136,11 @@ void parallel_for(Shared& sh, std::size_t n, unsigned jobs, F work) {
   sh.next = 0;
   auto loop = [&] {
     while (!sh.stop) {
+      if (sh.opt.interrupted && sh.opt.interrupted()) {
+        sh.interrupted = true;
+        sh.stop = true;
+        return;
+      }
       const std::size_t i = sh.next.fetch_add(1);
       if (i >= n) return;
       work(i);
@@ -432,6 +438,10 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
     });
   }
 
+  if (sh.interrupted) {
+    res.interrupted = true;
+    return res;
+  }
   // Seeds are taken in order and a taken seed always runs to its end, so
   // every seed below the lowest one that failed ran: that seed, the one
   // reported, is the same whatever the jobs.

@@ -165,6 +165,11 @@ struct SweepOptions {
   /// Called after every first-pass run, from the worker thread that ran it,
   /// one call at a time (under a lock); may be empty.
   std::function<void(const SweepProgress&)> on_progress;
+  /// Asked before each run starts, from any worker thread (may be empty):
+  /// once it answers true no further run starts, the runs under way finish,
+  /// and run_sweep returns with `interrupted` set (`fencesim sweep` asks
+  /// InterruptScope::signal(), so that Ctrl-C stops between runs).
+  std::function<bool()> interrupted;
 };
 
 /// Key metrics of a run (docs/REPORTS.md "Metrics").
@@ -240,6 +245,8 @@ struct SweepResult {
   bool all_met = true;                        ///< every run met the `expect` block
   std::optional<SweepError> error;
   std::optional<SweepMismatch> mismatch;
+  /// SweepOptions::interrupted answered true: the runs are incomplete; write nothing.
+  bool interrupted = false;
 };
 
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt);
