@@ -63,8 +63,8 @@ struct Shared {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::atomic<bool> interrupted{false};  // opt.interrupted answered true
-  std::mutex mu;        // errors, mismatches, progress
-  std::mutex write_mu;  // write_reports, one at a time
+  std::mutex mu;                         // errors, mismatches, progress
+  std::mutex write_mu;                   // write_reports, one at a time
   std::vector<SweepError> errors;
   std::vector<SweepMismatch> mismatches;
   SweepProgress progress;
@@ -357,6 +357,22 @@ std::string scenario_content_hash(const Scenario& s) {
   return fmt::format("fnv1a64:{:016x}", sim::fnv1a64(write_scenario(canonical, w)));
 }
 
+namespace {
+/// The seed range or shard the sweep cannot run, as an input error.
+std::optional<SweepError> sweep_input_error(const SweepOptions& opt) {
+  if (opt.seeds.first > opt.seeds.last || opt.seeds.last - opt.seeds.first >= kMaxSweepSeeds) {
+    return SweepError{SweepError::Kind::kInput, opt.seeds.first,
+                      fmt::format("a sweep runs 1 to {} seeds, first <= last", kMaxSweepSeeds)};
+  }
+  if (std::string why;
+      opt.shard.index == 0 || opt.shard.index > opt.shard.count || !check_shard(opt.shard, opt.seeds, why)) {
+    return SweepError{SweepError::Kind::kInput, opt.seeds.first,
+                      why.empty() ? std::string("a shard I/N needs 1 <= I <= N") : why};
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   SweepResult res;
   res.fencesim_version = version();
@@ -368,15 +384,8 @@ SweepResult run_sweep(const Scenario& s, const SweepOptions& opt) {
   res.keep = opt.keep;
   res.keep_per_property = opt.keep_per_property;
   res.first_seeds = opt.first_seeds;
-  if (opt.seeds.first > opt.seeds.last || opt.seeds.last - opt.seeds.first >= kMaxSweepSeeds) {
-    res.error = SweepError{SweepError::Kind::kInput, opt.seeds.first,
-                           fmt::format("a sweep runs 1 to {} seeds, first <= last", kMaxSweepSeeds)};
-    return res;
-  }
-  if (std::string why;
-      opt.shard.index == 0 || opt.shard.index > opt.shard.count || !check_shard(opt.shard, opt.seeds, why)) {
-    res.error = SweepError{SweepError::Kind::kInput, opt.seeds.first,
-                           why.empty() ? std::string("a shard I/N needs 1 <= I <= N") : why};
+  if (auto e = sweep_input_error(opt)) {
+    res.error = std::move(e);
     return res;
   }
   const SeedRange own = shard_seeds(opt.seeds, opt.shard);  // this shard's seeds; all of them for {1, 1}

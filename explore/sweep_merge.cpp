@@ -126,17 +126,13 @@ SweepRun run_of(const json& j, const std::string& path) {
   run.fingerprint = std::stoull(fp, nullptr, 16);
   const json& m = at(j, path, "metrics");
   const std::string mp = sub(path, "metrics");
-  run.metrics = SweepMetrics{i64(m, mp, "writes_accepted"),
-                             i64(m, mp, "writes_rejected"),
-                             i64(m, mp, "grants"),
-                             i64(m, mp, "lease_losses"),
-                             sim::Duration{i64(m, mp, "longest_two_holder_overlap_ns")},
-                             i64(m, mp, "holder_audit_findings"),
-                             i64(m, mp, "iterations"),
-                             i64(m, mp, "iterations_succeeded"),
-                             // Read back too: sweep.json's updates_lost aggregate
-                             // is re-rendered from it (issue #35).
-                             i64(m, mp, "updates_lost")};
+  run.metrics =
+      SweepMetrics{i64(m, mp, "writes_accepted"), i64(m, mp, "writes_rejected"), i64(m, mp, "grants"),
+                   i64(m, mp, "lease_losses"), sim::Duration{i64(m, mp, "longest_two_holder_overlap_ns")},
+                   i64(m, mp, "holder_audit_findings"), i64(m, mp, "iterations"), i64(m, mp, "iterations_succeeded"),
+                   // Read back too: sweep.json's updates_lost aggregate
+                   // is re-rendered from it (issue #35).
+                   i64(m, mp, "updates_lost")};
   // Written since the acquisition latency was added; older files have none.
   if (m.contains("acquires")) {
     run.metrics.acquires = i64(m, mp, "acquires");

@@ -247,10 +247,10 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
                     html = render_timeline_html(s, r, m), trace = render_trace_jsonl(r);
   return write_folder(dir,
                       {{"report.json", [&](std::ostream& o) { o << json; }},
-                      {"report.md", [&](std::ostream& o) { o << md; }},
-                      {"timeline.html", [&](std::ostream& o) { o << html; }},
-                      {"trace.jsonl", [&](std::ostream& o) { o << trace; }}},
-                     error);
+                       {"report.md", [&](std::ostream& o) { o << md; }},
+                       {"timeline.html", [&](std::ostream& o) { o << html; }},
+                       {"trace.jsonl", [&](std::ostream& o) { o << trace; }}},
+                      error);
 }
 
 }  // namespace fencesim
