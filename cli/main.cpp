@@ -458,6 +458,7 @@ int cmd_shrink(const std::string& file, const fencesim::ShrinkOptions& opt, cons
               << ": a bug in fencesim, please report it), but it still breaks " << fencesim::to_string(r.property)
               << ", so the search starts from it\n";
   }
+  std::cout << "  kept: " << r.signature.text() << "\n";
   std::cout << "  search: " << r.runs << " runs";
   if (r.skipped > 0) std::cout << " (and " << r.skipped << " invalid candidates skipped)";
   if (r.budget_reached) std::cout << "; stopped at --max-runs " << opt.max_runs << ", the result may shrink further";

@@ -73,6 +73,47 @@ std::vector<std::size_t> ddmin(std::size_t n,
   return c;
 }
 
+// -- the failure's signature -------------------------------------------------
+
+std::optional<FailureSignature> failure_signature(const RunResult& r, Property p) {
+  const Verdict& v = verdict(r, p);
+  if (v.status != Status::kViolated) return std::nullopt;
+  FailureSignature sig;
+  sig.property = p;
+  const Time at = v.at.value_or(r.history.faults.empty() ? Time{0} : Time::max());
+  std::optional<Time> last_fault;
+  for (const FaultRecord& f : r.history.faults) {
+    if (f.skipped || f.start > at) continue;
+    sig.fault_kinds.insert(f.kind);
+    last_fault = std::max(last_fault.value_or(f.start), f.start);
+  }
+  // The events since the last fault before the violation: the mechanism
+  // the story tells (a failover, a restart), not everything the run did.
+  for (const NoteRecord& n : r.history.notes) {
+    if (n.at >= last_fault.value_or(Time{0}) && n.at <= at) sig.events.insert(n.kind);
+  }
+  return sig;
+}
+
+bool keeps_signature(const FailureSignature& kept, const FailureSignature& c) {
+  if (c.property != kept.property) return false;
+  if (!kept.fault_kinds.empty() && c.fault_kinds.empty()) return false;
+  for (FaultKind k : c.fault_kinds) {
+    if (!kept.fault_kinds.count(k)) return false;
+  }
+  return std::includes(c.events.begin(), c.events.end(), kept.events.begin(), kept.events.end());
+}
+
+std::string FailureSignature::text() const {
+  std::string kinds, names;
+  for (FaultKind k : fault_kinds) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(k));
+  for (const std::string& e : events) names += (names.empty() ? "" : ", ") + e;
+  return fmt::format(
+      "{} violated {}, {}", to_string(property),
+      kinds.empty() ? std::string("with no fault before it") : "after faults " + kinds,
+      names.empty() ? std::string("with no service event in between") : "with the service events " + names);
+}
+
 // -- the search ----------------------------------------------------------------
 
 namespace {
@@ -113,7 +154,8 @@ Duration floor_ms(Duration d) { return d / kMs * kMs; }
 
 class Search {
  public:
-  Search(Property p, const ShrinkOptions& opt, bool settle_rule) : property_(p), opt_(opt), settle_rule_(settle_rule) {}
+  Search(FailureSignature sig, const ShrinkOptions& opt, bool settle_rule)
+      : signature_(std::move(sig)), opt_(opt), settle_rule_(settle_rule) {}
 
   /// Does `c` still violate the property? nullopt: the budget is used up,
   /// or a run failed inside fencesim (error()).
@@ -133,7 +175,9 @@ class Search {
     std::optional<bool> result;
     try {
       const RunResult r = run_scenario(c, ro);
-      result = !r.budget_exceeded && verdict(r, property_).status == Status::kViolated;
+      const std::optional<FailureSignature> sig =
+          r.budget_exceeded ? std::nullopt : failure_signature(r, signature_.property);
+      result = sig && keeps_signature(signature_, *sig);
     } catch (const InvalidScenario&) {
       result = false;  // (valid() ran the same checks: not reached)
     } catch (const UnsupportedScenario&) {
@@ -172,7 +216,7 @@ class Search {
     return true;
   }
 
-  Property property_;
+  FailureSignature signature_;
   const ShrinkOptions& opt_;
   bool settle_rule_;
   std::size_t runs_ = 0, skipped_ = 0;
@@ -217,8 +261,8 @@ void ddmin_list(Search& search, Scenario& cur, std::vector<T> Scenario::*list) {
   cur.*list = pick(all, keep);
 }
 
-/// Step 2: each fault's length shortened, then its start moved later.
-void shorten_and_delay_faults(Search& search, Scenario& cur) {
+/// Step 3: each fault's length shortened, then its start moved earlier or later.
+void shorten_and_move_faults(Search& search, Scenario& cur) {
   for (std::size_t i = 0; i < cur.faults.size(); ++i) {
     if (const std::optional<Duration> len = fault_length(cur.faults[i]); len && *len > kMs) {
       const Duration best = search_failing(*len, Duration::zero(), [&](Duration d) {
@@ -228,21 +272,47 @@ void shorten_and_delay_faults(Search& search, Scenario& cur) {
       });
       set_fault_length(cur.faults[i], best);
     }
-    cur.faults[i].at = search_failing(cur.faults[i].at, cur.duration, [&](Duration at) {
+    auto fails_at = [&](Duration at) {
       Scenario c = cur;
       c.faults[i].at = at;
       return search.fails(std::move(c));
-    });
+    };
+    // Earlier first (a failure that comes sooner lets the run end sooner),
+    // later only if it cannot move earlier.
+    const Duration at = cur.faults[i].at;
+    cur.faults[i].at = search_failing(at, -kMs, fails_at);
+    if (cur.faults[i].at == at) cur.faults[i].at = search_failing(at, cur.duration, fails_at);
   }
 }
 
-/// Step 4: the run's duration.
+/// `s` ending at `d`, without the faults that would start at or after it.
+Scenario cut_at(const Scenario& s, Duration d) {
+  Scenario c = s;
+  c.duration = d;
+  std::erase_if(c.faults, [&](const FaultSpec& f) { return f.at >= d; });
+  return c;
+}
+
+/// Steps 1 and 5: the run's duration.
 void shorten_run(Search& search, Scenario& cur) {
-  cur.duration = search_failing(cur.duration, Duration::zero(), [&](Duration d) {
-    Scenario c = cur;
-    c.duration = d;
-    return search.fails(std::move(c));
-  });
+  const Duration d =
+      search_failing(cur.duration, Duration::zero(), [&](Duration d) { return search.fails(cut_at(cur, d)); });
+  cur = cut_at(cur, d);
+}
+
+/// Steps 1-5 in rounds until one changes nothing (each later round starts
+/// from a smaller scenario, where ddmin may drop what it could not before).
+void search_rounds(Search& search, Scenario& cur) {
+  for (int round = 0; round < 4; ++round) {
+    const Scenario before = cur;
+    shorten_run(search, cur);
+    ddmin_list(search, cur, &Scenario::faults);
+    number_faults(cur);
+    shorten_and_move_faults(search, cur);
+    ddmin_list(search, cur, &Scenario::clients);
+    shorten_run(search, cur);
+    if (cur == before || search.budget_reached() || search.error()) break;
+  }
 }
 
 /// The property to keep broken when none is asked for (shrink.hpp).
@@ -340,19 +410,10 @@ ShrinkResult shrink_scenario(const Scenario& in, const ShrinkOptions& opt) {
   const bool settle_rule = !any || (end && *end + res.materialized.settle <= res.materialized.duration);
   ShrinkOptions bounded = opt;
   bounded.max_runs = std::max<std::size_t>(opt.max_runs, 1);
-  Search search(res.property, bounded, settle_rule);
+  res.signature = *failure_signature(*mat, res.property);
+  Search search(res.signature, bounded, settle_rule);
   Scenario cur = res.materialized;
-  // Rounds until one changes nothing (each later round starts from a
-  // smaller scenario, where ddmin may drop what it could not before).
-  for (int round = 0; round < 4; ++round) {
-    const Scenario before = cur;
-    ddmin_list(search, cur, &Scenario::faults);
-    number_faults(cur);
-    shorten_and_delay_faults(search, cur);
-    ddmin_list(search, cur, &Scenario::clients);
-    shorten_run(search, cur);
-    if (cur == before || search.budget_reached() || search.error()) break;
-  }
+  search_rounds(search, cur);
   res.runs = search.runs();
   res.skipped = search.skipped();
   res.budget_reached = search.budget_reached();
@@ -398,9 +459,9 @@ ShrinkOutput write_shrink_output(const std::string& file, const Scenario& s, con
   w.name = o.name;
   const std::size_t before = r.scripted_before + r.drawn_before;
   w.description = fmt::format(
-      "Shrunk by `fencesim shrink` from {} (scenario {}) with seed {}, keeping {} violated: {} ({} scripted, {} "
-      "drawn by the nemesis) -> {}, {} -> {}, duration {} -> {}; the search took {} runs{}.",
-      source, s.name, r.seed, to_string(r.property), count_text(before, "fault"), r.scripted_before, r.drawn_before,
+      "Shrunk by `fencesim shrink` from {} (scenario {}) with seed {}, keeping the failure's signature ({}): {} ({} "
+      "scripted, {} drawn by the nemesis) -> {}, {} -> {}, duration {} -> {}; the search took {} runs{}.",
+      source, s.name, r.seed, r.signature.text(), count_text(before, "fault"), r.scripted_before, r.drawn_before,
       w.faults.size(), count_text(s.clients.size(), "client"), w.clients.size(), sim::format_duration(s.duration),
       sim::format_duration(w.duration), r.runs, r.budget_reached ? " (the run budget was reached)" : "");
   // The notes of what is left, as the loader will make them.
@@ -417,9 +478,12 @@ ShrinkOutput write_shrink_output(const std::string& file, const Scenario& s, con
   } catch (const std::exception& e) {
     return fail(ShrinkError::Kind::kInternal, std::string("running the shrunk scenario: ") + e.what());
   }
-  if (o.run.budget_exceeded || verdict(o.run, r.property).status != Status::kViolated) {
-    return fail(ShrinkError::Kind::kInternal,
-                fmt::format("the shrunk scenario, loaded back, does not break {}", to_string(r.property)));
+  const std::optional<FailureSignature> sig =
+      o.run.budget_exceeded ? std::nullopt : failure_signature(o.run, r.property);
+  if (!sig || !keeps_signature(r.signature, *sig)) {
+    return fail(ShrinkError::Kind::kInternal, fmt::format("the shrunk scenario, loaded back, does not keep the "
+                                                          "failure's signature ({})",
+                                                          r.signature.text()));
   }
   std::string error;
   if (!write_reports(o.report_dir, o.scenario, o.run, ReportMeta{o.name + ".json", false}, error) ||

@@ -20,19 +20,26 @@
 //      kind the nemesis draws). shrink_scenario checks it (ShrinkResult::same_run)
 //      and, whatever it finds, starts the search only from a materialized
 //      scenario that breaks P (else ShrinkError::kInternal).
-//   1. Faults: delta debugging (Zeller & Hildebrandt's ddmin, below) over the
+//   1. The run's `duration` shortened by binary search (whole
+//      milliseconds); a candidate drops the faults that would start at or
+//      after its end.
+//   2. Faults: delta debugging (Zeller & Hildebrandt's ddmin, below) over the
 //      materialized faults.
-//   2. For each remaining fault, in order: its length (a pause's, drift's,
+//   3. For each remaining fault, in order: its length (a pause's, drift's,
 //      partition's or slow's `duration`, a crash's `restart_after`, a clock
 //      jump's |by|) shortened by binary search in whole milliseconds, then
-//      its start `at` moved as late as binary search finds it still fails
-//      (in whole milliseconds, before the end of the run).
-//   3. Clients: ddmin over the clients (at least one is kept; a candidate
+//      its start `at` moved as early as binary search finds it still fails,
+//      and, if it could not move earlier, as late (in whole milliseconds,
+//      before the end of the run).
+//   4. Clients: ddmin over the clients (at least one is kept; a candidate
 //      whose faults target a dropped client is invalid and skipped).
-//   4. The run's `duration` shortened by binary search (whole milliseconds).
+//   5. The run's `duration` again.
 // A candidate "still fails" iff P's verdict is `violated` (an unmet
-// `holds` expectation is not enough) and the run did not stop at its event
-// budget. A candidate is run only if validate_scenario (the loader's
+// `holds` expectation is not enough), the run did not stop at its event
+// budget, and the failure keeps the materialized run's signature
+// (FailureSignature, keeps_signature): a Sentinel failover that reuses a
+// token must not shrink into a primary restarting empty, which reuses one
+// too but is another bug. A candidate is run only if validate_scenario (the loader's
 // rules) accepts it, every fault and client starts before the end of the
 // run, and — when the materialized scenario's run lasts at least `settle`
 // after its last fault ends (so that `progress` judges something) — it
@@ -60,6 +67,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,8 +111,32 @@ struct ShrinkError {
   std::string message;  ///< one line, without a "fencesim:" prefix
 };
 
+/// What a failure is, so that shrinking keeps it rather than trading it for
+/// another (slippage): the property violated, the kinds of the faults that
+/// started no later than its first violation (Verdict::at), and the kinds
+/// of the service's events (History::notes: a Sentinel `odown`,
+/// `promoted-slave`, a node's `restart`, …) recorded from the start
+/// of the last of those faults to the violation — the mechanism the story
+/// tells.
+struct FailureSignature {
+  Property property = Property::kNoLostUpdate;
+  std::set<FaultKind> fault_kinds;
+  std::set<std::string> events;
+  /// "token_monotonic violated after faults crash, with the service events
+  /// odown, promoted-slave" (one line).
+  std::string text() const;
+};
+/// The signature of `r`'s violation of `p`; nullopt when `r` does not violate it.
+std::optional<FailureSignature> failure_signature(const RunResult& r, Property p);
+/// Does `candidate` keep `kept`? The same property, violated; no fault kind
+/// `kept` lacks, and at least one when `kept` has one; every event of `kept`.
+bool keeps_signature(const FailureSignature& kept, const FailureSignature& candidate);
+
 struct ShrinkResult {
   Property property = Property::kNoLostUpdate;  ///< the property kept broken
+  /// The failure's signature in the materialized run, which every accepted
+  /// candidate keeps (printed and written into the shrunk file's description).
+  FailureSignature signature;
   std::uint64_t seed = 0;
   /// The materialized scenario (step 0): every fault scripted, no nemesis.
   Scenario materialized;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ Verdict check_no_stale_write(const History& h);
 Verdict check_token_monotonic(const History& h);
 Verdict check_no_lost_update(const History& h, std::int64_t initial);
 Verdict check_progress(const History& h, const CheckContext& ctx, sim::Duration settle);
+/// progress for the `leader` workload's clients (`candidates`): whenever a
+/// candidate waits to acquire, some candidate holds the lock with a lease the
+/// service still backs within `settle`; and no candidate's acquire fails
+/// with a permanent error after the last fault. docs/FORMAT.md "Progress
+/// and settle".
+Verdict check_leader_progress(const History& h, const CheckContext& ctx, sim::Duration settle,
+                              const std::set<std::string>& candidates);
 /// The queue design's progress: per message (History::messages), not per iteration.
 Verdict check_queue_progress(const History& h, const CheckContext& ctx, sim::Duration settle);
 /// Each message's effect applied at most once (the queue design's ledger).

@@ -1,6 +1,7 @@
 #include "models/checkers/registry.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "models/checkers/checkers.hpp"
 #include "models/lock_service.hpp"
@@ -49,9 +50,26 @@ Verdict mutual_exclusion(const CheckInput& in) { return check_mutual_exclusion(i
 Verdict no_stale_write(const CheckInput& in) { return check_no_stale_write(in.history); }
 Verdict no_lost_update(const CheckInput& in) { return check_no_lost_update(in.history, in.scenario.resource.initial); }
 Verdict token_monotonic(const CheckInput& in) { return check_token_monotonic(in.history); }
+/// The `leader` workload's progress is about leadership (standbys wait by
+/// design; leader_progress.cpp); every other client's, per iteration. With
+/// both kinds of client, the first violation of either (leaders first).
 Verdict progress(const CheckInput& in) {
   if (is_queue(in.scenario)) return check_queue_progress(in.history, in.context, in.scenario.settle);
-  return check_progress(in.history, in.context, in.scenario.settle);
+  std::set<std::string> leaders;
+  for (const ClientSpec& c : in.scenario.clients) {
+    if (c.workload.kind == WorkloadKind::kLeader) leaders.insert(c.name);
+  }
+  if (leaders.empty()) return check_progress(in.history, in.context, in.scenario.settle);
+  Verdict lv = check_leader_progress(in.history, in.context, in.scenario.settle, leaders);
+  if (leaders.size() == in.scenario.clients.size()) return lv;
+  History others = in.history;
+  std::erase_if(others.iterations, [&](const IterationRecord& it) { return leaders.count(it.client) > 0; });
+  Verdict ov = check_progress(others, in.context, in.scenario.settle);
+  if (lv.status == Status::kViolated) return lv;
+  if (ov.status == Status::kViolated) return ov;
+  ov.checked += lv.checked;
+  ov.summary = lv.summary + "; " + ov.summary;
+  return ov;
 }
 Verdict no_duplicate_effect(const CheckInput& in) { return check_no_duplicate_effect(in.history); }
 Verdict raft_safety(const CheckInput& in) { return service_verdict(in, Property::kRaftSafety); }

@@ -11,8 +11,10 @@
 // acquiring again. Before each step the leader checks its own belief — its
 // loop condition, as Go code ranging over work until session.Done() — and
 // an iteration that finds it ended is not written ("not written: the lease
-// was lost (…)"). The History therefore has one IterationRecord per write,
-// and `progress` asks each write to be accepted within `settle` of its start.
+// was lost (…)"). The History therefore has one IterationRecord per write.
+// `progress` for leader clients is about leadership (someone leads within
+// `settle` whenever a candidate waits), not each write: standbys wait by
+// design (models/checkers/leader_progress.cpp).
 #include "models/workloads/register_workload.hpp"
 
 namespace fencesim::workloads {

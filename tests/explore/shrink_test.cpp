@@ -183,4 +183,66 @@ TEST(Shrink, ARunThatBreaksNothingOrNotThePropertyAskedForHasNothingToShrink) {
   EXPECT_EQ(r.error->kind, ShrinkError::Kind::kInput);
 }
 
+/// The service events (History::notes kinds) of a run of `s` recorded no
+/// later than `p`'s first violation.
+std::set<std::string> events_before_violation(const fencesim::Scenario& s, Property p) {
+  const fencesim::RunResult run = fencesim::run_scenario(s);
+  const fencesim::Verdict& v = fencesim::verdict(run, p);
+  std::set<std::string> out;
+  if (v.status != Status::kViolated || !v.at) return out;
+  for (const fencesim::NoteRecord& n : run.history.notes) {
+    if (n.at <= *v.at) out.insert(n.kind);
+  }
+  return out;
+}
+
+TEST(Shrink, KeepsTheMechanismASentinelFailoverDoesNotSlipIntoARestartEmpty) {
+  // The file's token reuse comes from a failover: Sentinel promotes a
+  // replica that never got the counter's INCR. Shrinking once traded it for
+  // the crashed primary restarting empty 1 ms later (no failover at all),
+  // which reuses a token too but is another bug.
+  ShrinkOptions opt;
+  opt.seed = 1;
+  opt.property = Property::kTokenMonotonic;
+  const ShrinkResult r = fencesim::shrink_scenario(load("scenarios/sentinel-failover-token-reuse-strict.json"), opt);
+  ASSERT_FALSE(r.error) << r.error->message;
+  const std::set<std::string> before = events_before_violation(r.materialized, Property::kTokenMonotonic);
+  ASSERT_TRUE(before.count("promoted-slave"));
+  const std::set<std::string> after = events_before_violation(r.shrunk, Property::kTokenMonotonic);
+  EXPECT_TRUE(after.count("odown")) << fencesim::write_scenario(r.shrunk);
+  EXPECT_TRUE(after.count("promoted-slave")) << fencesim::write_scenario(r.shrunk);
+  // What was kept is said.
+  EXPECT_EQ(r.signature.property, Property::kTokenMonotonic);
+  EXPECT_EQ(r.signature.fault_kinds, (std::set<fencesim::FaultKind>{fencesim::FaultKind::kCrash}));
+  EXPECT_TRUE(r.signature.events.count("promoted-slave"));
+  EXPECT_NE(r.signature.text().find("after faults crash, with the service events "), std::string::npos)
+      << r.signature.text();
+}
+
+TEST(Shrink, ALongRunGetsShorterEvenWhenTheBudgetRunsOutEarly) {
+  // 300 s and 44 drawn pauses: ddmin over the pauses alone used to spend a
+  // small budget, and the shrunk file stayed 300 s long. The run's duration
+  // is now shortened first (a candidate drops the faults past its end).
+  ShrinkOptions opt;
+  opt.seed = 1;
+  opt.max_runs = 30;
+  const ShrinkResult r = fencesim::shrink_scenario(load("tests/explore/shrink-nemesis.json"), opt);
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_TRUE(r.budget_reached);
+  EXPECT_LT(r.shrunk.duration, r.materialized.duration);
+  EXPECT_EQ(fencesim::verdict(fencesim::run_scenario(r.shrunk), r.property).status, Status::kViolated);
+}
+
+TEST(Shrink, AFaultCanMoveEarlier) {
+  // The partition at 5 s cuts A off from Redis; the same failure comes
+  // with it earlier (the search used to move a fault only later: to 30 s).
+  ShrinkOptions opt;
+  opt.seed = 1;
+  const ShrinkResult r = fencesim::shrink_scenario(load("scenarios/leader-cut-off-keeps-writing.json"), opt);
+  ASSERT_FALSE(r.error) << r.error->message;
+  ASSERT_EQ(r.materialized.faults.size(), 1u);
+  ASSERT_EQ(r.shrunk.faults.size(), 1u);
+  EXPECT_LT(r.shrunk.faults[0].at, r.materialized.faults[0].at);
+}
+
 }  // namespace

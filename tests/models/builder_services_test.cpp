@@ -97,8 +97,8 @@ TEST(BuilderServices, ALockTableScenarioIsTheOneTheLoaderMakesOfItsFile) {
                           .settle(20s)
                           .table(TableExpiry::kObserved, 15s, [](TableSpec& t) { t.token = TableToken::kVersion; })
                           .fenced(FenceCheck::kMonotonic)
-                          .client("A", leader(1s, 40), client_go(0s))
-                          .client("B", leader(1s, 20), client_go(1s))
+                          .client("A", leader(1s, 1000), client_go(0s))
+                          .client("B", leader(1s, 1000), client_go(1s))
                           .pause("A", 10045500us, 20s);
   const Scenario built = b.build();
   EXPECT_EQ(built.lock.service, ServiceKind::kTable);
