@@ -47,6 +47,10 @@ struct ReportMeta {
   std::string
       source;  ///< the scenario file's name (fencesim run uses it without its folder), or "" for a built scenario
   bool seed_overridden = false;
+  /// `fencesim run --history edn|porcupine`: write_reports also writes
+  /// history.edn / history.json (fencesim/history_export.hpp).
+  bool history_edn = false;
+  bool history_porcupine = false;
 };
 
 /// `word` as one word for a POSIX shell: as it is when it has only
