@@ -1,10 +1,12 @@
 // fencesim — the command.
 //
 //   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]
+//       [--history edn,porcupine] [--junit FILE]
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
-//   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]
+//   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet] [--junit FILE]
 //   fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]
+//       [--junit FILE]
 //   fencesim merge SWEEP.json... [--out DIR]
 //   fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]
 //
@@ -896,11 +898,15 @@ std::optional<int> check_first_word(int argc, char** argv) {
 /// Each command's usage (as in the header comment), for the usage errors.
 fencesim::cli::Usage usage_of(const std::string& command) {
   static const std::map<std::string, std::string> kUsage = {
-      {"run", "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]"},
+      {"run",
+       "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline] [--history edn,porcupine] "
+       "[--junit FILE]"},
       {"validate", "fencesim validate FILE..."},
       {"write", "fencesim write FILE [--materialize-nemesis] [--seed N]"},
-      {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]"},
-      {"sweep", "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]"},
+      {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet] [--junit FILE]"},
+      {"sweep",
+       "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all] [--junit "
+       "FILE]"},
       {"merge", "fencesim merge SWEEP.json... [--out DIR]"},
       {"shrink", "fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]"}};
   const auto it = kUsage.find(command);

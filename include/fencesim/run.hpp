@@ -162,7 +162,8 @@ class InterruptScope {
   std::array<void (*)(int), 3> previous_{};
 };
 
-/// Writes report.json, report.md, timeline.html and trace.jsonl as the
+/// Writes report.json, report.md, timeline.html and trace.jsonl (and, as
+/// `m` asks, history.edn and history.json: fencesim/history_export.hpp) as the
 /// folder `dir` (write_folder): staged beside it and swapped in whole, so a
 /// failure leaves the previous reports as they were, and two runs writing
 /// the same folder at once leave one run's complete reports, never a mix.
