@@ -113,7 +113,7 @@ bool junit_written(const std::string& path, const std::string& suite, const std:
   if (path.empty()) return true;
   std::string error;
   if (fencesim::write_junit(path, suite, cases, error)) return true;
-  std::cerr << "fencesim: " << error << "\n";
+  std::cerr << "fencesim: --junit: " << error << "\n";
   return false;
 }
 
