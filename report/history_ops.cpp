@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <utility>
 
 namespace fencesim::history_export {
 
@@ -49,6 +51,27 @@ void add_belief(const History& h, const BeliefRecord& b, std::size_t client, std
   release.complete = *b.end;
   release.key = key;
   ops.push_back(release);
+}
+
+/// A grant the client never handled (paused or crashed before the reply
+/// reached it, or the reply lost): the service's lock changed hands, the
+/// client never knew. Jepsen writes such an op :info — it may have taken
+/// effect; the client has no belief, so it has no release either.
+void add_unseen_grants(const History& h, const std::map<std::string, std::size_t>& index, std::vector<Op>& ops) {
+  std::set<std::pair<std::string, std::string>> believed;
+  for (const BeliefRecord& b : h.beliefs) believed.emplace(b.client, b.value);
+  for (const GrantRecord& g : h.grants) {
+    auto it = index.find(g.client);
+    if (it == index.end() || believed.contains({g.client, g.value})) continue;
+    Op acquire;
+    acquire.kind = OpKind::kAcquire;
+    acquire.outcome = Outcome::kInfo;
+    acquire.client = it->second;
+    acquire.invoke = g.at;
+    acquire.complete = g.at;
+    acquire.key = g.lock;
+    ops.push_back(acquire);
+  }
 }
 
 /// A register read or write at the copy: invoked when the client sent it,
@@ -99,6 +122,7 @@ std::vector<Op> build_ops(const Scenario& s, const History& h) {
     auto it = index.find(b.client);
     if (it != index.end()) add_belief(h, b, it->second, ops);
   }
+  add_unseen_grants(h, index, ops);
   for (const ResourceOpRecord& r : h.resource_ops) {
     if (r.kind != ResourceOpKind::kRead && r.kind != ResourceOpKind::kWrite) continue;
     if (!r.message_id.empty()) continue;  // the queue's ledger: not a register

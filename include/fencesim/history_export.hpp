@@ -7,7 +7,9 @@
 //   mutex ops     one per lock belief: :acquire (request → grant), then
 //                 :release (:ok when the client released; :info when the
 //                 belief ended by a crash, a refused renewal or
-//                 lease_loss_after; none while still held at the end)
+//                 lease_loss_after; none while still held at the end);
+//                 a grant the client never handled (paused or crashed
+//                 before the reply): an :acquire that ends :info
 //   register ops  each read and write the resource copy answered: :read
 //                 (value returned), :cas [value read, value written] (what
 //                 the client meant to do under its lock); :ok accepted,
