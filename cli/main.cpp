@@ -1,10 +1,12 @@
 // fencesim — the command.
 //
 //   fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]
+//       [--history edn,porcupine] [--junit FILE]
 //   fencesim validate FILE...
 //   fencesim write FILE [--materialize-nemesis] [--seed N]
-//   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]
+//   fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet] [--junit FILE]
 //   fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]
+//       [--junit FILE]
 //   fencesim merge SWEEP.json... [--out DIR]
 //   fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]
 //
@@ -32,6 +34,7 @@
 #include <cstdlib>
 
 #include "cli/usage.hpp"
+#include "fencesim/junit.hpp"
 #include "fencesim/matrix.hpp"
 #include "fencesim/run.hpp"
 #include "fencesim/shrink.hpp"
@@ -104,14 +107,26 @@ struct Job {
   std::string dir;
 };
 
-/// Loads every file; one that does not load is reported and sets `code`.
+/// --junit FILE of run, sweep and matrix: writes the cases (fencesim/junit.hpp)
+/// when a file was asked for; false (after saying why) if it could not be written.
+bool junit_written(const std::string& path, const std::string& suite, const std::vector<fencesim::JUnitCase>& cases) {
+  if (path.empty()) return true;
+  std::string error;
+  if (fencesim::write_junit(path, suite, cases, error)) return true;
+  std::cerr << "fencesim: --junit: " << error << "\n";
+  return false;
+}
+
+/// Loads every file; one that does not load is reported, sets `code` and
+/// adds an error case to `junit`.
 std::vector<Job> load_jobs(const std::vector<std::string>& files, std::optional<std::uint64_t> seed,
-                           const std::string& out, bool quiet, int& code) {
+                           const std::string& out, bool quiet, int& code, std::vector<fencesim::JUnitCase>& junit) {
   std::vector<Job> jobs;
   for (const std::string& f : files) {
     fencesim::LoadResult r = fencesim::load_scenario_file(f);
     if (!r.ok()) {
       std::cerr << "fencesim: " << r.error->to_string() << "\n";
+      junit.push_back(fencesim::junit_case_of_error(f, r.error->to_string()));
       code = kExitInput;
       continue;
     }
@@ -189,12 +204,22 @@ std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint
   return result;
 }
 
+/// What `run` writes and prints besides the reports (its options).
+struct RunOutput {
+  std::string out;
+  bool quiet = false, color = false, full_timeline = false;
+  bool history_edn = false, history_porcupine = false;  ///< --history edn|porcupine
+  std::string junit;                                    ///< --junit FILE, or ""
+};
+
 /// Writes a finished run's reports and prints its summary (or, with
 /// `quiet`, only an unmet expectation); raises `code`. False if the reports
 /// could not be written.
-bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<std::uint64_t> seed,
-                const std::string& out, bool quiet, bool color, bool full_timeline, int& code) {
-  fencesim::ReportMeta meta{report_source(j.file), seed.has_value()};
+bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<std::uint64_t> seed, const RunOutput& o,
+                int& code) {
+  const std::string& out = o.out;
+  const bool quiet = o.quiet;
+  fencesim::ReportMeta meta{report_source(j.file), seed.has_value(), o.history_edn, o.history_porcupine};
   const std::string dir = fencesim::report_dir(out, j.scenario, result, meta);
   std::string error;
   if (!fencesim::write_reports(dir, j.scenario, result, meta, error)) {
@@ -205,8 +230,8 @@ bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<s
   if (!quiet) {
     std::cout << fencesim::render_summary(j.scenario, result, meta);
     fencesim::TerminalTimeline shown;
-    shown.color = color;
-    shown.whole = full_timeline;
+    shown.color = o.color;
+    shown.whole = o.full_timeline;
     std::cout << fencesim::render_terminal_timeline(j.scenario, result, shown);
     std::cout << "\n  report: " << dir << "/report.md (also timeline.html, report.json, trace.jsonl)\n";
   }
@@ -222,22 +247,27 @@ bool report_job(const Job& j, const fencesim::RunResult& result, std::optional<s
   return true;
 }
 
-int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            bool quiet, bool color, bool full_timeline) {
+int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const RunOutput& o) {
   int code = kExitOk;
-  const std::vector<Job> jobs = load_jobs(files, seed, out, quiet, code);
+  std::vector<fencesim::JUnitCase> junit;
+  const std::vector<Job> jobs = load_jobs(files, seed, o.out, o.quiet, code, junit);
   if (!folders_distinct(jobs, seed)) return kExitInput;
   for (const Job& j : jobs) {
     const std::optional<fencesim::RunResult> result = run_job(j, seed, code);
-    if (!result) continue;
-    if (!report_job(j, *result, seed, out, quiet, color, full_timeline, code)) continue;
-    if (!quiet && jobs.size() > 1) std::cout << "\n";
+    if (!result) {
+      junit.push_back(fencesim::junit_case_of_error(j.file, "could not run (see the command's error output)"));
+      continue;
+    }
+    if (!report_job(j, *result, seed, o, code)) continue;
+    junit.push_back(fencesim::junit_case_of_run(j.scenario, *result, fencesim::ReportMeta{j.file, seed.has_value()}));
+    if (!o.quiet && jobs.size() > 1) std::cout << "\n";
   }
+  if (!junit_written(o.junit, "fencesim run", junit)) code = std::max(code, kExitInput);
   return code;
 }
 
 int cmd_matrix(const std::string& file, std::optional<std::uint64_t> seeds_arg, unsigned jobs, const std::string& out,
-               bool quiet) {
+               bool quiet, const std::string& junit) {
   const fencesim::MatrixLoad load = fencesim::load_matrix_file(file);
   if (load.error) {
     std::cerr << "fencesim: " << load.error->to_string() << "\n";
@@ -284,6 +314,7 @@ int cmd_matrix(const std::string& file, std::optional<std::uint64_t> seeds_arg, 
     }
   }
   if (!quiet) std::cout << md << "\nwritten: " << dir << "/MATRIX.md and MATRIX.json\n";
+  if (!junit_written(junit, "fencesim matrix " + m.name, fencesim::junit_cases_of_matrix(m))) return kExitInput;
   return kExitOk;
 }
 
@@ -349,7 +380,7 @@ void print_sweep_written(const fencesim::SweepResult& r, const std::string& file
 }
 
 int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const fencesim::Shard& shard, unsigned jobs,
-              const std::string& out, fencesim::Keep keep) {
+              const std::string& out, fencesim::Keep keep, const std::string& junit) {
   const fencesim::LoadResult loaded = fencesim::load_scenario_file(file);
   if (!loaded.ok()) {
     std::cerr << "fencesim: " << loaded.error->to_string() << "\n";
@@ -385,6 +416,7 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const f
   }
   if (r.error) {
     std::cerr << "fencesim: " << file << ": " << r.error->message << "\n";
+    junit_written(junit, "fencesim sweep " + s.name, fencesim::junit_cases_of_sweep(r));
     return r.error->kind == fencesim::SweepError::Kind::kInput ? kExitInput : kExitInternal;
   }
   if (r.mismatch) {
@@ -404,6 +436,7 @@ int cmd_sweep(const std::string& file, const fencesim::SeedRange& seeds, const f
     return kExitInput;
   }
   print_sweep_written(r, file, dir);
+  if (!junit_written(junit, "fencesim sweep " + s.name, fencesim::junit_cases_of_sweep(r))) return kExitInput;
   if (shard.count > 1) {
     const std::string base = out.empty() ? std::string(kDefaultOut) : out;
     std::cout << "  shard " << shard.index << " of " << shard.count << "; when every shard is done: fencesim merge "
@@ -544,6 +577,8 @@ struct RunArgs {
   bool quiet = false;
   bool no_color = false;
   bool full_timeline = false;
+  std::vector<std::string> history;
+  std::string junit;
 };
 
 void add_run_command(CLI::App& app, RunArgs& a) {
@@ -557,6 +592,12 @@ void add_run_command(CLI::App& app, RunArgs& a) {
   run->add_flag("--full-timeline", a.full_timeline,
                 "Print every line of the text timeline (default: the lines around each broken property's first"
                 " counterexample, or the first 40)");
+  run->add_option("--history", a.history,
+                  "Also write the History for outside checkers: edn (history.edn, Jepsen/Knossos/Elle), porcupine"
+                  " (history.json); both: edn,porcupine")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"edn", "porcupine"}));
+  run->add_option("--junit", a.junit, "Also write JUnit XML to FILE: a test case per scenario");
   a.command = run;
 }
 
@@ -575,8 +616,15 @@ int start_run(const RunArgs& a) {
   std::optional<std::uint64_t> seed;
   if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
   if (!out_option(*a.command, a.out)) return kExitInput;
-  return cmd_run(a.files, seed, a.out, a.quiet,
-                 !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0, a.full_timeline);
+  RunOutput o;
+  o.out = a.out;
+  o.quiet = a.quiet;
+  o.color = !a.no_color && getenv("NO_COLOR") == nullptr && isatty(STDOUT_FILENO) != 0;
+  o.full_timeline = a.full_timeline;
+  o.history_edn = std::ranges::find(a.history, "edn") != a.history.end();
+  o.history_porcupine = std::ranges::find(a.history, "porcupine") != a.history.end();
+  o.junit = a.junit;
+  return cmd_run(a.files, seed, o);
 }
 
 struct MatrixArgs {
@@ -586,6 +634,7 @@ struct MatrixArgs {
   std::string jobs_text;
   std::string out;
   bool quiet = false;
+  std::string junit;
 };
 
 void add_matrix_command(CLI::App& app, MatrixArgs& a) {
@@ -596,6 +645,7 @@ void add_matrix_command(CLI::App& app, MatrixArgs& a) {
   matrix->add_option("--jobs,-j", a.jobs_text, "Worker threads (default: the number of cores); no effect on results");
   matrix->add_option("--out", a.out, "Folder for MATRIX.md and MATRIX.json (default: out)");
   matrix->add_flag("--quiet,-q", a.quiet, "Do not print the table");
+  matrix->add_option("--junit", a.junit, "Also write JUnit XML to FILE: a test case per cell");
   a.command = matrix;
 }
 
@@ -607,6 +657,7 @@ struct SweepArgs {
   std::string jobs_text;
   std::string out;
   std::string keep_text = "failing";
+  std::string junit;
 };
 
 void add_sweep_command(CLI::App& app, SweepArgs& a) {
@@ -624,6 +675,7 @@ void add_sweep_command(CLI::App& app, SweepArgs& a) {
   sweep->add_option("--out", a.out, "Folder for the sweep folder (default: out)");
   sweep->add_option("--keep", a.keep_text,
                     "Full reports of: none, failing (default: the first 20 failing runs per property) or all runs");
+  sweep->add_option("--junit", a.junit, "Also write JUnit XML to FILE: a test case per property");
   a.command = sweep;
 }
 
@@ -674,7 +726,7 @@ int start_matrix(const MatrixArgs& a) {
   const std::optional<unsigned> jobs = jobs_option(a.command, a.jobs_text);
   if (!jobs) return kExitInput;
   if (!out_option(*a.command, a.out)) return kExitInput;
-  return cmd_matrix(a.file, seeds, *jobs, a.out, a.quiet);
+  return cmd_matrix(a.file, seeds, *jobs, a.out, a.quiet, a.junit);
 }
 
 /// `sweep` after parsing: checks --seeds, --jobs, --keep and --out, then sweeps.
@@ -705,7 +757,7 @@ int start_sweep(const SweepArgs& a) {
     }
     shard = *sh;
   }
-  return cmd_sweep(a.file, *seeds, shard, jobs, a.out, *keep);
+  return cmd_sweep(a.file, *seeds, shard, jobs, a.out, *keep, a.junit);
 }
 
 struct ShrinkArgs {
@@ -847,11 +899,15 @@ std::optional<int> check_first_word(int argc, char** argv) {
 /// Each command's usage (as in the header comment), for the usage errors.
 fencesim::cli::Usage usage_of(const std::string& command) {
   static const std::map<std::string, std::string> kUsage = {
-      {"run", "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline]"},
+      {"run",
+       "fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] [--full-timeline] [--history edn,porcupine] "
+       "[--junit FILE]"},
       {"validate", "fencesim validate FILE..."},
       {"write", "fencesim write FILE [--materialize-nemesis] [--seed N]"},
-      {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet]"},
-      {"sweep", "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]"},
+      {"matrix", "fencesim matrix FILE [--seeds N] [--jobs J] [--out DIR] [--quiet] [--junit FILE]"},
+      {"sweep",
+       "fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all] [--junit "
+       "FILE]"},
       {"merge", "fencesim merge SWEEP.json... [--out DIR]"},
       {"shrink", "fencesim shrink FILE --seed N [--property P] [--out DIR] [--max-runs M]"}};
   const auto it = kUsage.find(command);

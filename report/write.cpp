@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "fencesim/history_export.hpp"
 #include "fencesim/run.hpp"
 
 namespace fencesim {
@@ -245,12 +246,15 @@ bool write_reports(const std::string& dir, const Scenario& s, const RunResult& r
   // Render everything first: a rendering failure must not leave files.
   const std::string json = render_report_json(s, r, m), md = render_report_markdown(s, r, m),
                     html = render_timeline_html(s, r, m), trace = render_trace_jsonl(r);
-  return write_folder(dir,
-                      {{"report.json", [&](std::ostream& o) { o << json; }},
-                       {"report.md", [&](std::ostream& o) { o << md; }},
-                       {"timeline.html", [&](std::ostream& o) { o << html; }},
-                       {"trace.jsonl", [&](std::ostream& o) { o << trace; }}},
-                      error);
+  const std::string edn = m.history_edn ? render_history_edn(s, r) : std::string(),
+                    porcupine = m.history_porcupine ? render_history_porcupine(s, r) : std::string();
+  std::vector<OutputFile> files = {{"report.json", [&](std::ostream& o) { o << json; }},
+                                   {"report.md", [&](std::ostream& o) { o << md; }},
+                                   {"timeline.html", [&](std::ostream& o) { o << html; }},
+                                   {"trace.jsonl", [&](std::ostream& o) { o << trace; }}};
+  if (m.history_edn) files.push_back({"history.edn", [&](std::ostream& o) { o << edn; }});
+  if (m.history_porcupine) files.push_back({"history.json", [&](std::ostream& o) { o << porcupine; }});
+  return write_folder(dir, files, error);
 }
 
 }  // namespace fencesim

@@ -47,6 +47,10 @@ struct ReportMeta {
   std::string
       source;  ///< the scenario file's name (fencesim run uses it without its folder), or "" for a built scenario
   bool seed_overridden = false;
+  /// `fencesim run --history edn|porcupine`: write_reports also writes
+  /// history.edn / history.json (fencesim/history_export.hpp).
+  bool history_edn = false;
+  bool history_porcupine = false;
 };
 
 /// `word` as one word for a POSIX shell: as it is when it has only
@@ -158,7 +162,8 @@ class InterruptScope {
   std::array<void (*)(int), 3> previous_{};
 };
 
-/// Writes report.json, report.md, timeline.html and trace.jsonl as the
+/// Writes report.json, report.md, timeline.html and trace.jsonl (and, as
+/// `m` asks, history.edn and history.json: fencesim/history_export.hpp) as the
 /// folder `dir` (write_folder): staged beside it and swapped in whole, so a
 /// failure leaves the previous reports as they were, and two runs writing
 /// the same folder at once leave one run's complete reports, never a mix.

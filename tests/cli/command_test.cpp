@@ -261,17 +261,18 @@ TEST_F(Command, UsageErrorsExitTwoAndHelpExitsZero) {
 // nearest option where there is one, and the command's usage; exit 2.
 TEST_F(Command, UsageErrorsAreOneLineWithTheUsageAndASuggestion) {
   const std::string sweep_usage =
-      "usage: fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all]; "
+      "usage: fencesim sweep FILE --seeds A..B [--jobs J] [--shard I/N|auto] [--out DIR] [--keep none|failing|all] "
+      "[--junit FILE]; "
       "`fencesim sweep --help` says more)\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"run --bogus",
        "fencesim: run has no option \"--bogus\" (its options are --help, --seed, --out, --quiet, --no-color, "
-       "--full-timeline; usage: fencesim run FILE... [--seed N] [--out DIR] [--quiet] [--no-color] "
-       "[--full-timeline]; `fencesim run --help` says more)\n"},
+       "--full-timeline, --history, --junit; usage: fencesim run FILE... [--seed N] [--out DIR] [--quiet] "
+       "[--no-color] [--full-timeline] [--history edn,porcupine] [--junit FILE]; `fencesim run --help` says more)\n"},
       {"run x.json --sede 3", "fencesim: run has no option \"--sede\" (did you mean \"--seed\"? its options are"},
       {"sweep x.json --seeds 1..2 --quiet",
        "fencesim: sweep has no option \"--quiet\" (its options are --help, "
-       "--seeds, --jobs, --shard, --out, --keep; " +
+       "--seeds, --jobs, --shard, --out, --keep, --junit; " +
            sweep_usage},
       {"sweep", "fencesim: sweep needs a scenario file (" + sweep_usage},
       {"sweep x.json", "fencesim: sweep needs --seeds (" + sweep_usage},
