@@ -523,7 +523,7 @@ int cmd_merge(const std::vector<std::string>& paths, const std::string& out) {
   }
   const std::string dir = sweep_folder(out, m->sweep.scenario, fencesim::Shard{1, 1});
   std::vector<std::string> notes;
-  if (!fencesim::copy_kept_reports(*m, dir, notes, error) || !fencesim::write_sweep_files(dir, m->sweep, error)) {
+  if (!fencesim::write_merged_sweep(*m, dir, notes, error)) {
     std::cerr << "fencesim: merge: " << error << "\n";
     return kExitInput;
   }

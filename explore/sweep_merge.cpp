@@ -4,6 +4,8 @@
 // back, checks that they belong together and concatenates their runs.
 #include "fencesim/sweep_merge.hpp"
 
+#include "fencesim/run.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -381,7 +383,10 @@ std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std
   return m;
 }
 
-bool copy_kept_reports(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error) {
+namespace {
+
+/// `dir` is not the folder of a file merged (a shard's own folder).
+bool not_a_shard_folder(const MergedSweep& m, const std::string& dir, std::string& error) {
   std::error_code ec;
   for (const std::string& from : m.folders) {
     if (fs::exists(dir, ec) && fs::equivalent(from.empty() ? "." : from, dir, ec)) {
@@ -389,46 +394,89 @@ bool copy_kept_reports(MergedSweep& m, const std::string& dir, std::vector<std::
       return false;
     }
   }
-  fs::create_directories(dir, ec);
-  if (ec) {
-    error = "cannot create " + dir + ": " + ec.message();
-    return false;
+  return true;
+}
+
+/// The note for kept folders that were not beside their shard's sweep.json;
+/// their runs become not kept.
+void forget_missing(MergedSweep& m, const std::vector<std::uint64_t>& missing, std::vector<std::string>& notes) {
+  std::string list;
+  for (std::size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+  if (missing.size() > 10) list += ", …";
+  notes.push_back(
+      fmt::format("{} kept run report folder{} not found beside {} shard's sweep.json (seed{} {}); the merge lists "
+                  "{} as not kept",
+                  missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "its" : "their",
+                  missing.size() == 1 ? "" : "s", list, missing.size() == 1 ? "it" : "them"));
+  const std::set<std::uint64_t> gone(missing.begin(), missing.end());
+  for (SweepRun& run : m.sweep.runs) {
+    if (gone.contains(run.seed)) run.kept = false;
   }
-  remove_seed_folders(dir);
+  std::erase_if(m.kept, [&](const MergedSweep::Kept& k) { return gone.contains(k.seed); });
+}
+
+/// Copies the kept runs' folders into `into` (an existing folder), each
+/// through a temporary name; errors name the folder the user asked for,
+/// `shown`. Stops at an interrupt (InterruptScope).
+bool copy_kept(MergedSweep& m, const fs::path& into, const std::string& shown, std::vector<std::string>& notes,
+               std::string& error) {
+  std::error_code ec;
   std::vector<std::uint64_t> missing;
   for (const MergedSweep::Kept& k : m.kept) {
+    if (InterruptScope::signal() != 0) {
+      error = fmt::format("interrupted (signal {}); {} is as it was", InterruptScope::signal(), shown);
+      return false;
+    }
     const std::string name = "seed" + std::to_string(k.seed);
     const fs::path src = fs::path(k.from.empty() ? "." : k.from) / name;
     if (!fs::is_directory(src, ec)) {
       missing.push_back(k.seed);
       continue;
     }
-    const fs::path tmp = fs::path(dir) / ("." + name + ".tmp");
+    const fs::path tmp = into / ("." + name + ".tmp");
     fs::remove_all(tmp, ec);
     fs::copy(src, tmp, fs::copy_options::recursive, ec);
-    if (!ec) fs::rename(tmp, fs::path(dir) / name, ec);
+    if (!ec) fs::rename(tmp, into / name, ec);
     if (ec) {
-      error = fmt::format("cannot copy {} to {}: {}", src.string(), (fs::path(dir) / name).string(), ec.message());
+      error = fmt::format("cannot copy {} to {}: {}", src.string(), (fs::path(shown) / name).string(), ec.message());
       fs::remove_all(tmp, ec);
       return false;
     }
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
-    if (missing.size() > 10) list += ", …";
-    notes.push_back(
-        fmt::format("{} kept run report folder{} not found beside {} shard's sweep.json (seed{} {}); the merge lists "
-                    "{} as not kept",
-                    missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "its" : "their",
-                    missing.size() == 1 ? "" : "s", list, missing.size() == 1 ? "it" : "them"));
-    const std::set<std::uint64_t> gone(missing.begin(), missing.end());
-    for (SweepRun& run : m.sweep.runs) {
-      if (gone.contains(run.seed)) run.kept = false;
-    }
-    std::erase_if(m.kept, [&](const MergedSweep::Kept& k) { return gone.contains(k.seed); });
-  }
+  if (!missing.empty()) forget_missing(m, missing, notes);
   return true;
+}
+
+}  // namespace
+
+bool copy_kept_reports(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error) {
+  std::error_code ec;
+  if (!not_a_shard_folder(m, dir, error)) return false;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create " + dir + ": " + ec.message();
+    return false;
+  }
+  remove_seed_folders(dir);
+  return copy_kept(m, dir, dir, notes, error);
+}
+
+bool write_merged_sweep(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error) {
+  if (!not_a_shard_folder(m, dir, error)) return false;
+  const InterruptScope interrupt;
+  const std::string staging = staging_folder(dir);
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  if (ec) {
+    error = "cannot create " + staging + ": " + ec.message();
+    return false;
+  }
+  if (copy_kept(m, staging, dir, notes, error) && write_sweep_files(staging, m.sweep, error)) {
+    if (InterruptScope::signal() == 0) return swap_folder_in(staging, dir, error);
+    error = fmt::format("interrupted (signal {}); {} is as it was", InterruptScope::signal(), dir);
+  }
+  fs::remove_all(staging, ec);
+  return false;
 }
 
 }  // namespace fencesim

@@ -10,8 +10,7 @@
 //   }
 //   std::optional<fencesim::MergedSweep> m = fencesim::merge_sweeps(files, error);
 //   if (!m) ...                                     // one line naming the files: exit 2
-//   fencesim::copy_kept_reports(*m, "reports/x-sweep", notes, error);
-//   fencesim::write_sweep_files("reports/x-sweep", m->sweep, error);
+//   fencesim::write_merged_sweep(*m, "out/x-sweep", notes, error);   // staged, swapped in whole
 //
 // A sweep.json (docs/REPORTS.md "sweep.json") carries everything the tally
 // needs: every run's verdicts and met expectations, the expectations, the
@@ -86,5 +85,15 @@ std::optional<MergedSweep> merge_sweeps(const std::vector<SweepFile>& files, std
 /// when `dir` is the folder of a file merged (a shard's own folder) or a
 /// copy fails.
 bool copy_kept_reports(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error);
+
+/// Writes the merged sweep folder `dir` whole: the kept runs' folders
+/// (as copy_kept_reports, with the same notes) and sweep.json/summary.md
+/// (write_sweep_files) go into a staging folder beside `dir`
+/// (staging_folder), which then replaces `dir` (swap_folder_in). A merge that
+/// fails or is interrupted (SIGINT, SIGTERM, SIGHUP: InterruptScope) leaves
+/// the previous `dir` exactly as it was and removes the staging folder.
+/// False with `error` (one line) in those cases and when `dir` is a shard's
+/// own folder. Not thread-safe (one InterruptScope per process).
+bool write_merged_sweep(MergedSweep& m, const std::string& dir, std::vector<std::string>& notes, std::string& error);
 
 }  // namespace fencesim
