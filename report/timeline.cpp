@@ -28,6 +28,7 @@
 #include <set>
 
 #include "fencesim/run.hpp"
+#include "report/timeline_text.hpp"
 #include "sim/text.hpp"
 #include "timeline_assets.hpp"  // generated from timeline.css and timeline.js (report/CMakeLists.txt)
 
@@ -168,6 +169,12 @@ std::string shape_svg(const std::string& shape, const std::string& fill) {
   return "";  // "none": a label only
 }
 
+/// The places a label may take around its mark, in the order tried: odd
+/// ones are to the mark's left; label_shift(pos) moves it down (+) or up (-)
+/// by a row. report/timeline.js's thin() and side() use the same places.
+constexpr int kLabelPlaces = 6;
+constexpr double label_shift(int pos) { return pos < 2 ? 0.0 : pos < 4 ? 18.0 : -18.0; }
+
 /// One drawn thing: a point mark (a shape and maybe a label) or a span (a
 /// rect from t0 to t1), in lane-local coordinates.
 struct Item {
@@ -179,7 +186,7 @@ struct Item {
   double y = 0, h = 0;  ///< mark: height of its centre; span: top and height
   double label_dx = 7, label_dy = -7;
   bool label_thin = false;  ///< hidden in the static view (does not fit)
-  bool label_left = false;  ///< drawn to the left of the mark (no room on its right)
+  int label_pos = 0;        ///< where it fits: 0 right of the mark, 1 left, 2-3 below, 4-5 above (label_shift)
   std::size_t id = 0;
 };
 
@@ -374,24 +381,12 @@ void draw_grants(Canvas& c) {
   }
 }
 
-/// A lease's end in a word, from the service's reason.
-std::string lease_end_word(const std::string& reason) {
-  if (reason.find("expire") != std::string::npos || reason.find("ran out") != std::string::npos) return "expired";
-  if (reason.find("revoke") != std::string::npos) return "revoked";
-  if (reason.find("delete") != std::string::npos || reason.find("DEL") != std::string::npos) return "deleted";
-  if (reason.find("release") != std::string::npos) return "released";
-  if (reason.find("does not hold") != std::string::npos) return "not held";
-  if (reason.find("majority") != std::string::npos) return "no majority";
-  if (reason.find("is down") != std::string::npos) return "service down";
-  const auto sp = reason.find(' ');
-  return reason.substr(0, sp);
-}
-
 /// Where each lease ends at the service (expiry, revocation, deletion): a
 /// mark on the lane of the node that granted it.
 void draw_lease_ends(Canvas& c) {
   std::map<std::string, const GrantRecord*> grant_of;
   for (const GrantRecord& g : c.h.grants) grant_of.emplace(g.value, &g);
+  const std::map<std::string, Time> released_at = timeline_text::holder_releases(c.h);
   const auto service = c.dir.service_nodes();
   for (const auto& [value, e] : c.h.lease_ends) {
     auto g = grant_of.find(value);
@@ -401,7 +396,8 @@ void draw_lease_ends(Canvas& c) {
         g != grant_of.end() ? g->second->client + "'s lease (" + tok(g->second->token) + ")" : "lease " + value;
     c.mark(lane, e.at, 33, "end", kBrown, "leaseend",
            fmt::format("{}: {} ended at the service: {}", time_text(e.at), whose, e.reason),
-           g != grant_of.end() ? g->second->client + " lease " + lease_end_word(e.reason) : lease_end_word(e.reason),
+           timeline_text::lease_end_label(g != grant_of.end() ? g->second->client : "", e.reason,
+                                          timeline_text::released_before(released_at, e)),
            3);
   }
 }
@@ -448,7 +444,10 @@ void draw_resource_ops(Canvas& c) {
              op.write ? 4 : 6);
     } else {
       c.mark(op.copy, op.at, y, "cross", kVermillion, "rejected", title,
-             fmt::format("{}'s {} rejected: {}", op.client, op.write ? "write" : "read", refusal_text(op.reason)), 0);
+             // The cross says "rejected" and the row write or read (the title
+             // has it all): the label is who and why, short enough to sit
+             // between the accepted writes it is refused among (issue #35).
+             fmt::format("{}: {}", op.client, refusal_text(op.reason)), 0);
     }
   }
 }
@@ -601,9 +600,15 @@ Selection select_items(const Canvas& c, std::optional<std::pair<Time, Time>> win
   return sel;
 }
 
+/// A broken property's name above the lanes goes to the left of its line
+/// when it would run past the picture's right edge.
+bool cx_name_right(double x, Property p) {
+  return x + 8.0 * static_cast<double>(std::string(to_string(p)).size()) + 20 > kLeft + kWidth + 30;
+}
+
 /// Static label thinning: the labels that fit, by priority, with widths
 /// estimated (the script measures and redoes it at every zoom).
-void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top) {
+void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top, double axis_y) {
   struct Box {
     double x0, y0, x1, y1;
     std::size_t owner = SIZE_MAX;  ///< the mark whose shape this is
@@ -617,12 +622,25 @@ void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lan
   });
   constexpr double kBucket = 64;
   std::map<int, std::vector<Box>> buckets;
-  // A label covers no mark (but a rejection's may): the shapes are obstacles.
+  // A label covers no mark but its own, whatever its priority: the shapes are
+  // obstacles. (A rejection's label used to be let through, and so hid the
+  // other client's accepted write it was refused after: issue #35.)
   for (std::size_t i = 0; i < c.items.size(); ++i) {
     const Item& it = c.items[i];
     if (!sel.detailed[i] || it.span || it.shape == "none") continue;
     const double x = c.x(it.t0), y = lane_top[it.lane] + it.y;
     const Box b{x - 5.5, y - 6.5, x + 5.5, y + 6.5, i};
+    for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
+  }
+  // The broken properties' names above the lanes: a label moved up a row
+  // from the first lane keeps off them.
+  int row = 0;
+  for (const Verdict& v : c.r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = c.x(*v.at), base = 12.0 + kCxRow * row++;
+    const double w = 8.0 * static_cast<double>(std::string(to_string(v.property)).size() + 2);
+    const Box b = cx_name_right(x, v.property) ? Box{x - 3 - w, base - 12, x - 3, base + 4}
+                                               : Box{x + 3, base - 12, x + 3 + w, base + 4};
     for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
   }
   for (std::size_t i : order) {
@@ -631,24 +649,27 @@ void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lan
     const double base = lane_top[it.lane] + it.y + it.label_dy;
     auto free = [&](const Box& b) {
       if (b.x0 < kLeft - 2 || b.x1 > kLeft + kWidth) return false;
+      if (b.y1 > axis_y) return false;  // not moved below the lanes, onto the axis
       for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
         for (const Box& o : buckets[k]) {
-          if (o.owner != SIZE_MAX && (o.owner == i || it.prio == 0)) continue;
+          if (o.owner == i) continue;
           if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) return false;
         }
       }
       return true;
     };
-    // To the right of the mark, else to its left.
+    // Right of the mark, else left, below right, below left, above right,
+    // above left (the script tries the same places): a label kept off every
+    // other mark still has somewhere to go.
     const double x = c.x(it.t0);
-    const Box right{x + it.label_dx - 1, base - 12, x + it.label_dx + w + 1, base + 4};
-    const Box left{x - it.label_dx - w - 1, base - 12, x - it.label_dx + 1, base + 4};
-    const bool fits_right = free(right);
-    const bool fits = fits_right || free(left);
-    it.label_thin = !fits;
-    it.label_left = fits && !fits_right;
-    if (fits) {
-      const Box& b = fits_right ? right : left;
+    it.label_thin = true;
+    for (int pos = 0; pos < kLabelPlaces && it.label_thin; ++pos) {
+      const double dy = label_shift(pos);
+      const Box b = pos % 2 == 0 ? Box{x + it.label_dx - 1, base + dy - 12, x + it.label_dx + w + 1, base + dy + 4}
+                                 : Box{x - it.label_dx - w - 1, base + dy - 12, x - it.label_dx + 1, base + dy + 4};
+      if (!free(b)) continue;
+      it.label_thin = false;
+      it.label_pos = pos;
       for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
         buckets[k].push_back(b);
       }
@@ -673,15 +694,18 @@ std::string render_item(const Canvas& c, const Item& it) {
 }
 
 /// A point mark's label, in the label layer above every lane's marks (so no
-/// mark is painted over a label: a rejection's label may cover marks, never
-/// the reverse), at the mark's place: `data-m` names its mark.
+/// mark is painted over a label; thinning keeps labels off other marks), at
+/// the mark's place: `data-m` names its mark.
 std::string render_label(const Canvas& c, const Item& it, double lane_top) {
   if (it.span || it.label.empty()) return "";
+  const bool left = it.label_pos % 2 == 1;
+  const double shift = label_shift(it.label_pos);
+  // Moved up or down a row: data-dy keeps the label's own offset for the script.
   return fmt::format(
-             R"T(<g class="lw" data-m="m{}" transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
-             it.id, c.x(it.t0), lane_top + it.y, it.label_thin ? " thin" : "",
-             it.label_left ? -it.label_dx : it.label_dx, it.label_dy, it.label_left ? R"( text-anchor="end")" : "",
-             esc(it.label)) +
+             R"T(<g class="lw" data-m="m{}"{} transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
+             it.id, shift != 0 ? fmt::format(R"( data-dy="{}")", it.label_dy) : "", c.x(it.t0), lane_top + it.y,
+             it.label_thin ? " thin" : "", left ? -it.label_dx : it.label_dx, it.label_dy + shift,
+             left ? R"( text-anchor="end")" : "", esc(it.label)) +
          "\n";
 }
 
@@ -809,8 +833,6 @@ std::string html_legend(bool aggregated) {
   return o + "</div>\n";
 }
 
-
-
 }  // namespace
 
 std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
@@ -845,7 +867,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   }
   const double axis_y = y;
   const double height = axis_y + 50;
-  thin_static(c, sel, lane_top);
+  thin_static(c, sel, lane_top, axis_y);
 
   std::string svg = fmt::format(
       R"(<svg id="tl" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}" data-left="{}" data-width="{}" data-top="{}" data-end="{}"{}>)",
@@ -903,8 +925,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated || !v.at) continue;
     const double x = c.x(*v.at);
-    const bool right =
-        x + 8.0 * static_cast<double>(std::string(to_string(v.property)).size()) + 20 > kLeft + kWidth + 30;
+    const bool right = cx_name_right(x, v.property);
     svg += fmt::format(
         R"T(<g class="counterexample" data-t="{}" transform="translate({:.1f},0)"><line x1="0" y1="{}" x2="0" y2="{}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{}" class="cx"{}>✗ {}</text><title>{}: {}</title></g>)T",
         v.at->count(), x, top - 4, axis_y, right ? -3 : 3, 12.0 + kCxRow * row++, right ? R"( text-anchor="end")" : "",

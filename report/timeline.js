@@ -36,10 +36,15 @@ document.querySelectorAll('#cxs g.counterexample').forEach(function(el){
 var byId={}; marks.concat(spans).forEach(function(m){ byId[m.el.id]=m; });
 // Label boxes do not change with zoom: measure each once, in its mark's coordinates.
 svg.querySelectorAll('.lbl.thin').forEach(function(l){ l.classList.remove('thin'); });
-marks.forEach(function(m){ if(m.lbl){ m.dx=Math.abs(+m.lbl.getAttribute('x')); m.dy=+m.lbl.getAttribute('y'); m.lbl.setAttribute('x',m.dx); m.lbl.removeAttribute('text-anchor'); m.pos=0; } });
+marks.forEach(function(m){ if(m.lbl){ m.dx=Math.abs(+m.lbl.getAttribute('x'));
+  m.dy=m.lw.dataset.dy!==undefined? +m.lw.dataset.dy : +m.lbl.getAttribute('y');
+  m.lbl.setAttribute('x',m.dx); m.lbl.setAttribute('y',m.dy); m.lbl.removeAttribute('text-anchor'); m.pos=0; } });
 marks.forEach(function(m){ if(m.lbl){ var b=m.lbl.getBBox(); m.bb={x:b.x,y:b.y,w:b.width,h:b.height}; } });
+// A label's places around its mark, as report/timeline.cpp's label_shift:
+// right, left, below right, below left, above right, above left.
+var SHIFT=[0,0,18,18,-18,-18];
 function side(m,i){ if(m.pos===i) return; m.pos=i; var left=i%2===1;
-  m.lbl.setAttribute('x',left?-m.dx:m.dx); m.lbl.setAttribute('y',m.dy+(i>=2?18:0));
+  m.lbl.setAttribute('x',left?-m.dx:m.dx); m.lbl.setAttribute('y',m.dy+SHIFT[i]);
   if(left) m.lbl.setAttribute('text-anchor','end'); else m.lbl.removeAttribute('text-anchor'); }
 function X(t){ return LEFT+(t-view.a)*W/(view.b-view.a); }
 function fmtTick(t,step){
@@ -119,29 +124,32 @@ function thin(){
     var ok=m.shown && m.x>=LEFT && m.x<=LEFT+W;
     if(ok){ var y0=m.lane.y+m.y+m.bb.y-1, y1=y0+m.bb.h+2;
       var r0=m.x+m.bb.x-1, r1=m.x+m.bb.x+m.bb.w+1, l0=m.x-m.bb.x-m.bb.w-1, l1=m.x-m.bb.x+1;
-      // right, left, below right, below left
-      m.boxes=[{x0:r0,y0:y0,x1:r1,y1:y1},{x0:l0,y0:y0,x1:l1,y1:y1},
-               {x0:r0,y0:y0+18,x1:r1,y1:y1+18},{x0:l0,y0:y0+18,x1:l1,y1:y1+18}]; }
+      m.boxes=SHIFT.map(function(d,i){ return i%2? {x0:l0,y0:y0+d,x1:l1,y1:y1+d} : {x0:r0,y0:y0+d,x1:r1,y1:y1+d}; }); }
     if(ok) cand.push(m); else m.lbl.classList.add('thin');
   });
   cand.sort(function(a,b){ var ha=a.el.classList.contains('hl')?0:1, hb=b.el.classList.contains('hl')?0:1;
     return ha-hb || a.p-b.p || a.t-b.t; });
   var B=64, buckets={};
   function put(b){ for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++) (buckets[k]=buckets[k]||[]).push(b); }
-  // A label covers no mark (but a rejection's or a highlighted step's may): the shapes in view are obstacles.
+  // A label covers no mark but its own, whatever its priority (a rejection's
+  // or a highlighted step's too): the shapes in view are obstacles.
   marks.forEach(function(m){
     if(!m.shape||!m.shown||m.x<LEFT-6||m.x>LEFT+W+6) return;
     var y=m.lane.y+m.y; put({x0:m.x-5.5,y0:y-6.5,x1:m.x+5.5,y1:y+6.5,o:m});
   });
+  // The broken properties' names above the lanes: a label moved up a row from the first lane keeps off them.
+  cxs.forEach(function(c){ if(c.el.style.display==='none') return;
+    var x=X(c.t), b=c.txt.getBBox(); put({x0:x+b.x-1,y0:b.y-1,x1:x+b.x+b.width+1,y1:b.y+b.height+1}); });
   function free(b,m){
     if(b.x0<LEFT-2||b.x1>LEFT+W) return false;
+    if(b.y1>axisY) return false;  // not moved below the lanes, onto the axis
     for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++){ var L=buckets[k]; if(!L) continue;
-      for(var j=0;j<L.length;j++){ var o=L[j]; if(o.o&&(o.o===m||m.p===0||m.el.classList.contains('hl'))) continue; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1) return false; } }
+      for(var j=0;j<L.length;j++){ var o=L[j]; if(o.o===m) continue; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1) return false; } }
     return true;
   }
   cand.forEach(function(m){
-    // Above right of the mark, else above left, below right, below left; else hidden (shown on hover).
-    var i=-1; for(var c=0;c<4&&i<0;c++) if(free(m.boxes[c],m)) i=c;
+    // Right of the mark, else left, below right, below left, above right, above left; else hidden (shown on hover).
+    var i=-1; for(var c=0;c<SHIFT.length&&i<0;c++) if(free(m.boxes[c],m)) i=c;
     m.lbl.classList.toggle('thin',i<0);
     if(i<0) return;
     side(m,i);
