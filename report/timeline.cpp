@@ -815,7 +815,7 @@ std::string html_legend(bool aggregated) {
   o += swatch(R"(<rect x="0.5" y="9" width="25" height="5" fill="#CC79A7"/>)", "slow");
   o += swatch(at("circle", kOrange), "grant (T<i>n</i>: its fencing token)");
   o += swatch(at("tick", kOrange), "grant at the service");
-  o += swatch(at("end", kBrown), "lease ends at the service (expired, revoked, deleted)");
+  o += swatch(at("end", kBrown), "lease ends at the service (expired, released, taken over, …)");
   o += swatch(at("circle", kGreen), "write accepted");
   o += swatch(at("square", kSky), "read accepted");
   o += swatch(at("cross", kVermillion), "write or read rejected (says why) / renewal refused");
