@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fencesim/run.hpp"
+#include "report/timeline_text.hpp"
 
 namespace fencesim {
 
@@ -64,13 +65,19 @@ std::vector<Line> timeline_lines(const RunResult& r) {
     lines.push_back({g.at, order++, g.server, "grant",
                      g.client + (g.lock.empty() ? "" : " " + g.lock) + " " + token_text(g.token), kCyan});
   }
+  const std::map<std::string, Time> releases = timeline_text::holder_releases(h);
   for (const auto& [value, e] : h.lease_ends) {
     std::string who;
     for (const GrantRecord& g : h.grants) {
       if (g.value == value) who = g.client;
     }
-    lines.push_back(
-        {e.at, order++, "service", "lease end", (who.empty() ? value : who + "'s lease") + ": " + e.reason, kYellow});
+    // A release or a takeover the reason does not say in words (Redis only
+    // sees the key gone) is named, as on timeline.html's mark.
+    const std::string word = timeline_text::lease_end_word(e.reason, timeline_text::released_before(releases, e));
+    const bool says = word == "ended" || e.reason.find(word) != std::string::npos;
+    lines.push_back({e.at, order++, "service", "lease end",
+                     (who.empty() ? value : who + "'s lease") + (says ? "" : " (" + word + ")") + ": " + e.reason,
+                     kYellow});
   }
   for (const BeliefRecord& b : h.beliefs) {
     if (b.end && b.end_reason != "release") {

@@ -28,7 +28,9 @@
 #include <set>
 
 #include "fencesim/run.hpp"
+#include "report/timeline_text.hpp"
 #include "sim/text.hpp"
+#include "timeline_assets.hpp"  // generated from timeline.css and timeline.js (report/CMakeLists.txt)
 
 namespace fencesim {
 
@@ -167,6 +169,12 @@ std::string shape_svg(const std::string& shape, const std::string& fill) {
   return "";  // "none": a label only
 }
 
+/// The places a label may take around its mark, in the order tried: odd
+/// ones are to the mark's left; label_shift(pos) moves it down (+) or up (-)
+/// by a row. report/timeline.js's thin() and side() use the same places.
+constexpr int kLabelPlaces = 6;
+constexpr double label_shift(int pos) { return pos < 2 ? 0.0 : pos < 4 ? 18.0 : -18.0; }
+
 /// One drawn thing: a point mark (a shape and maybe a label) or a span (a
 /// rect from t0 to t1), in lane-local coordinates.
 struct Item {
@@ -178,7 +186,7 @@ struct Item {
   double y = 0, h = 0;  ///< mark: height of its centre; span: top and height
   double label_dx = 7, label_dy = -7;
   bool label_thin = false;  ///< hidden in the static view (does not fit)
-  bool label_left = false;  ///< drawn to the left of the mark (no room on its right)
+  int label_pos = 0;        ///< where it fits: 0 right of the mark, 1 left, 2-3 below, 4-5 above (label_shift)
   std::size_t id = 0;
 };
 
@@ -373,24 +381,12 @@ void draw_grants(Canvas& c) {
   }
 }
 
-/// A lease's end in a word, from the service's reason.
-std::string lease_end_word(const std::string& reason) {
-  if (reason.find("expire") != std::string::npos || reason.find("ran out") != std::string::npos) return "expired";
-  if (reason.find("revoke") != std::string::npos) return "revoked";
-  if (reason.find("delete") != std::string::npos || reason.find("DEL") != std::string::npos) return "deleted";
-  if (reason.find("release") != std::string::npos) return "released";
-  if (reason.find("does not hold") != std::string::npos) return "not held";
-  if (reason.find("majority") != std::string::npos) return "no majority";
-  if (reason.find("is down") != std::string::npos) return "service down";
-  const auto sp = reason.find(' ');
-  return reason.substr(0, sp);
-}
-
 /// Where each lease ends at the service (expiry, revocation, deletion): a
 /// mark on the lane of the node that granted it.
 void draw_lease_ends(Canvas& c) {
   std::map<std::string, const GrantRecord*> grant_of;
   for (const GrantRecord& g : c.h.grants) grant_of.emplace(g.value, &g);
+  const std::map<std::string, Time> released_at = timeline_text::holder_releases(c.h);
   const auto service = c.dir.service_nodes();
   for (const auto& [value, e] : c.h.lease_ends) {
     auto g = grant_of.find(value);
@@ -400,7 +396,8 @@ void draw_lease_ends(Canvas& c) {
         g != grant_of.end() ? g->second->client + "'s lease (" + tok(g->second->token) + ")" : "lease " + value;
     c.mark(lane, e.at, 33, "end", kBrown, "leaseend",
            fmt::format("{}: {} ended at the service: {}", time_text(e.at), whose, e.reason),
-           g != grant_of.end() ? g->second->client + " lease " + lease_end_word(e.reason) : lease_end_word(e.reason),
+           timeline_text::lease_end_label(g != grant_of.end() ? g->second->client : "", e.reason,
+                                          timeline_text::released_before(released_at, e)),
            3);
   }
 }
@@ -447,7 +444,10 @@ void draw_resource_ops(Canvas& c) {
              op.write ? 4 : 6);
     } else {
       c.mark(op.copy, op.at, y, "cross", kVermillion, "rejected", title,
-             fmt::format("{}'s {} rejected: {}", op.client, op.write ? "write" : "read", refusal_text(op.reason)), 0);
+             // The cross says "rejected" and the row write or read (the title
+             // has it all): the label is who and why, short enough to sit
+             // between the accepted writes it is refused among (issue #35).
+             fmt::format("{}: {}", op.client, refusal_text(op.reason)), 0);
     }
   }
 }
@@ -600,9 +600,15 @@ Selection select_items(const Canvas& c, std::optional<std::pair<Time, Time>> win
   return sel;
 }
 
+/// A broken property's name above the lanes goes to the left of its line
+/// when it would run past the picture's right edge.
+bool cx_name_right(double x, Property p) {
+  return x + 8.0 * static_cast<double>(std::string(to_string(p)).size()) + 20 > kLeft + kWidth + 30;
+}
+
 /// Static label thinning: the labels that fit, by priority, with widths
 /// estimated (the script measures and redoes it at every zoom).
-void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top) {
+void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lane_top, double axis_y) {
   struct Box {
     double x0, y0, x1, y1;
     std::size_t owner = SIZE_MAX;  ///< the mark whose shape this is
@@ -616,12 +622,25 @@ void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lan
   });
   constexpr double kBucket = 64;
   std::map<int, std::vector<Box>> buckets;
-  // A label covers no mark (but a rejection's may): the shapes are obstacles.
+  // A label covers no mark but its own, whatever its priority: the shapes are
+  // obstacles. (A rejection's label used to be let through, and so hid the
+  // other client's accepted write it was refused after: issue #35.)
   for (std::size_t i = 0; i < c.items.size(); ++i) {
     const Item& it = c.items[i];
     if (!sel.detailed[i] || it.span || it.shape == "none") continue;
     const double x = c.x(it.t0), y = lane_top[it.lane] + it.y;
     const Box b{x - 5.5, y - 6.5, x + 5.5, y + 6.5, i};
+    for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
+  }
+  // The broken properties' names above the lanes: a label moved up a row
+  // from the first lane keeps off them.
+  int row = 0;
+  for (const Verdict& v : c.r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = c.x(*v.at), base = 12.0 + kCxRow * row++;
+    const double w = 8.0 * static_cast<double>(std::string(to_string(v.property)).size() + 2);
+    const Box b = cx_name_right(x, v.property) ? Box{x - 3 - w, base - 12, x - 3, base + 4}
+                                               : Box{x + 3, base - 12, x + 3 + w, base + 4};
     for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) buckets[k].push_back(b);
   }
   for (std::size_t i : order) {
@@ -630,24 +649,27 @@ void thin_static(Canvas& c, const Selection& sel, const std::vector<double>& lan
     const double base = lane_top[it.lane] + it.y + it.label_dy;
     auto free = [&](const Box& b) {
       if (b.x0 < kLeft - 2 || b.x1 > kLeft + kWidth) return false;
+      if (b.y1 > axis_y) return false;  // not moved below the lanes, onto the axis
       for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
         for (const Box& o : buckets[k]) {
-          if (o.owner != SIZE_MAX && (o.owner == i || it.prio == 0)) continue;
+          if (o.owner == i) continue;
           if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) return false;
         }
       }
       return true;
     };
-    // To the right of the mark, else to its left.
+    // Right of the mark, else left, below right, below left, above right,
+    // above left (the script tries the same places): a label kept off every
+    // other mark still has somewhere to go.
     const double x = c.x(it.t0);
-    const Box right{x + it.label_dx - 1, base - 12, x + it.label_dx + w + 1, base + 4};
-    const Box left{x - it.label_dx - w - 1, base - 12, x - it.label_dx + 1, base + 4};
-    const bool fits_right = free(right);
-    const bool fits = fits_right || free(left);
-    it.label_thin = !fits;
-    it.label_left = fits && !fits_right;
-    if (fits) {
-      const Box& b = fits_right ? right : left;
+    it.label_thin = true;
+    for (int pos = 0; pos < kLabelPlaces && it.label_thin; ++pos) {
+      const double dy = label_shift(pos);
+      const Box b = pos % 2 == 0 ? Box{x + it.label_dx - 1, base + dy - 12, x + it.label_dx + w + 1, base + dy + 4}
+                                 : Box{x - it.label_dx - w - 1, base + dy - 12, x - it.label_dx + 1, base + dy + 4};
+      if (!free(b)) continue;
+      it.label_thin = false;
+      it.label_pos = pos;
       for (int k = static_cast<int>(b.x0 / kBucket); k <= static_cast<int>(b.x1 / kBucket); ++k) {
         buckets[k].push_back(b);
       }
@@ -672,15 +694,18 @@ std::string render_item(const Canvas& c, const Item& it) {
 }
 
 /// A point mark's label, in the label layer above every lane's marks (so no
-/// mark is painted over a label: a rejection's label may cover marks, never
-/// the reverse), at the mark's place: `data-m` names its mark.
+/// mark is painted over a label; thinning keeps labels off other marks), at
+/// the mark's place: `data-m` names its mark.
 std::string render_label(const Canvas& c, const Item& it, double lane_top) {
   if (it.span || it.label.empty()) return "";
+  const bool left = it.label_pos % 2 == 1;
+  const double shift = label_shift(it.label_pos);
+  // Moved up or down a row: data-dy keeps the label's own offset for the script.
   return fmt::format(
-             R"T(<g class="lw" data-m="m{}" transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
-             it.id, c.x(it.t0), lane_top + it.y, it.label_thin ? " thin" : "",
-             it.label_left ? -it.label_dx : it.label_dx, it.label_dy, it.label_left ? R"( text-anchor="end")" : "",
-             esc(it.label)) +
+             R"T(<g class="lw" data-m="m{}"{} transform="translate({:.1f},{:.1f})"><text class="lbl{}" x="{}" y="{}"{}>{}</text></g>)T",
+             it.id, shift != 0 ? fmt::format(R"( data-dy="{}")", it.label_dy) : "", c.x(it.t0), lane_top + it.y,
+             it.label_thin ? " thin" : "", left ? -it.label_dx : it.label_dx, it.label_dy + shift,
+             left ? R"( text-anchor="end")" : "", esc(it.label)) +
          "\n";
 }
 
@@ -790,7 +815,7 @@ std::string html_legend(bool aggregated) {
   o += swatch(R"(<rect x="0.5" y="9" width="25" height="5" fill="#CC79A7"/>)", "slow");
   o += swatch(at("circle", kOrange), "grant (T<i>n</i>: its fencing token)");
   o += swatch(at("tick", kOrange), "grant at the service");
-  o += swatch(at("end", kBrown), "lease ends at the service (expired, revoked, deleted)");
+  o += swatch(at("end", kBrown), "lease ends at the service (expired, released, taken over, …)");
   o += swatch(at("circle", kGreen), "write accepted");
   o += swatch(at("square", kSky), "read accepted");
   o += swatch(at("cross", kVermillion), "write or read rejected (says why) / renewal refused");
@@ -807,308 +832,6 @@ std::string html_legend(bool aggregated) {
   }
   return o + "</div>\n";
 }
-
-const char* const kStyle = R"CSS(<style>
-[hidden]{display:none !important}
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:16px;color:#222}
-h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:4px 0} h3{font-size:14px;margin:10px 0 4px}
-.desc{max-width:1100px;color:#444}
-svg text{font-size:11px} svg .lname{font-size:12px;font-weight:600} svg .lane.collapsed .lname{font-size:10px;font-weight:400;fill:#555}
-svg .axis{fill:#555} svg .lbl{fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round} svg .cx{fill:#D55E00;font-weight:700;font-size:12px}
-svg .lbl.thin{display:none} svg .lbl.thin.hov{display:inline}
-svg rect.hl{stroke:#000 !important;stroke-width:3px !important}
-svg g.mark.hl > :first-child{stroke:#000;stroke-width:2.5px}
-svg .lbl.lhl{text-decoration:underline}
-svg .ring{fill:none;stroke:#000;stroke-width:2;stroke-dasharray:3 2}
-.legend{display:flex;flex-wrap:wrap;gap:6px 14px;margin:8px 0;font-size:13px;max-width:1300px}
-.legend span{display:inline-flex;align-items:center;gap:5px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px} td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
-tr.bad td{background:#fbe3d6}
-#detail{min-height:1.4em;padding:6px;background:#f0f4f8;border-left:4px solid #0072B2;font-size:13px;margin:4px 0}
-.main{display:flex;gap:16px;align-items:flex-start}
-.pic{flex:1 1 auto;min-width:0;overflow-x:auto}
-#plot:focus{outline:2px solid #0072B2}
-#stories{flex:0 0 330px;font-size:13px;max-height:90vh;overflow-y:auto}
-#stories ol{padding-left:22px;margin:4px 0} .step{margin:3px 0;padding:2px 4px;border-radius:3px}
-.js-on .step{cursor:pointer} .js-on .step:hover{background:#eef3f8}
-.step.cur{background:#fff3c4;outline:2px solid #000}
-.controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:4px 0;font-size:13px}
-.controls button,.stepnav button{font-size:13px;padding:2px 8px}
-.note{background:#fff7e0;border-left:4px solid #E69F00;padding:6px;font-size:13px;max-width:1300px}
-@media (max-width:1100px){.main{flex-direction:column}#stories{flex-basis:auto;max-height:none}}
-</style>
-)CSS";
-
-/// The script: zoom, pan, the axis, label thinning, lanes, stories.
-const char* const kScript = R"JS(<script>
-(function(){
-'use strict';
-var svg=document.getElementById('tl'), plot=document.getElementById('plot');
-if(!svg||!plot) return;
-document.body.classList.add('js-on');
-document.querySelectorAll('.js').forEach(function(e){e.hidden=false;});
-var NS='http://www.w3.org/2000/svg';
-var LEFT=+svg.dataset.left, END=+svg.dataset.end, TOP=+svg.dataset.top, W=+svg.dataset.width;
-var STEPS=[1e3,2e3,5e3,1e4,2e4,5e4,1e5,2e5,5e5,1e6,2e6,5e6,1e7,2e7,5e7,1e8,2e8,5e8,1e9,2e9,5e9,1e10,2e10,3e10,6e10,
-  1.2e11,3e11,6e11,1.2e12,1.8e12,3.6e12,7.2e12,1.08e13,2.16e13,4.32e13,8.64e13];
-var MIN_SPAN=2000;
-var view={a:0,b:END};
-var marks=[], spans=[], bands=[], cxs=[], lanes=[];
-document.querySelectorAll('#lanes > g.lane').forEach(function(g,i){
-  lanes.push({g:g,bg:document.getElementById('bg-'+i),collapsed:g.classList.contains('collapsed'),y:0});
-  g.dataset.i=i;
-});
-function laneOf(el){ var g=el.closest('g.lane'); return g?lanes[+g.dataset.i]:null; }
-// Labels live in their own layer above the lanes (#labels), one g.lw per
-// labelled mark, placed at the mark: data-m names it.
-var lws={};
-document.querySelectorAll('#labels > g.lw').forEach(function(w){ lws[w.dataset.m]=w; });
-document.querySelectorAll('#lanes [data-t]').forEach(function(el){
-  var w=lws[el.id]||null, l=w?w.firstElementChild:null;
-  var first=el.firstElementChild;
-  marks.push({el:el,t:+el.dataset.t,y:+el.dataset.y,p:+el.dataset.p,lbl:l,lw:w,bb:null,lane:laneOf(el),shown:true,
-              shape:!!first&&first.tagName!=='text'&&first.tagName!=='title'});
-});
-document.querySelectorAll('#lanes [data-t0]').forEach(function(el){
-  spans.push({el:el,t0:+el.dataset.t0,t1:+el.dataset.t1});
-});
-document.querySelectorAll('#lanes g.band').forEach(function(el){ bands.push({el:el,w:+el.dataset.w}); });
-document.querySelectorAll('#cxs g.counterexample').forEach(function(el){
-  cxs.push({el:el,t:+el.dataset.t,line:el.querySelector('line'),txt:el.querySelector('text')});
-});
-var byId={}; marks.concat(spans).forEach(function(m){ byId[m.el.id]=m; });
-// Label boxes do not change with zoom: measure each once, in its mark's coordinates.
-svg.querySelectorAll('.lbl.thin').forEach(function(l){ l.classList.remove('thin'); });
-marks.forEach(function(m){ if(m.lbl){ m.dx=Math.abs(+m.lbl.getAttribute('x')); m.dy=+m.lbl.getAttribute('y'); m.lbl.setAttribute('x',m.dx); m.lbl.removeAttribute('text-anchor'); m.pos=0; } });
-marks.forEach(function(m){ if(m.lbl){ var b=m.lbl.getBBox(); m.bb={x:b.x,y:b.y,w:b.width,h:b.height}; } });
-function side(m,i){ if(m.pos===i) return; m.pos=i; var left=i%2===1;
-  m.lbl.setAttribute('x',left?-m.dx:m.dx); m.lbl.setAttribute('y',m.dy+(i>=2?18:0));
-  if(left) m.lbl.setAttribute('text-anchor','end'); else m.lbl.removeAttribute('text-anchor'); }
-function X(t){ return LEFT+(t-view.a)*W/(view.b-view.a); }
-function fmtTick(t,step){
-  var MIN=6e10;
-  if(step>=MIN && step%MIN===0){ var m=Math.round(t/MIN);
-    if(m>=60) return Math.floor(m/60)+'h'+(m%60? String(m%60).padStart(2,'0')+'m':'');
-    return m+'m'; }
-  var dec=0,p=1e9; while(step%p!==0){ p/=10; dec++; }
-  return (t/1e9).toFixed(dec)+'s';
-}
-function fmtTime(t){ var s=view.b-view.a; return (t/1e9).toFixed(s<1e7?6:s<1e10?3:1)+'s'; }
-var axisY=0;
-function layout(){
-  var y=TOP;
-  lanes.forEach(function(l){
-    var h=l.collapsed?16:46; l.y=y;
-    l.g.setAttribute('transform','translate(0,'+y+')');
-    l.g.classList.toggle('collapsed',l.collapsed);
-    l.bg.setAttribute('y',y); l.bg.setAttribute('height',h); l.bg.setAttribute('width',W);
-    y+=h;
-  });
-  axisY=y;
-  var clip=document.getElementById('cliprect'); clip.setAttribute('width',W);
-  svg.setAttribute('width',LEFT+W+30); svg.setAttribute('height',axisY+50);
-  cxs.forEach(function(c){ c.line.setAttribute('y2',axisY); });
-  document.getElementById('caption').setAttribute('y',axisY+42);
-}
-function axis(){
-  var g=document.getElementById('axis'), grid=document.getElementById('grid');
-  g.textContent=''; grid.textContent='';
-  var span=view.b-view.a, maxTicks=Math.max(2,Math.floor(W/90)), step=STEPS[STEPS.length-1];
-  for(var i=0;i<STEPS.length;i++){ if(span/STEPS[i]<=maxTicks){ step=STEPS[i]; break; } }
-  for(var t=Math.ceil(view.a/step)*step; t<=view.b; t+=step){
-    var x=X(t);
-    var ln=document.createElementNS(NS,'line');
-    ln.setAttribute('x1',x); ln.setAttribute('x2',x); ln.setAttribute('y1',TOP); ln.setAttribute('y2',axisY); ln.setAttribute('stroke','#ddd');
-    grid.appendChild(ln);
-    var tx=document.createElementNS(NS,'text');
-    tx.setAttribute('x',x-10); tx.setAttribute('y',axisY+14); tx.setAttribute('class','axis tick');
-    tx.textContent=fmtTick(t,step); g.appendChild(tx);
-  }
-  document.getElementById('range').textContent='showing '+fmtTime(view.a)+' – '+fmtTime(view.b)+' of '+fmtTime(END);
-}
-function place(){
-  var lo=LEFT-400, hi=LEFT+W+20;
-  marks.forEach(function(m){
-    var x=X(m.t), show=x>=lo && x<=hi && !m.lane.collapsed;
-    if(show!==m.shown){ m.el.style.display=show?'':'none'; if(m.lw) m.lw.style.display=show?'':'none'; m.shown=show; }
-    m.x=x;
-    if(show){ m.el.setAttribute('transform','translate('+x.toFixed(1)+','+m.y+')');
-      if(m.lw) m.lw.setAttribute('transform','translate('+x.toFixed(1)+','+(m.lane.y+m.y)+')'); }
-  });
-  spans.forEach(function(s){
-    var x0=Math.max(X(s.t0),LEFT-5), x1=Math.min(X(s.t1),LEFT+W+5);
-    if(x1<LEFT-5||x0>LEFT+W+5){ s.el.style.display='none'; return; }
-    s.el.style.display='';
-    s.el.setAttribute('x',x0.toFixed(1)); s.el.setAttribute('width',Math.max(1,x1-x0).toFixed(1));
-  });
-  bands.forEach(function(b){
-    var x0=X(0), k=(X(END)-x0)/b.w;
-    b.el.setAttribute('transform','translate('+x0.toFixed(2)+',0) scale('+k.toFixed(6)+',1)');
-  });
-  cxs.forEach(function(c){
-    var x=X(c.t), inside=x>=LEFT && x<=LEFT+W;
-    c.el.style.display=inside?'':'none';
-    c.el.setAttribute('transform','translate('+x.toFixed(1)+',0)');
-    var right=x+c.txt.getComputedTextLength()+6>LEFT+W+30;
-    c.txt.setAttribute('text-anchor',right?'end':'start'); c.txt.setAttribute('x',right?-3:3);
-  });
-}
-// Show the labels that fit, most important first (a highlighted step's
-// marks, rejections, grants, faults, writes, reads); hide the rest (shown on hover).
-function thin(){
-  var cand=[];
-  marks.forEach(function(m){
-    if(!m.lbl) return;
-    var ok=m.shown && m.x>=LEFT && m.x<=LEFT+W;
-    if(ok){ var y0=m.lane.y+m.y+m.bb.y-1, y1=y0+m.bb.h+2;
-      var r0=m.x+m.bb.x-1, r1=m.x+m.bb.x+m.bb.w+1, l0=m.x-m.bb.x-m.bb.w-1, l1=m.x-m.bb.x+1;
-      // right, left, below right, below left
-      m.boxes=[{x0:r0,y0:y0,x1:r1,y1:y1},{x0:l0,y0:y0,x1:l1,y1:y1},
-               {x0:r0,y0:y0+18,x1:r1,y1:y1+18},{x0:l0,y0:y0+18,x1:l1,y1:y1+18}]; }
-    if(ok) cand.push(m); else m.lbl.classList.add('thin');
-  });
-  cand.sort(function(a,b){ var ha=a.el.classList.contains('hl')?0:1, hb=b.el.classList.contains('hl')?0:1;
-    return ha-hb || a.p-b.p || a.t-b.t; });
-  var B=64, buckets={};
-  function put(b){ for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++) (buckets[k]=buckets[k]||[]).push(b); }
-  // A label covers no mark (but a rejection's or a highlighted step's may): the shapes in view are obstacles.
-  marks.forEach(function(m){
-    if(!m.shape||!m.shown||m.x<LEFT-6||m.x>LEFT+W+6) return;
-    var y=m.lane.y+m.y; put({x0:m.x-5.5,y0:y-6.5,x1:m.x+5.5,y1:y+6.5,o:m});
-  });
-  function free(b,m){
-    if(b.x0<LEFT-2||b.x1>LEFT+W) return false;
-    for(var k=Math.floor(b.x0/B);k<=Math.floor(b.x1/B);k++){ var L=buckets[k]; if(!L) continue;
-      for(var j=0;j<L.length;j++){ var o=L[j]; if(o.o&&(o.o===m||m.p===0||m.el.classList.contains('hl'))) continue; if(b.x0<o.x1&&o.x0<b.x1&&b.y0<o.y1&&o.y0<b.y1) return false; } }
-    return true;
-  }
-  cand.forEach(function(m){
-    // Above right of the mark, else above left, below right, below left; else hidden (shown on hover).
-    var i=-1; for(var c=0;c<4&&i<0;c++) if(free(m.boxes[c],m)) i=c;
-    m.lbl.classList.toggle('thin',i<0);
-    if(i<0) return;
-    side(m,i);
-    put(m.boxes[i]);
-  });
-}
-var pending=false;
-function render(){ place(); axis(); thin(); }
-function schedule(){ if(!pending){ pending=true; requestAnimationFrame(function(){ pending=false; render(); }); } }
-function setView(a,b,now){
-  var span=Math.min(END,Math.max(MIN_SPAN,b-a)), c=(a+b)/2;
-  a=c-span/2; b=c+span/2;
-  if(a<0){ b-=a; a=0; } if(b>END){ a-=b-END; b=END; } if(a<0) a=0;
-  view.a=a; view.b=b; if(now) render(); else schedule();
-}
-function zoom(f,at){ if(at===undefined) at=(view.a+view.b)/2;
-  setView(at-(at-view.a)*f, at+(view.b-at)*f); }
-function pan(frac){ var d=(view.b-view.a)*frac; setView(view.a+d,view.b+d); }
-function timeAt(clientX){ var r=svg.getBoundingClientRect(); return view.a+(clientX-r.left-LEFT)*(view.b-view.a)/W; }
-var CXV=svg.dataset.v0!==undefined? [+svg.dataset.v0,+svg.dataset.v1] : null;
-function whole(){ setView(0,END); }
-function toCx(){ if(CXV) setView(CXV[0],CXV[1]); }
-svg.addEventListener('wheel',function(e){
-  e.preventDefault();
-  var k=e.ctrlKey?0.01:0.0015, d=e.deltaMode===1?e.deltaY*16:e.deltaY;
-  zoom(Math.exp(d*k), timeAt(e.clientX));
-},{passive:false});
-var ptrs={}, drag=null, moved=false;
-svg.addEventListener('pointerdown',function(e){
-  ptrs[e.pointerId]={x:e.clientX}; moved=false;
-  var ids=Object.keys(ptrs);
-  if(ids.length===1) drag={x:e.clientX,a:view.a,b:view.b};
-  else if(ids.length===2){ var p=ptrs[ids[0]].x,q=ptrs[ids[1]].x; drag={pinch:Math.abs(p-q)||1,mid:timeAt((p+q)/2),a:view.a,b:view.b}; }
-});
-svg.addEventListener('pointermove',function(e){
-  if(!drag||!ptrs[e.pointerId]) return;
-  ptrs[e.pointerId].x=e.clientX;
-  var ids=Object.keys(ptrs);
-  if(drag.pinch && ids.length===2){
-    var d=Math.abs(ptrs[ids[0]].x-ptrs[ids[1]].x)||1, f=drag.pinch/d;
-    setView(drag.mid-(drag.mid-drag.a)*f, drag.mid+(drag.b-drag.mid)*f); moved=true; return;
-  }
-  if(drag.pinch) return;
-  var dx=e.clientX-drag.x; if(Math.abs(dx)>3){ moved=true; svg.setPointerCapture(e.pointerId); }
-  if(moved){ var dt=dx*(drag.b-drag.a)/W; setView(drag.a-dt,drag.b-dt); }
-});
-function up(e){ delete ptrs[e.pointerId]; if(!Object.keys(ptrs).length) drag=null; }
-svg.addEventListener('pointerup',up); svg.addEventListener('pointercancel',up);
-// A hidden (thinned) label shows while the pointer is on its mark.
-var hov=null;
-function hover(l){ if(hov===l) return; if(hov) hov.classList.remove('hov'); hov=l; if(l) l.classList.add('hov'); }
-svg.addEventListener('pointerover',function(e){ var g=e.target.closest('g.mark'), m=g?byId[g.id]:null; hover(m&&m.lbl?m.lbl:null); });
-svg.addEventListener('pointerleave',function(){ hover(null); });
-var detail=document.getElementById('detail');
-svg.addEventListener('click',function(e){
-  if(moved){ moved=false; return; }
-  var lane=e.target.closest('.lname');
-  if(lane){ var l=laneOf(lane); l.collapsed=!l.collapsed; layout(); render(); return; }
-  var lw=e.target.closest('g.lw');
-  var el=lw?document.getElementById(lw.dataset.m):e.target.closest('[id^="m"],g.band,g.counterexample');
-  if(el){ var t=el.querySelector(':scope > title'); if(t) detail.textContent=t.textContent; }
-});
-// Stories.
-var stories=[].slice.call(document.querySelectorAll('.story')), cur=null;
-function select(si,k){
-  var st=stories[si]; if(!st) return; var steps=st.querySelectorAll('.step'); if(k<0||k>=steps.length) return;
-  document.querySelectorAll('.hl').forEach(function(e){ e.classList.remove('hl'); });
-  document.querySelectorAll('.lhl').forEach(function(e){ e.classList.remove('lhl'); });
-  document.querySelectorAll('.step.cur').forEach(function(e){ e.classList.remove('cur'); });
-  var li=steps[k]; li.classList.add('cur'); cur={s:si,k:k};
-  var lo=Infinity, hi=-Infinity;
-  (li.dataset.marks||'').split(' ').forEach(function(id){
-    var m=byId[id]; if(!m) return; m.el.classList.add('hl'); if(m.lbl) m.lbl.classList.add('lhl');
-    if(m.lane&&m.lane.collapsed){ m.lane.collapsed=false; layout(); }
-    var a=m.t!==undefined?m.t:m.t0, b=m.t!==undefined?m.t:m.t1; lo=Math.min(lo,a); hi=Math.max(hi,b);
-  });
-  if(lo===Infinity) (li.dataset.ts||'').split(' ').forEach(function(t){ if(t){ lo=Math.min(lo,+t); hi=Math.max(hi,+t); } });
-  detail.textContent='Step '+(k+1)+': '+li.textContent;
-  if(lo!==Infinity){
-    var span=view.b-view.a; if(hi-lo>span*0.8) span=(hi-lo)*1.3; if(span<MIN_SPAN) span=MIN_SPAN;
-    var c=(lo+hi)/2; setView(c-span/2,c+span/2,true);
-  } else render();
-}
-function step(d){
-  if(!stories.length) return;
-  if(!cur){ select(0,0); return; }
-  var n=stories[cur.s].querySelectorAll('.step').length, k=cur.k+d, s=cur.s;
-  if(k>=n){ if(s+1<stories.length){ s++; k=0; } else k=n-1; }
-  if(k<0){ if(s>0){ s--; k=stories[s].querySelectorAll('.step').length-1; } else k=0; }
-  select(s,k);
-}
-stories.forEach(function(st,si){
-  st.querySelectorAll('.step').forEach(function(li,k){
-    li.tabIndex=0; li.setAttribute('role','button');
-    li.addEventListener('click',function(){ select(si,k); });
-    li.addEventListener('keydown',function(e){ if(e.key==='Enter'||e.key===' '){ e.preventDefault(); select(si,k); } });
-  });
-  st.querySelector('.prev').addEventListener('click',function(){ if(!cur||cur.s!==si) select(si,0); else step(-1); });
-  st.querySelector('.next').addEventListener('click',function(){ if(!cur||cur.s!==si) select(si,0); else step(1); });
-});
-// Buttons and keys.
-function btn(id,f){ var b=document.getElementById(id); if(b) b.addEventListener('click',f); }
-btn('zin',function(){ zoom(0.5); }); btn('zout',function(){ zoom(2); });
-btn('pl',function(){ pan(-0.25); }); btn('pr',function(){ pan(0.25); });
-btn('whole',whole); btn('tocx',toCx);
-plot.addEventListener('keydown',function(e){
-  var k=e.key, done=true;
-  if(k==='+'||k==='=') zoom(0.5); else if(k==='-'||k==='_') zoom(2);
-  else if(k==='ArrowLeft') pan(-0.25); else if(k==='ArrowRight') pan(0.25);
-  else if(k==='0'||k==='Home') whole(); else if(k==='c') toCx();
-  else if(k==='n') step(1); else if(k==='p') step(-1); else done=false;
-  if(done) e.preventDefault();
-});
-function fit(){ var w=Math.max(500,Math.floor(plot.clientWidth-LEFT-34)); if(w!==W){ W=w; layout(); render(); } }
-W=Math.max(500,Math.floor(plot.clientWidth-LEFT-34));
-layout();
-if(CXV){ view.a=CXV[0]; view.b=CXV[1]; }
-render();
-window.addEventListener('resize',function(){ fit(); });
-window.fencesimTimeline={view:view,setView:setView,zoom:zoom,select:select,render:render,marks:marks};
-document.body.dataset.ready=String(Math.max(1,Math.round(performance.now())));
-})();
-</script>
-)JS";
 
 }  // namespace
 
@@ -1144,7 +867,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   }
   const double axis_y = y;
   const double height = axis_y + 50;
-  thin_static(c, sel, lane_top);
+  thin_static(c, sel, lane_top, axis_y);
 
   std::string svg = fmt::format(
       R"(<svg id="tl" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img" aria-label="timeline of {}" data-left="{}" data-width="{}" data-top="{}" data-end="{}"{}>)",
@@ -1202,8 +925,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated || !v.at) continue;
     const double x = c.x(*v.at);
-    const bool right =
-        x + 8.0 * static_cast<double>(std::string(to_string(v.property)).size()) + 20 > kLeft + kWidth + 30;
+    const bool right = cx_name_right(x, v.property);
     svg += fmt::format(
         R"T(<g class="counterexample" data-t="{}" transform="translate({:.1f},0)"><line x1="0" y1="{}" x2="0" y2="{}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{}" class="cx"{}>✗ {}</text><title>{}: {}</title></g>)T",
         v.at->count(), x, top - 4, axis_y, right ? -3 : 3, 12.0 + kCxRow * row++, right ? R"( text-anchor="end")" : "",
@@ -1222,7 +944,9 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   html += "<title>fencesim timeline: " + esc(s.name) + "</title>\n";
-  html += kStyle;
+  html += "<style>\n";
+  html += kTimelineCss;  // report/timeline.css, embedded at build time
+  html += "</style>\n";
   html += "</head><body>\n<h1>" + esc(s.name) + "</h1>\n";
   html += fmt::format("<p>seed {} · {} simulated · reproduce: <code>{}</code></p>\n", r.seed,
                       sim::format_duration(s.duration), esc(reproduce_command(s, r, m)));
@@ -1256,7 +980,9 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
   html += fmt::format(
       "<p style=\"color:#777;font-size:12px\">fencesim {} · {} grants · {} resource operations · {} faults</p>\n",
       version(), h.grants.size(), h.resource_ops.size(), h.faults.size());
-  html += kScript;
+  html += "<script>\n";
+  html += kTimelineJs;  // report/timeline.js: zoom, pan, the axis, label thinning, lanes, stories
+  html += "</script>\n";
   html += "</body></html>\n";
   return html;
 }

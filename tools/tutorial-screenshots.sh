@@ -8,7 +8,7 @@
 #   tools/tutorial-screenshots.sh [build/fencesim]
 #
 # The picture is as tall as the page's timeline drawing plus the page's
-# header above it (about 330 px: title, legend, controls), 1290 px wide; each PNG is 40-90 kB.
+# header above it (about 290 px at this width: title, legend, controls), 1600 px wide (as the README's pictures: narrower, a crowded window hides more labels, a rejection's among them); each PNG is 100-200 kB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fencesim=${1:-build/fencesim}
@@ -41,8 +41,8 @@ for name in "${shots[@]}"; do
   svg=$({ grep -o '<svg id="tl"[^>]*height="[0-9.]*"' "$page" || true; } | head -1 |
         { grep -o ' height="[0-9.]*"' || true; } | tr -dc '0-9.')
   [ -n "$svg" ] || svg=490  # a page drawn another way: a fixed height
-  height=$(( ${svg%.*} + 330 ))
+  height=$(( ${svg%.*} + 290 ))
   png=docs/tutorial/$name.png
-  timeout 120 chromium "${flags[@]}" --window-size=1290,"$height" --screenshot="$png" "file://$page" >/dev/null 2>&1
+  timeout 120 chromium "${flags[@]}" --window-size=1600,"$height" --screenshot="$png" "file://$page" >/dev/null 2>&1
   echo "$png $(stat -c %s "$png") bytes"
 done
