@@ -344,10 +344,10 @@ int l_log(lua_State* L) {
     return lua_error(L);
   }
   if (!lua_isnumber(L, 1)) {
-    push_error(L, "First argument must be a number");
+    push_error(L, "First argument must be a number (log level).");
     return lua_error(L);
   }
-  const lua_Number level = lua_tonumber(L, 1);
+  const int level = static_cast<int>(lua_tonumber(L, 1));  // LL_DEBUG..LL_WARNING
   if (level < 0 || level > 3) {
     push_error(L, "Invalid debug level.");
     return lua_error(L);
@@ -356,8 +356,33 @@ int l_log(lua_State* L) {
 }
 
 /// redis.set_repl and redis.setresp: accepted; effects always replicate and
-/// replies are RESP2 (script.hpp).
+/// replies are RESP2 (script.hpp). redis.debug: a no-op without the debugger.
 int l_accept(lua_State*) { return 0; }
+
+/// redis.breakpoint (false: no debugger) and redis.replicate_commands
+/// (deprecated in 7.0: does nothing, returns true) — eval.c.
+int l_false(lua_State* L) { return lua_pushboolean(L, 0), 1; }
+int l_true(lua_State* L) { return lua_pushboolean(L, 1), 1; }
+
+/// script_lua.c luaRedisAclCheckCmdPermissionsCommand: the simulated server
+/// has only the default user, who may run every command.
+void acl_check(lua_State* L, bool& raise) {
+  std::vector<std::string> argv;
+  raise = true;
+  if (lua_gettop(L) == 0) return push_error(L, "Please specify at least one argument for this redis lib call");
+  if (!lua_args(L, argv)) return push_error(L, "Lua redis lib command arguments must be strings or integers");
+  if (check_command(argv) == CommandCheck::kUnknown) {
+    return push_error(L, "Invalid command passed to redis.acl_check_cmd()");
+  }
+  raise = false;
+  lua_pushboolean(L, 1);
+}
+
+int l_acl_check_cmd(lua_State* L) {
+  bool raise = false;
+  acl_check(L, raise);
+  return raise ? lua_error(L) : 1;
+}
 
 /// script_lua.c redis_math_random (Lua's own math.random over lrand48).
 int l_math_random(lua_State* L) {
@@ -401,8 +426,19 @@ void count_hook(lua_State* L, lua_Debug*) {
 }
 
 // ---------------------------------------------------------- read-only globals --
+//
+// Redis 7.0.15 patches its Lua with read-only tables and marks the globals,
+// every table reachable from them and their metatables read-only (eval.c
+// scriptingInit, script_lua.c luaSetTableProtectionRecursively). Stock Lua
+// 5.1 has no such flag, so each of those tables is replaced by an empty
+// proxy whose reads go to the table and whose writes fail; next, pairs and
+// rawget see through a proxy, rawset and setmetatable refuse it, and
+// getmetatable of a proxy (or of a string) returns a read-only view.
 
-int l_readonly(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+const char* const kReadonly = "Attempt to modify a readonly table";
+
+/// A write through a proxy: a VM-level error in Redis, so with the line.
+int l_readonly(lua_State* L) { return luaL_error(L, kReadonly); }
 
 /// script_lua.c luaProtectedTableError, behind the globals proxy's __index.
 int l_global_index(lua_State* L) {
@@ -413,52 +449,116 @@ int l_global_index(lua_State* L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", lua_tostring(L, 2));
 }
 
-bool is_protected(lua_State* L, int idx) {
+/// Pushes the table a proxy at `idx` stands for, or nil if it is no proxy.
+void push_original(lua_State* L, int idx) {
+  idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
   lua_pushlightuserdata(L, const_cast<char*>(&kProtectedKey));
   lua_rawget(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
-  const bool yes = lua_toboolean(L, -1) != 0;
-  lua_pop(L, 2);
+  lua_remove(L, -2);
+}
+
+/// Replaces argument 1 with the table it is a proxy of (if it is one).
+void unwrap_first(lua_State* L) {
+  push_original(L, 1);
+  if (lua_istable(L, -1)) {
+    lua_replace(L, 1);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+int l_next(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  unwrap_first(L);
+  lua_settop(L, 2);
+  return lua_next(L, 1) != 0 ? 2 : (lua_pushnil(L), 1);
+}
+
+int l_pairs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushcfunction(L, l_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+int l_rawget(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  unwrap_first(L);
+  lua_settop(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+bool is_proxy(lua_State* L, int idx) {
+  push_original(L, idx);
+  const bool yes = lua_istable(L, -1);
+  lua_pop(L, 1);
   return yes;
 }
 
-/// rawset would write through a proxy; Redis's read-only tables refuse it.
+/// rawset and setmetatable on a read-only table: Redis raises from C,
+/// without a line.
+int refuse(lua_State* L) {
+  lua_pushstring(L, kReadonly);
+  return lua_error(L);
+}
+
 int l_rawset(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checkany(L, 2);
   luaL_checkany(L, 3);
-  if (is_protected(L, 1)) return luaL_error(L, "Attempt to modify a readonly table");
+  if (is_proxy(L, 1)) return refuse(L);
   lua_settop(L, 3);
   lua_rawset(L, 1);
   return 1;
 }
 
-/// Replaces the table at the top with an empty read-only proxy whose reads
-/// go to it (`index` the __index function, or the table itself).
-void make_proxy(lua_State* L, lua_CFunction index) {
+/// base's setmetatable, kept as upvalue 1, unless the table is read-only.
+int l_setmetatable(lua_State* L) {
+  if (lua_istable(L, 1) && is_proxy(L, 1)) return refuse(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/// Pushes a read-only proxy of the table at the top (which stays below it).
+void push_proxy(lua_State* L, lua_CFunction index) {
   const int original = lua_gettop(L);
-  lua_newtable(L);  // proxy
+  lua_newtable(L);  // the proxy
   lua_newtable(L);  // its metatable
-  if (index != nullptr) {
-    lua_pushvalue(L, original);
-    lua_pushcclosure(L, index, 1);
-  } else {
-    lua_pushvalue(L, original);
-  }
+  lua_pushvalue(L, original);
+  if (index != nullptr) lua_pushcclosure(L, index, 1);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_readonly);
   lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");  // getmetatable cannot reach (and unlock) it
   lua_setmetatable(L, -2);
   lua_pushlightuserdata(L, const_cast<char*>(&kProtectedKey));
   lua_rawget(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
+  lua_pushvalue(L, original);
+  lua_rawset(L, -3);  // protected[proxy] = original
   lua_pop(L, 1);
-  lua_replace(L, original);
+}
+
+/// Makes getmetatable(x) return a read-only view of x's metatable `mt`
+/// (at the top) through its __metatable field.
+void guard_metatable(lua_State* L) {
+  push_proxy(L, nullptr);
+  lua_setfield(L, -2, "__metatable");
+}
+
+/// Replaces the table at the top with its proxy, metatable guarded.
+void make_proxy(lua_State* L, lua_CFunction index) {
+  push_proxy(L, index);
+  lua_getmetatable(L, -1);
+  guard_metatable(L);
+  lua_pop(L, 1);
+  lua_replace(L, -2);
 }
 
 void protect_globals(lua_State* L) {
@@ -469,6 +569,10 @@ void protect_globals(lua_State* L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_rawset(L, LUA_REGISTRYINDEX);
+  lua_pushstring(L, "");
+  lua_getmetatable(L, -1);  // the strings' metatable: its __index is `string`
+  guard_metatable(L);
+  lua_pop(L, 2);
   for (const char* lib : {"string", "table", "math", "redis", "cjson", "bit", "coroutine"}) {
     lua_getglobal(L, lib);
     make_proxy(L, nullptr);
@@ -520,6 +624,10 @@ void register_redis_api(lua_State* L) {
   set_fn(L, "error_reply", l_error_reply);
   set_fn(L, "status_reply", l_status_reply);
   set_fn(L, "set_repl", l_accept);
+  set_fn(L, "replicate_commands", l_true);
+  set_fn(L, "breakpoint", l_false);
+  set_fn(L, "debug", l_accept);
+  set_fn(L, "acl_check_cmd", l_acl_check_cmd);
   set_number(L, "REPL_NONE", 0);
   set_number(L, "REPL_AOF", 1);
   set_number(L, "REPL_SLAVE", 2);
@@ -566,14 +674,24 @@ lua_State* new_interpreter(ScriptCache::State* state) {
   lua_call(L, 0, 1);
   lua_setglobal(L, "cjson");  // Redis builds its cjson with ENABLE_CJSON_GLOBAL
   load_lib(L, "bit", luaopen_bit);
-  for (const char* denied : {"dofile", "loadfile", "print"}) {  // script_lua.c deny_list
+  // script_lua.c's deny list (dofile, loadfile, print), and what 7.0.15's
+  // globals lack besides (getfenv, setfenv, newproxy: not in a real
+  // server's _G).
+  for (const char* absent : {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
-    lua_setglobal(L, denied);
+    lua_setglobal(L, absent);
   }
   lua_pushcfunction(L, l_pcall);
   lua_setglobal(L, "pcall");
-  lua_pushcfunction(L, l_rawset);
-  lua_setglobal(L, "rawset");
+  const std::pair<const char*, lua_CFunction> see_through[] = {
+      {"rawset", l_rawset}, {"rawget", l_rawget}, {"next", l_next}, {"pairs", l_pairs}};
+  for (const auto& [name, fn] : see_through) {
+    lua_pushcfunction(L, fn);
+    lua_setglobal(L, name);
+  }
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, l_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   register_redis_api(L);
   luaL_loadbuffer(L, kErrorHandler, std::char_traits<char>::length(kErrorHandler), "@err_handler_def");
   lua_pcall(L, 0, 0, 0);

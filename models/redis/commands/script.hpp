@@ -10,7 +10,10 @@
 //                       keyspace; an error reply raises it (the script stops)
 //   redis.pcall(...)    the same, returning the error as {err="..."}
 //   redis.error_reply(s), redis.status_reply(s), redis.sha1hex(s),
-//   redis.log (accepted, writes nothing), redis.LOG_*, REDIS_VERSION(_NUM)
+//   redis.log (checked, writes nothing), redis.LOG_*, REDIS_VERSION(_NUM)
+//   ("7.0.15"), redis.acl_check_cmd (the default user may run anything),
+//   redis.replicate_commands (true), redis.breakpoint (false), redis.debug,
+//   redis.set_repl, redis.setresp (accepted, see below), redis.REPL_*
 //   libraries: base without dofile/loadfile/print, table, string, math (its
 //   random/randomseed replaced by Redis's rand.c lrand48), cjson and bit
 //   (Debian's lua-cjson 2.1.0 and lua-bitop 1.0.2, the versions Redis 7.0
@@ -34,9 +37,13 @@
 // Globals are read-only (eval.c scriptingInit, luaSetTableProtectionRecursively):
 // setting one fails with "user_script:1: Attempt to modify a readonly table",
 // reading a missing one with "Script attempted to access nonexistent global
-// variable 'x'". Redis patches Lua for read-only tables; with Debian's
-// stock Lua the globals and library tables are read-only proxies (same
-// errors; `pairs` over _G or a library table sees nothing).
+// variable 'x'"; the library tables, the metatables and the strings'
+// metatable are read-only too, and rawset/setmetatable on them fail without
+// a line. Redis patches its Lua with a read-only flag; Debian's stock Lua
+// has none, so each protected table is an empty proxy whose reads go to the
+// real one (next, pairs and rawget see through it; ipairs over a library
+// table sees nothing). _G holds what a 7.0.15 server's does (no getfenv,
+// setfenv, newproxy), KEYS and ARGV included.
 //
 // Work bound: real Redis lets a script run on; after busy-reply-threshold
 // (lua-time-limit, 5000 ms) other clients get "BUSY Redis is busy running a
@@ -53,6 +60,10 @@
 // scripts replicate as effects), starting at rand.c's seed. Not deterministic
 // in real Redis either, and not here: tostring() of a table or function
 // (an address) and pairs() over a table keyed by tables or functions.
+//
+// One deliberate difference: error({}) (an error table without "err")
+// crashes a real 7.0.15 server (luaCallFunction formats a NULL message); the
+// model answers "(null) script: <sha>, on @user_script:1.".
 //
 // Not modelled: shebang flags (#!lua flags=…), EVAL_RO/EVALSHA_RO, FUNCTION,
 // redis.set_repl (accepted, ignored: effects always replicate),
