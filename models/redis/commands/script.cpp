@@ -22,6 +22,7 @@ int luaopen_bit(lua_State* L);
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace fencesim::redis::commands {
@@ -36,6 +37,7 @@ struct ScriptCache::State {
   ScriptCache* owner = nullptr;
   std::set<std::string> scripts;      ///< digests of the compiled scripts
   const CommandCall* call = nullptr;  ///< set while a script runs
+  std::size_t bytes = 0;              ///< what the interpreter holds
   std::int64_t hooks = 0;
   bool over_budget = false;
   int gc_count = 0;
@@ -660,8 +662,33 @@ const char* const kErrorHandler =
     "  return err\n"
     "end\n";
 
+/// Lua's allocator with ScriptCache::kMemoryLimit: past it an allocation
+/// fails, which Lua reports as "not enough memory" (the script fails; the
+/// simulation does not run out of memory on one script's say-so).
+void* bounded_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
+  auto* s = static_cast<ScriptCache::State*>(ud);
+  if (nsize == 0) {
+    std::free(ptr);
+    s->bytes -= osize;
+    return nullptr;
+  }
+  if (nsize > osize && s->bytes + (nsize - osize) > ScriptCache::kMemoryLimit) return nullptr;
+  void* p = std::realloc(ptr, nsize);
+  if (p != nullptr) s->bytes = s->bytes - osize + nsize;
+  return p;
+}
+
+/// A Lua error outside any protected call (setting up the interpreter):
+/// Lua would exit the process; this is a bug in fencesim, so say so.
+int panic(lua_State* L) {
+  const char* msg = lua_tostring(L, -1);
+  std::fprintf(stderr, "fencesim: internal error in the Lua engine: %s\n", msg != nullptr ? msg : "?");
+  std::abort();
+}
+
 lua_State* new_interpreter(ScriptCache::State* state) {
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_newstate(bounded_alloc, state);
+  lua_atpanic(L, panic);
   lua_pushlightuserdata(L, const_cast<char*>(&kStateKey));
   lua_pushlightuserdata(L, state);
   lua_rawset(L, LUA_REGISTRYINDEX);

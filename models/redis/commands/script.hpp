@@ -71,6 +71,7 @@
 // big_number, verbatim_string tables are returned as arrays).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -94,6 +95,11 @@ class ScriptCache {
  public:
   static constexpr std::int64_t kInstructionBudget = 10'000'000;
   static constexpr int kHookEvery = 10'000;
+  /// Bytes the interpreter may hold (scripts, their data, the libraries):
+  /// an allocation past it fails with Lua's "not enough memory", and the
+  /// script with "ERR Error running script <sha>, not enough memory".
+  /// Real Redis has no such bound (only the machine's memory).
+  static constexpr std::size_t kMemoryLimit = std::size_t{64} << 20;
   static const char* const kBudgetError;
 
   ScriptCache();

@@ -386,6 +386,14 @@ TEST(RedisLua, RunawayScriptStopsAtTheBudgetAndKeepsWhatItRan) {
   EXPECT_EQ(s({"EVAL", "return 1", "0"}), num(1)) << "the next script runs with a fresh budget";
 }
 
+TEST(RedisLua, AScriptThatEatsMemoryFailsAndTheNextOneRuns) {
+  Server s;
+  const std::string body = "local s = 'x' while true do s = s .. s end";  // doubles until the limit
+  EXPECT_EQ(s({"EVAL", body, "0"}),
+            err("ERR Error running script " + ScriptCache::sha1hex(body) + ", not enough memory"));
+  EXPECT_EQ(s({"EVAL", "return string.rep('y', 3)", "0"}), RespValue::bulk("yyy"));
+}
+
 TEST(RedisLua, MathRandomIsRedisLrand48) {
   // rand.c's lrand48 from its fixed seed, and randomseed as Redis does it:
   // the same sequence on every run and machine.
