@@ -269,6 +269,11 @@ std::vector<Step> command_steps() {
       {{"INCR"}},
       {{"DEL"}},
       {{"PEXPIRE", "t"}},
+      {{"SET", "far", "v", "PX", "1000000000000000"}},
+      {{"GET", "far"}},
+      {{"PEXPIRE", "far", "9223372036854775000"}},
+      {{"PEXPIREAT", "far", "9223372036854775000"}},
+      {{"EXISTS", "far"}},
   };
 }
 

@@ -80,10 +80,17 @@ Duration ms_to_duration(int64_t ms) {
 
 int64_t now_ms(const Time& t) { return t.count() / kNsPerMs; }
 
+/// t + d without wrapping: a TTL of 10^15 ms stays in the far future.
+Time add_saturating(Time t, Duration d) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(t.count(), d.count(), &out)) return Time{d.count() > 0 ? kMax : kMin};
+  return Time{out};
+}
+
 /// An absolute Unix-ms deadline as a reading of the deciding clock.
 Time at_unix_ms(const ExpiryClock& clock, int64_t ms) {
-  const Duration from_wall = ms_to_duration(ms) - Duration{clock.wall.count()};
-  return clock.now + from_wall;
+  const Time at_wall = ms_to_duration(ms);
+  return add_saturating(clock.now, at_wall - Duration{clock.wall.count()});
 }
 
 RespValue expire_time_error(const Ctx& c) {
@@ -137,7 +144,7 @@ std::optional<RespValue> set_deadline(const Ctx& c, const SetOptions& o, Time& a
   if (o.unit == U::kEx || o.unit == U::kPx) {
     const int64_t base = now_ms(c.clock.wall);
     if (ms > kMax - base) return expire_time_error(c);  // mstime() + ms overflows: Redis sees <= 0
-    at = c.clock.now + ms_to_duration(ms);
+    at = add_saturating(c.clock.now, ms_to_duration(ms));
   } else {
     at = at_unix_ms(c.clock, ms);
   }
@@ -298,7 +305,7 @@ RespValue expire_generic(Ctx& c, bool relative, bool seconds) {
   }
   const int64_t base = relative ? now_ms(c.clock.wall) : 0;
   if (when > kMax - base) return expire_time_error(c);
-  const Time at = relative ? c.clock.now + ms_to_duration(when) : at_unix_ms(c.clock, when);
+  const Time at = relative ? add_saturating(c.clock.now, ms_to_duration(when)) : at_unix_ms(c.clock, when);
   const std::string& key = c.argv[1];
   Entry* e = lookup(c, key);
   if (e == nullptr || !expire_allowed(flags, *e, at)) return RespValue::of_integer(0);

@@ -183,6 +183,20 @@ TEST(RedisCommands, KeepTtlAndAbsoluteDeadlines) {
   EXPECT_EQ(s({"DECRBY", "n", "4"}), num(-5));
 }
 
+TEST(RedisCommands, AFarDeadlineSaturatesInsteadOfWrappingIntoThePast) {
+  // The model keeps ns where Redis keeps ms: 10^15 ms does not fit, and a
+  // wrapped sum would expire the key at once.
+  Server s;
+  EXPECT_EQ(s({"SET", "k", "v", "PX", "1000000000000000"}), RespValue::status("OK"));
+  EXPECT_EQ(s({"GET", "k"}), RespValue::bulk("v"));
+  EXPECT_GT(s({"PTTL", "k"}).integer, 1'000'000'000);
+  EXPECT_EQ(s({"PEXPIRE", "k", "9223372036854775000"}), err("ERR invalid expire time in 'pexpire' command"));
+  EXPECT_EQ(s({"PEXPIRE", "k", "2000000000000000"}), num(1));
+  EXPECT_EQ(s({"EXISTS", "k"}), num(1));
+  EXPECT_EQ(s({"PEXPIREAT", "k", "9223372036854775000"}), num(1));
+  EXPECT_EQ(s({"EXISTS", "k"}), num(1));
+}
+
 TEST(RedisCommands, MonotonicModeCountsTtlsOnTheDecidingClock) {
   // Monotonic mode: expire_at is a monotonic reading; an absolute PXAT is
   // translated through the wall clock read at the same instant.
