@@ -408,6 +408,22 @@ TEST(RedisLua, AScriptThatEatsMemoryFailsAndTheNextOneRuns) {
   EXPECT_EQ(s({"EVAL", "return string.rep('y', 3)", "0"}), RespValue::bulk("yyy"));
 }
 
+TEST(RedisLua, TwoCachesGiveTheSameAnswersToTheSameScripts) {
+  // Determinism: table iteration over string keys, cjson's key order and
+  // the random stream depend only on what ran before, not on the process.
+  const std::vector<Argv> scripts = {
+      {"EVAL",
+       "local t = {b=1, a=2, c=3, zz=4, [10]=5} local o = {} for k in pairs(t) do o[#o+1] = tostring(k) end "
+       "return table.concat(o, ',')",
+       "0"},
+      {"EVAL", "return cjson.encode({b=1, a=2, c={x=1, y=2}})", "0"},
+      {"EVAL", "return {math.random(100), math.random(100)}", "0"},
+      {"EVAL", "return collectgarbage('count') > 0", "0"},
+  };
+  Server a, b;
+  for (const Argv& script : scripts) EXPECT_EQ(a(script), b(script)) << script[1];
+}
+
 TEST(RedisLua, MathRandomIsRedisLrand48) {
   // rand.c's lrand48 from its fixed seed, and randomseed as Redis does it:
   // the same sequence on every run and machine.
