@@ -6,7 +6,7 @@
 //
 //   name      the `kind` string of the format ("clock_jump")
 //   keys      the keys a faults[] entry of this kind takes besides `at` and
-//             `kind` (the loader refuses any other key and parses these)
+//             `kind` (the loader refuses any other key)
 //   nemesis   its place in the list of kinds the nemesis may draw
 //             (1, 2, …; 0 = the nemesis cannot draw it)
 //   apply     what happens when it fires, through a FaultEnv
@@ -15,14 +15,24 @@
 //   draw      how the nemesis fills in its parameters (models/nemesis.hpp
 //             documents the order of the random draws)
 //   write     its parameters as a faults[] entry, through a FaultWriter
+//   parse     reads its keys, through the loader's KeyReader
+//             (models/key_reader.hpp)
+//   validate  its rules, through a FaultContext (models/validate.cpp)
+//   length, set_length   what the shrinker shortens (explore/shrink.cpp)
+//   mark      how the timelines show it (report/timeline.cpp, terminal.cpp)
+//   notes, nemesis_notes, whole_group   its notes; a nemesis group draw
 //
 //   const FaultKindInfo& info = fault_info(FaultKind::kPause);
 //   for (const FaultKindInfo& k : fault_kinds()) ...   // in enum order
+//   ScenarioBuilder(...).fault(faults::pause("A", 2s, 12s));
 //
 // Adding a kind: an enumerator in FaultKind (models/scenario.hpp), its
-// fields in FaultSpec if it needs new ones, one entry in faults.cpp, the
-// loader's parsing of its keys (loader/loader.cpp parse_fault_params), and
-// the schema and docs.
+// fields in FaultSpec if it needs new ones, one entry in faults.cpp whose
+// parse / validate / length / mark functions live in faults_rules.cpp
+// (declared in faults_rules.hpp), and the schema and docs; no change in the
+// loader, the rules, the shrinker or the reports (docs/ARCHITECTURE.md
+// "Adding a fault kind"). A kind that exists only in a test is registered
+// with register_fault_kind (tests/models/fake_fault).
 #pragma once
 
 #include <cstdint>
@@ -154,9 +164,9 @@ struct FaultKindInfo {
   /// Notes when the nemesis draws this kind (null: none), after the
   /// nemesis's own note.
   void (*nemesis_notes)(const Scenario& s, std::vector<std::string>& out);
-  /// A nemesis draw on a group (nemesis.groups) is one fault around the
-  /// whole group (a partition isolates the group), not the same fault on
-  /// each of its nodes.
+  /// A nemesis draw on a group (nemesis.groups) is one fault whose
+  /// `isolate` is the whole group (a partition: one cut around it), not the
+  /// same fault on each of its nodes.
   bool whole_group = false;
 };
 
