@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "loader/writer.hpp"
+#include "models/faults.hpp"
 
 namespace fencesim {
 
@@ -120,28 +121,12 @@ namespace {
 
 constexpr Duration kMs = std::chrono::milliseconds(1);
 
-/// A fault's length, the part step 2 shortens (see shrink.hpp); nullopt for
-/// a kind without one or a fault that does not set it.
+/// A fault's length, the part step 2 shortens (see shrink.hpp): the fault
+/// table's (FaultKindInfo::length); nullopt for a kind without one or a
+/// fault that does not set it.
 std::optional<Duration> fault_length(const FaultSpec& f) {
-  switch (f.kind) {
-    case FaultKind::kPause:
-    case FaultKind::kClockDrift:
-    case FaultKind::kPartition:
-    case FaultKind::kSlow: return f.duration;
-    case FaultKind::kCrash: return f.restart_after;
-    case FaultKind::kClockJump: return f.by < Duration::zero() ? -f.by : f.by;
-    default: return std::nullopt;
-  }
-}
-
-void set_fault_length(FaultSpec& f, Duration d) {
-  if (f.kind == FaultKind::kCrash) {
-    f.restart_after = d;
-  } else if (f.kind == FaultKind::kClockJump) {
-    f.by = f.by < Duration::zero() ? -d : d;
-  } else {
-    f.duration = d;
-  }
+  const FaultKindInfo& k = fault_info(f.kind);
+  return k.length ? k.length(f) : std::nullopt;
 }
 
 /// The faults' origins as the loader gives them ("faults[i]").
@@ -267,10 +252,10 @@ void shorten_and_move_faults(Search& search, Scenario& cur) {
     if (const std::optional<Duration> len = fault_length(cur.faults[i]); len && *len > kMs) {
       const Duration best = search_failing(*len, Duration::zero(), [&](Duration d) {
         Scenario c = cur;
-        set_fault_length(c.faults[i], d);
+        fault_info(c.faults[i].kind).set_length(c.faults[i], d);
         return search.fails(std::move(c));
       });
-      set_fault_length(cur.faults[i], best);
+      fault_info(cur.faults[i].kind).set_length(cur.faults[i], best);
     }
     auto fails_at = [&](Duration at) {
       Scenario c = cur;

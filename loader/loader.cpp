@@ -300,14 +300,10 @@ const Keys& fault_keys(FaultKind k) { return fault_info(k).keys; }
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
 
-/// Rules for a duration value.
-struct DurationRule {
-  bool allow_negative = false;
-  bool positive = false;            ///< must be > 0
-  Duration min = Duration::zero();  ///< when positive: at least this (default 1 ns)
-};
-constexpr DurationRule kNonNegative{};
-constexpr DurationRule kPositive{false, true, Duration{1}};
+// Rules for a duration value: DurationRule (models/key_reader.hpp; the
+// models read durations with the same rules through a KeyReader).
+constexpr DurationRule kNonNegative = KeyReader::kNonNegative;
+constexpr DurationRule kPositive = KeyReader::kPositive;
 
 class Loader {
  public:
@@ -1192,80 +1188,66 @@ class Loader {
     }
   }
 
-  /// One fault's JSON object and its path ("faults[2]"), for the parsers below.
-  struct FaultInput {
-    const json& v;
-    const std::string& path;
-    std::string kp(std::string_view key) const { return key_path(path, key); }
+  /// The loader's KeyReader (models/key_reader.hpp) over the object `v` at
+  /// `path`: each getter is one of the accessors above, so a model's keys
+  /// (a fault kind's) get the loader's words and JSON paths.
+  class ObjectReader final : public KeyReader {
+   public:
+    ObjectReader(Loader& l, const json& v, const std::string& path) : l_(l), v_(v), path_(path) {}
+    bool has(std::string_view key) const override { return find(v_, key) != nullptr; }
+    std::optional<Duration> duration(std::string_view key, DurationRule rule, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(get_duration(*x, key_path(path_, key), rule)) : std::nullopt;
+    }
+    std::optional<std::int64_t> integer(std::string_view key, const IntRange& r, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(get_int(*x, key_path(path_, key), r)) : std::nullopt;
+    }
+    std::optional<bool> boolean(std::string_view key, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(get_bool(*x, key_path(path_, key))) : std::nullopt;
+    }
+    std::optional<std::string> text(std::string_view key, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(get_string(*x, key_path(path_, key))) : std::nullopt;
+    }
+    std::optional<std::size_t> choice(std::string_view key, const std::vector<std::string>& options,
+                                      const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(get_enum(*x, key_path(path_, key), Keys(options.begin(), options.end()))) : std::nullopt;
+    }
+    std::optional<std::string> node(std::string_view key, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(l_.get_target(*x, key_path(path_, key))) : std::nullopt;
+    }
+    std::optional<std::vector<std::string>> nodes(std::string_view key, const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(l_.get_node_list(*x, key_path(path_, key))) : std::nullopt;
+    }
+    std::optional<std::vector<std::vector<std::string>>> node_groups(std::string_view key,
+                                                                     const Required& required) override {
+      const json* x = get(key, required);
+      return x ? std::optional(l_.get_partition_groups(*x, key_path(path_, key))) : std::nullopt;
+    }
+    [[noreturn]] void fail(std::string_view key, const std::string& message) override {
+      fencesim::fail(key.empty() ? path_ : key_path(path_, key), message);
+    }
+
+   private:
+    /// The key's value; nullptr when it is absent and optional.
+    const json* get(std::string_view key, const Required& required) {
+      return required ? &l_.require(v_, path_, key, *required) : find(v_, key);
+    }
+    Loader& l_;
+    const json& v_;
+    const std::string& path_;
   };
-  const json& req(const FaultInput& in, std::string_view key, const std::string& what) {
-    return require(in.v, in.path, key, what);
-  }
 
-  /// Parses the keys of f.kind (those fault_keys lists) into `f`.
+  /// Parses the keys of f.kind (those fault_keys lists) into `f`: the fault
+  /// table's reader for the kind (FaultKindInfo::parse).
   void parse_fault_params(const json& v, const std::string& path, FaultSpec& f) {
-    const FaultInput in{v, path};
-    switch (f.kind) {
-      case FaultKind::kPause:
-        f.target = get_target(req(in, "target", "the node to pause"), in.kp("target"));
-        f.duration =
-            get_duration(req(in, "duration", "how long the pause lasts, e.g. \"12s\""), in.kp("duration"), kPositive);
-        break;
-      case FaultKind::kClockJump: parse_clock_jump(in, f); break;
-      case FaultKind::kClockDrift:
-        f.target = get_target(req(in, "target", "the node whose clocks drift"), in.kp("target"));
-        f.ppm = get_int(req(in, "ppm", "the drift in parts per million, e.g. 500 or -200"), in.kp("ppm"), -999'999,
-                        1'000'000, " (a clock must keep moving forward)");
-        if (const json* x = find(v, "duration")) f.duration = get_duration(*x, in.kp("duration"), kPositive);
-        break;
-      case FaultKind::kPartition: parse_partition(in, f); break;
-      case FaultKind::kHeal: break;
-      case FaultKind::kCrash:
-        f.target = get_target(req(in, "target", "the node to crash"), in.kp("target"));
-        if (const json* x = find(v, "restart_after"))
-          f.restart_after = get_duration(*x, in.kp("restart_after"), kPositive);
-        if (const json* x = find(v, "power_loss")) f.power_loss = get_bool(*x, in.kp("power_loss"));
-        break;
-      case FaultKind::kFailover: parse_failover(in, f); break;
-      case FaultKind::kCounterReset: parse_counter_reset(in, f); break;
-      case FaultKind::kSlow:
-        f.target = get_target(req(in, "target", "the node to slow down"), in.kp("target"));
-        f.delay = get_duration(req(in, "delay", "the extra delay per message, e.g. \"4s\""), in.kp("delay"), kPositive);
-        f.duration = get_duration(req(in, "duration", "how long the node stays slow, e.g. \"10s\""), in.kp("duration"),
-                                  kPositive);
-        break;
-    }
-  }
-
-  void parse_clock_jump(const FaultInput& in, FaultSpec& f) {
-    f.target = get_target(req(in, "target", "the node whose clock jumps"), in.kp("target"));
-    if (const json* x = find(in.v, "clock")) {
-      f.clock = get_word<ClockSelect>(*x, in.kp("clock"));
-    }
-    f.by = get_duration(req(in, "by", "the signed jump, e.g. \"25s\" or \"-5s\""), in.kp("by"),
-                        DurationRule{true, false, {}});
-    if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
-      fail(in.kp("by"),
-           "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
-               std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
-    }
-  }
-
-  void parse_partition(const FaultInput& in, FaultSpec& f) {
-    const json* groups = find(in.v, "groups");
-    const json* isolate = find(in.v, "isolate");
-    if ((groups == nullptr) == (isolate == nullptr)) {
-      fail(groups ? in.kp("isolate") : in.path,
-           groups ? "a partition takes either \"groups\" or \"isolate\", not both"
-                  : "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)");
-    }
-    if (groups != nullptr) {
-      f.groups = get_partition_groups(*groups, in.kp("groups"));
-    } else {
-      f.isolate = get_node_list(*isolate, in.kp("isolate"));
-    }
-    if (const json* x = find(in.v, "one_way")) f.one_way = get_bool(*x, in.kp("one_way"));
-    if (const json* x = find(in.v, "duration")) f.duration = get_duration(*x, in.kp("duration"), kPositive);
+    ObjectReader in(*this, v, path);
+    fault_info(f.kind).parse(in, f);
   }
 
   /// A partition's "groups": at least two node lists, no node in two.
@@ -1288,22 +1270,6 @@ class Loader {
       out.push_back(std::move(nodes));
     }
     return out;
-  }
-
-  void parse_failover(const FaultInput& in, FaultSpec& f) {
-    const std::vector<std::string> services = services_taking(f.kind);
-    const json& t = req(in, "target", join_quoted(services));
-    f.target = services[get_enum(t, in.kp("target"), Keys(services.begin(), services.end()))];
-    // Whether this scenario's service can take it: validate_faults.
-  }
-
-  void parse_counter_reset(const FaultInput& in, FaultSpec& f) {
-    std::vector<std::string> targets = services_taking(f.kind);
-    const std::string what = join_quoted(targets) + " (the token counter) or \"resource\" (the stored marks)";
-    targets.emplace_back("resource");
-    f.target = targets[get_enum(req(in, "target", what), in.kp("target"), Keys(targets.begin(), targets.end()))];
-    if (const json* x = find(in.v, "value")) f.value = get_int(*x, in.kp("value"), 0, LoaderLimits::kMaxInteger);
-    // Whether this scenario's service can take it: validate_faults.
   }
 
   // -- nemesis -----------------------------------------------------------------

@@ -2,6 +2,8 @@
 // per kind: how it applies, ends, reads in a report, is drawn and written.
 #include "models/faults.hpp"
 
+#include "models/faults_rules.hpp"
+
 #include "models/words.hpp"
 
 #include <fmt/format.h>
@@ -256,58 +258,99 @@ void write_slow(const FaultSpec& f, FaultWriter& out) {
 }
 
 std::vector<FaultKindInfo> make_table() {
+  using namespace fault_rules;  // parse_*, validate_*, length_*, mark_*, notes (faults_rules.hpp)
   // clang-format off
   return {
     {FaultKind::kPause, "pause", Keys{"target", "duration"}, 1,
-     apply_pause, end_pause_or_slow, no_detail, draw_pause, write_pause},
+     apply_pause, end_pause_or_slow, no_detail, draw_pause, write_pause,
+     parse_pause, validate_pause, length_duration, set_length_duration, mark_pause, nullptr, nullptr, false},
     {FaultKind::kClockJump, "clock_jump", Keys{"target", "by", "clock"}, 4,
-     apply_clock_jump, ends_at_start, detail_clock_jump, draw_clock_jump, write_clock_jump},
+     apply_clock_jump, ends_at_start, detail_clock_jump, draw_clock_jump, write_clock_jump,
+     parse_clock_jump, validate_clock_jump, length_by, set_length_by, mark_clock_jump, nullptr, nullptr, false},
     {FaultKind::kClockDrift, "clock_drift", Keys{"target", "ppm", "duration"}, 5,
-     apply_clock_drift, ends_after_duration, detail_clock_drift, draw_clock_drift, write_clock_drift},
+     apply_clock_drift, ends_after_duration, detail_clock_drift, draw_clock_drift, write_clock_drift,
+     parse_clock_drift, validate_clock_drift, length_duration, set_length_duration, mark_clock_drift, nullptr, nullptr,
+     false},
     {FaultKind::kPartition, "partition", Keys{"groups", "isolate", "one_way", "duration"}, 2,
-     apply_partition, end_partition, detail_partition, draw_partition, write_partition},
+     apply_partition, end_partition, detail_partition, draw_partition, write_partition,
+     parse_partition, validate_partition, length_duration, set_length_duration, mark_partition, nullptr, nullptr, true},
     {FaultKind::kHeal, "heal", Keys{}, 0,
-     apply_heal, ends_at_start, no_detail, nullptr, write_nothing},
+     apply_heal, ends_at_start, no_detail, nullptr, write_nothing,
+     parse_nothing, validate_nothing, nullptr, nullptr, mark_event, notes_heal, nullptr, false},
     {FaultKind::kCrash, "crash", Keys{"target", "restart_after", "power_loss"}, 3,
-     apply_crash, end_crash, detail_crash, draw_crash, write_crash},
+     apply_crash, end_crash, detail_crash, draw_crash, write_crash,
+     parse_crash, validate_crash, length_restart_after, set_length_restart_after, mark_crash, nullptr, nullptr, false},
     {FaultKind::kFailover, "failover", Keys{"target"}, 0,
-     apply_by_service, ends_at_start, no_detail, nullptr, write_target},
+     apply_by_service, ends_at_start, no_detail, nullptr, write_target,
+     parse_failover, validate_failover, nullptr, nullptr, mark_event, nullptr, nullptr, false},
     {FaultKind::kCounterReset, "counter_reset", Keys{"target", "value"}, 0,
-     apply_counter_reset, ends_at_start, detail_counter_reset, nullptr, write_counter_reset},
+     apply_counter_reset, ends_at_start, detail_counter_reset, nullptr, write_counter_reset,
+     parse_counter_reset, validate_counter_reset, nullptr, nullptr, mark_event, nullptr, nullptr, false},
     {FaultKind::kSlow, "slow", Keys{"target", "delay", "duration"}, 6,
-     apply_slow, end_pause_or_slow, detail_slow, draw_slow, write_slow},
+     apply_slow, end_pause_or_slow, detail_slow, draw_slow, write_slow,
+     parse_slow, validate_slow, length_duration, set_length_duration, mark_slow, nullptr, nemesis_notes_slow, false},
   };
   // clang-format on
 }
 
 }  // namespace
 
-const std::vector<FaultKindInfo>& fault_kinds() {
-  static const std::vector<FaultKindInfo> kTable = [] {
-    std::vector<FaultKindInfo> t = make_table();
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (static_cast<std::size_t>(t[i].kind) != i) throw std::logic_error("fault table out of FaultKind order");
-    }
-    return t;
-  }();
-  return kTable;
-}
+namespace {
 
-const FaultKindInfo& fault_info(FaultKind k) { return fault_kinds().at(static_cast<std::size_t>(k)); }
+/// The table and the nemesis's kinds, recomputed when a kind is registered.
+struct Registry {
+  std::vector<FaultKindInfo> kinds;
+  std::vector<FaultKind> nemesis;
 
-const std::vector<FaultKind>& nemesis_fault_kinds() {
-  static const std::vector<FaultKind> kNemesis = [] {
+  void sort_nemesis() {
     std::vector<const FaultKindInfo*> drawn;
-    for (const FaultKindInfo& k : fault_kinds()) {
+    for (const FaultKindInfo& k : kinds) {
       if (k.nemesis > 0) drawn.push_back(&k);
     }
     std::stable_sort(drawn.begin(), drawn.end(),
                      [](const FaultKindInfo* a, const FaultKindInfo* b) { return a->nemesis < b->nemesis; });
-    std::vector<FaultKind> out;
-    for (const FaultKindInfo* k : drawn) out.push_back(k->kind);
+    nemesis.clear();
+    for (const FaultKindInfo* k : drawn) nemesis.push_back(k->kind);
+  }
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry out{make_table(), {}};
+    for (std::size_t i = 0; i < out.kinds.size(); ++i) {
+      if (static_cast<std::size_t>(out.kinds[i].kind) != i)
+        throw std::logic_error("fault table out of FaultKind order");
+    }
+    out.sort_nemesis();
     return out;
   }();
-  return kNemesis;
+  return r;
+}
+
+}  // namespace
+
+const std::vector<FaultKindInfo>& fault_kinds() { return registry().kinds; }
+
+const FaultKindInfo& fault_info(FaultKind k) { return fault_kinds().at(static_cast<std::size_t>(k)); }
+
+const std::vector<FaultKind>& nemesis_fault_kinds() { return registry().nemesis; }
+
+void register_fault_kind(FaultKindInfo info) {
+  Registry& r = registry();
+  const std::string name = info.name == nullptr ? "" : info.name;
+  if (static_cast<std::size_t>(info.kind) != r.kinds.size()) {
+    throw std::invalid_argument("fault kind " + name + ": its FaultKind must be the next value, " +
+                                std::to_string(r.kinds.size()));
+  }
+  if (name.empty() || fault_kind_from_string(name)) {
+    throw std::invalid_argument("fault kind \"" + name + "\" is unnamed or registered already");
+  }
+  if (!info.apply || !info.end || !info.detail || !info.write || !info.parse || !info.validate || !info.mark ||
+      (info.nemesis > 0 && !info.draw) || (info.length == nullptr) != (info.set_length == nullptr)) {
+    throw std::invalid_argument("fault kind " + name + ": a function of its entry is missing");
+  }
+  r.kinds.push_back(std::move(info));
+  r.sort_nemesis();
 }
 
 const char* to_string(FaultKind k) {

@@ -6,7 +6,7 @@
 //
 //   name      the `kind` string of the format ("clock_jump")
 //   keys      the keys a faults[] entry of this kind takes besides `at` and
-//             `kind` (the loader refuses any other key and parses these)
+//             `kind` (the loader refuses any other key)
 //   nemesis   its place in the list of kinds the nemesis may draw
 //             (1, 2, …; 0 = the nemesis cannot draw it)
 //   apply     what happens when it fires, through a FaultEnv
@@ -15,14 +15,24 @@
 //   draw      how the nemesis fills in its parameters (models/nemesis.hpp
 //             documents the order of the random draws)
 //   write     its parameters as a faults[] entry, through a FaultWriter
+//   parse     reads its keys, through the loader's KeyReader
+//             (models/key_reader.hpp)
+//   validate  its rules, through a FaultContext (models/validate.cpp)
+//   length, set_length   what the shrinker shortens (explore/shrink.cpp)
+//   mark      how the timelines show it (report/timeline.cpp, terminal.cpp)
+//   notes, nemesis_notes, whole_group   its notes; a nemesis group draw
 //
 //   const FaultKindInfo& info = fault_info(FaultKind::kPause);
 //   for (const FaultKindInfo& k : fault_kinds()) ...   // in enum order
+//   ScenarioBuilder(...).fault(faults::pause("A", 2s, 12s));
 //
 // Adding a kind: an enumerator in FaultKind (models/scenario.hpp), its
-// fields in FaultSpec if it needs new ones, one entry in faults.cpp, the
-// loader's parsing of its keys (loader/loader.cpp parse_fault_params), and
-// the schema and docs.
+// fields in FaultSpec if it needs new ones, one entry in faults.cpp whose
+// parse / validate / length / mark functions live in faults_rules.cpp
+// (declared in faults_rules.hpp), and the schema and docs; no change in the
+// loader, the rules, the shrinker or the reports (docs/ARCHITECTURE.md
+// "Adding a fault kind"). A kind that exists only in a test is registered
+// with register_fault_kind (tests/models/fake_fault).
 #pragma once
 
 #include <cstdint>
@@ -32,8 +42,10 @@
 #include <vector>
 
 #include "models/history.hpp"
+#include "models/key_reader.hpp"
 #include "models/key_writer.hpp"
 #include "models/scenario.hpp"
+#include "models/validate.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulation.hpp"
 
@@ -63,6 +75,46 @@ class FaultEnv {
 /// nemesis_draws): a KeyWriter (models/key_writer.hpp).
 using FaultWriter = KeyWriter;
 
+/// What a kind's rules (FaultKindInfo::validate) ask of the scenario:
+/// models/validate.cpp implements it over the scenario's node directory,
+/// with the loader's words (a file and a built Scenario get the same error).
+class FaultContext {
+ public:
+  virtual ~FaultContext() = default;
+  virtual const Scenario& scenario() const = 0;
+  /// A single node or a role alias that can name a node here ("unknown
+  /// node …", "… is a group; a target is a single node or a role …").
+  virtual std::optional<ScenarioProblem> target(const std::string& name, const std::string& path) const = 0;
+  /// An expanded node list: node names and role aliases, not empty.
+  virtual std::optional<ScenarioProblem> nodes(const std::vector<std::string>& list, const std::string& path) const = 0;
+  /// A fault the lock service named by f.target carries out (failover,
+  /// counter_reset of "redis"): refused at `path` when the scenario runs
+  /// another service, or when that service says why not.
+  virtual std::optional<ScenarioProblem> service_fault(const FaultSpec& f, const std::string& path) const = 0;
+};
+
+/// How the timeline (report/timeline.cpp) draws a fired fault on the lanes,
+/// and what the terminal timeline (report/terminal.cpp) adds at its end.
+struct FaultMark {
+  /// The drawing: what covers a lane from the start to the end, and the
+  /// symbol at the start. Lanes are the target's unless said otherwise.
+  enum class Look {
+    kStopped,  ///< the lane hatched, the label only (pause: nothing runs)
+    kDown,     ///< the lane dark, a cross (crash: the node is down)
+    kCut,      ///< every lane the detail names hatched, a diamond on the first (partition)
+    kClock,    ///< a triangle (clock_jump, clock_drift)
+    kSlowed,   ///< a thin bar along the lane's foot, the label only (slow)
+    kEvent,    ///< a diamond; a service's own fault (target "redis") on the service's first node
+  };
+  Look look = Look::kEvent;
+  /// The text beside the mark ("paused", "clock wall clock by 25s").
+  std::string label;
+  /// The terminal timeline's line when it ends ("resumes"); "" for none.
+  /// Overlapping faults of this kind on one node merge (the engine resumes
+  /// a paused node at the latest end): only the last one to end gets it.
+  const char* end_line = "";
+};
+
 struct FaultKindInfo {
   FaultKind kind;
   const char* name;
@@ -86,6 +138,36 @@ struct FaultKindInfo {
   void (*draw)(FaultSpec& f, Duration d, Duration max_duration, sim::Rng& rng);
   /// Writes the keys of `keys` that `f` sets, as a faults[] entry has them.
   void (*write)(const FaultSpec& f, FaultWriter& out);
+
+  // What the loader, the rules, the shrinker and the timelines ask of a
+  // kind (issue #30): no other file switches on FaultKind for these.
+
+  /// Reads the keys of `keys` from a faults[] entry into `f` (its at, kind
+  /// and origin are set) through the loader's KeyReader; a wrong value
+  /// stops the load there with its JSON path. Checks what the file's shape
+  /// alone decides (both "groups" and "isolate"); the rest is `validate`'s.
+  void (*parse)(KeyReader& in, FaultSpec& f);
+  /// This kind's rules (docs/FORMAT.md "Faults") for `f` at `path`
+  /// ("faults[2]"), in the loader's words; `at` is validate_faults' own.
+  std::optional<ScenarioProblem> (*validate)(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
+  /// The length the shrinker's step 2 shortens (explore/shrink.hpp), e.g.
+  /// a pause's duration or a clock jump's |by|; nullopt when `f` has none.
+  /// Null for a kind without a length (then `set_length` is null too).
+  std::optional<Duration> (*length)(const FaultSpec& f);
+  /// Sets that length to `d` (> 0), keeping a clock jump's sign.
+  void (*set_length)(FaultSpec& f, Duration d);
+  /// How the timeline and the terminal timeline show a fired fault.
+  FaultMark (*mark)(const FaultRecord& r);
+  /// Notes (docs/FORMAT.md "Notes") on faults of this kind that have no
+  /// effect; null: none. scenario_notes adds them in table order.
+  void (*notes)(const Scenario& s, std::vector<std::string>& out);
+  /// Notes when the nemesis draws this kind (null: none), after the
+  /// nemesis's own note.
+  void (*nemesis_notes)(const Scenario& s, std::vector<std::string>& out);
+  /// A nemesis draw on a group (nemesis.groups) is one fault whose
+  /// `isolate` is the whole group (a partition: one cut around it), not the
+  /// same fault on each of its nodes.
+  bool whole_group = false;
 };
 
 /// Every kind, in FaultKind order.
@@ -93,6 +175,13 @@ const std::vector<FaultKindInfo>& fault_kinds();
 const FaultKindInfo& fault_info(FaultKind k);
 /// The kinds the nemesis may draw, in their `nemesis` order.
 const std::vector<FaultKind>& nemesis_fault_kinds();
+/// Adds a kind after the built-in ones (tests use it for a fake kind):
+/// `info.kind` must be the next value, static_cast<FaultKind>(fault_kinds().size()),
+/// and its name new; throws std::invalid_argument otherwise. Every function
+/// but `draw` must be set (`length`/`set_length`, `notes`, `nemesis_notes`
+/// may be null). Not thread-safe: call before any run; references from
+/// fault_kinds() and fault_info() taken before it are invalid after.
+void register_fault_kind(FaultKindInfo info);
 
 /// Fires `f` now: applies it through `env` and appends its FaultRecord
 /// (skipped, with the reason, if it could not take effect) to env.history().
@@ -103,5 +192,28 @@ std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& 
 std::string fault_detail(const FaultSpec& f);
 /// Writes `f` as a faults[] entry: "at", "kind", then its own keys.
 void write_fault(const FaultSpec& f, FaultWriter& out);
+
+/// One fault of each kind, as a faults[] entry of docs/FORMAT.md "Faults"
+/// would give it (ScenarioBuilder's fault functions build through these).
+/// Times in sim::Duration; `at` is when it starts. Nothing is checked here:
+/// validate_faults (models/validate.hpp) does.
+namespace faults {
+FaultSpec pause(std::string target, Duration at, Duration duration);
+FaultSpec clock_jump(std::string target, Duration at, Duration by, ClockSelect clock = ClockSelect::kWall);
+FaultSpec clock_drift(std::string target, Duration at, std::int64_t ppm,
+                      std::optional<Duration> duration = std::nullopt);
+FaultSpec partition(Duration at, std::vector<std::vector<std::string>> groups,
+                    std::optional<Duration> duration = std::nullopt, bool one_way = false);
+FaultSpec isolate(Duration at, std::vector<std::string> nodes, std::optional<Duration> duration = std::nullopt,
+                  bool one_way = false);
+FaultSpec heal(Duration at);
+FaultSpec crash(std::string target, Duration at, std::optional<Duration> restart_after = std::nullopt,
+                bool power_loss = false);
+/// `service`: the lock service that fails over ("redis": Sentinel promotes a replica).
+FaultSpec failover(Duration at, std::string service = "redis");
+/// `target`: a service's token counter ("redis") or "resource" (the stored marks).
+FaultSpec counter_reset(std::string target, Duration at, std::int64_t value = 0);
+FaultSpec slow(std::string target, Duration at, Duration delay, Duration duration);
+}  // namespace faults
 
 }  // namespace fencesim

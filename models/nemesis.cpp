@@ -87,8 +87,8 @@ std::vector<FaultSpec> draw_nemesis(const Scenario& s) {
     if (group == nullptr) {
       f.origin = "nemesis#" + std::to_string(out.size());
       out.push_back(std::move(f));
-    } else if (f.kind == FaultKind::kPartition) {
-      // One cut around the whole group.
+    } else if (info.whole_group) {
+      // One cut around the whole group (FaultKindInfo::whole_group: a partition).
       f.isolate = *group;
       f.origin = "nemesis#" + std::to_string(out.size());
       out.push_back(std::move(f));

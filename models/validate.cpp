@@ -9,6 +9,7 @@
 #include "models/checkers/registry.hpp"
 #include "models/etcd/versions.hpp"
 
+#include "models/faults.hpp"
 #include "models/lock_service.hpp"
 #include "models/redis/cluster.hpp"
 #include "models/rules.hpp"
@@ -296,37 +297,11 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
   }
 }
 
-/// A scripted heal when no scripted partition is active heals nothing. (A
-/// nemesis that draws partitions may have one active, and so may a fault
-/// whose start is drawn from a range: no note then.)
-void note_heals(const Scenario& s, std::vector<std::string>& out) {
-  if (s.nemesis &&
-      std::find(s.nemesis->kinds.begin(), s.nemesis->kinds.end(), FaultKind::kPartition) != s.nemesis->kinds.end()) {
-    return;
-  }
-  // A start drawn from a range: which partition is active depends on the seed.
-  for (const FaultSpec& f : s.faults) {
-    if (f.at_max) return;
-  }
-  // Faults of one instant take effect in declaration order.
-  std::vector<std::size_t> order(s.faults.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return s.faults[a].at < s.faults[b].at; });
-  std::vector<std::optional<Duration>> active;  // end of each active partition (nullopt: until a heal)
-  for (std::size_t i : order) {
-    const FaultSpec& f = s.faults[i];
-    if (f.at >= s.duration) break;
-    std::erase_if(active, [&](const std::optional<Duration>& end) { return end && *end <= f.at; });
-    if (f.kind == FaultKind::kPartition) {
-      active.push_back(f.duration ? std::optional<Duration>(f.at + *f.duration) : std::nullopt);
-    } else if (f.kind == FaultKind::kHeal) {
-      if (active.empty()) {
-        const std::string origin = f.origin.empty() ? "faults[" + std::to_string(i) + "]" : f.origin;
-        out.push_back(origin + " (heal at " + fmt_d(f.at) + ") heals nothing: no partition is active then");
-      }
-      active.clear();
-    }
+/// Each fault kind's notes (models/faults.hpp, FaultKindInfo::notes: a heal
+/// that heals nothing), in table order.
+void note_faults(const Scenario& s, std::vector<std::string>& out) {
+  for (const FaultKindInfo& k : fault_kinds()) {
+    if (k.notes) k.notes(s, out);
   }
 }
 
@@ -361,14 +336,11 @@ void note_nemesis(const Scenario& s, std::vector<std::string>& out) {
                   (last < Duration::zero() ? std::string("before the start") : fmt_d(last)) +
                   "), and the first would start after one interval (" + fmt_d(n.interval_min) + ")");
   }
-  const bool slow = std::find(n.kinds.begin(), n.kinds.end(), FaultKind::kSlow) != n.kinds.end();
-  // The nemesis draws d from 1 ms to max_duration in whole milliseconds, and
-  // a slow fault gets delay d and duration max_duration: below 2 ms every
-  // draw is d = max_duration.
-  if (slow && n.max_duration >= std::chrono::milliseconds(1) && n.max_duration < std::chrono::milliseconds(2)) {
-    out.push_back("nemesis.max_duration " + fmt_d(n.max_duration) +
-                  " leaves one value to draw: every slow fault the nemesis draws has a delay of 1ms and lasts " +
-                  fmt_d(n.max_duration) + ", so a message sent while it is slow arrives only as it ends");
+  // The drawn kinds' own notes (FaultKindInfo::nemesis_notes), once each.
+  for (const FaultKindInfo& k : fault_kinds()) {
+    if (k.nemesis_notes && std::find(n.kinds.begin(), n.kinds.end(), k.kind) != n.kinds.end()) {
+      k.nemesis_notes(s, out);
+    }
   }
 }
 
@@ -379,7 +351,7 @@ std::vector<std::string> scenario_notes(const Scenario& s) {
   note_after_the_end(s, out);
   service_descriptor(s.lock.service).notes(s, out);
   note_client_timing(s, out);
-  note_heals(s, out);
+  note_faults(s, out);
   note_fencing(s, out);
   note_nemesis(s, out);
   // One note per text (count copies of a client), in first-seen order.
@@ -783,10 +755,11 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
 
 namespace {
 
-struct Nodes {
+struct Nodes final : FaultContext {
   explicit Nodes(const Scenario& sc) : s(sc), dir(directory(sc)) {
     for (const auto& n : dir.all()) names.insert(n);
   }
+  const Scenario& scenario() const override { return s; }
   const Scenario& s;
   NodeDirectory dir;
   std::set<std::string> names;
@@ -816,7 +789,7 @@ struct Nodes {
                    suggest_nearest(name, cands));
   }
   /// A single node or a role alias.
-  Problem target(const std::string& name, const std::string& path) const {
+  Problem target(const std::string& name, const std::string& path) const override {
     if (names.count(name) != 0) return std::nullopt;
     if (is_role_name(name)) {
       if (auto why = role_problem(name); !why.empty()) return problem(path, why);
@@ -831,7 +804,7 @@ struct Nodes {
     return unknown(name, path, false);
   }
   /// An expanded node list: nodes and role aliases.
-  Problem list(const std::vector<std::string>& v, const std::string& path) const {
+  Problem nodes(const std::vector<std::string>& v, const std::string& path) const override {
     if (v.empty()) return problem(path, "the node list is empty; name at least one node or group");
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string p = path + "[" + std::to_string(i) + "]";
@@ -848,121 +821,26 @@ struct Nodes {
     }
     return std::nullopt;
   }
+  /// A fault of a service's own (its target names the service): refused when
+  /// the scenario runs another service, or when that service says why not.
+  Problem service_fault(const FaultSpec& f, const std::string& path) const override {
+    const ServiceDescriptor* owner = find_service(f.target);
+    if (owner == nullptr) return problem(path, "no lock service is named " + quote_text(f.target));
+    if (owner->kind() != s.lock.service) {
+      return problem(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word(s));
+    }
+    if (auto why = owner->fault_problem(s, f); !why.empty()) return problem(path, why);
+    return std::nullopt;
+  }
 };
 
-Problem partition(const FaultSpec& f, const std::string& path, const Nodes& nodes) {
-  if (f.groups.empty() == f.isolate.empty()) {
-    return problem(f.groups.empty() ? path : path + ".isolate",
-                   f.groups.empty() ? "a partition needs \"groups\" (a list of node lists) or \"isolate\" (a node list)"
-                                    : "a partition takes either \"groups\" or \"isolate\", not both");
-  }
-  if (!f.groups.empty()) {
-    if (f.groups.size() < 2) return problem(path + ".groups", "a partition needs at least two groups");
-    std::map<std::string, std::size_t> where;
-    for (std::size_t g = 0; g < f.groups.size(); ++g) {
-      const std::string gp = path + ".groups[" + std::to_string(g) + "]";
-      FENCESIM_CHECK(nodes.list(f.groups[g], gp));
-      for (const auto& n : f.groups[g]) {
-        auto [it, fresh] = where.emplace(n, g);
-        if (!fresh && it->second != g) {
-          return problem(gp, "node " + quote_text(n) + " is in groups " + std::to_string(it->second) + " and " +
-                                 std::to_string(g) + "; each node may be in one group only");
-        }
-      }
-    }
-  } else {
-    FENCESIM_CHECK(nodes.list(f.isolate, path + ".isolate"));
-  }
-  if (f.duration) FENCESIM_CHECK(positive(path + ".duration", *f.duration));
-  return std::nullopt;
-}
-
-std::string quoted_list(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ", ") + quote_text(x);
-  return out;
-}
-
-/// A fault of a service's own (its target names the service): refused when
-/// the scenario runs another service, or when that service says why not.
-Problem service_fault(const Scenario& s, const FaultSpec& f, const std::string& path) {
-  const ServiceDescriptor* owner = find_service(f.target);
-  if (owner == nullptr) return problem(path, "no lock service is named " + quote_text(f.target));
-  if (owner->kind() != s.lock.service) {
-    return problem(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word(s));
-  }
-  if (auto why = owner->fault_problem(s, f); !why.empty()) return problem(path, why);
-  return std::nullopt;
-}
-
-Problem failover(const Scenario& s, const FaultSpec& f, const std::string& path) {
-  const std::vector<std::string> services = services_taking(f.kind);
-  if (!listed(services, f.target)) {
-    return problem(path + ".target",
-                   "unknown value " + quote_text(f.target) + "; expected one of " + quoted_list(services));
-  }
-  return service_fault(s, f, path + ".kind");
-}
-
-Problem counter_reset(const Scenario& s, const FaultSpec& f, const std::string& path) {
-  std::vector<std::string> targets = services_taking(f.kind);
-  targets.emplace_back("resource");
-  if (!listed(targets, f.target)) {
-    return problem(path + ".target",
-                   "unknown value " + quote_text(f.target) + "; expected one of " + quoted_list(targets),
-                   suggest_nearest(f.target, targets));
-  }
-  FENCESIM_CHECK(in_range(path + ".value", f.value, IntRange{0, Ranges::kInitial.hi}));
-  if (f.target != "resource") return service_fault(s, f, path + ".target");
-  return std::nullopt;
-}
-
-Problem required(const std::optional<Duration>& d, const std::string& path, const char* key_name, const char* what) {
-  if (!d) {
-    return problem(path + "." + key_name, "missing required key " + quote_text(key_name) + ": " + what);
-  }
-  return positive(path + "." + key_name, *d);
-}
-
-Problem fault(const Scenario& s, const FaultSpec& f, const std::string& path, const Nodes& nodes) {
+/// `at` here; the rest is the kind's own (FaultKindInfo::validate).
+Problem fault(const FaultSpec& f, const std::string& path, const Nodes& nodes) {
   FENCESIM_CHECK(non_negative(path + ".at", f.at));
   if (f.at_max && *f.at_max < f.at) {
     return problem(path + ".at.max", "max (" + fmt_d(*f.at_max) + ") is below min (" + fmt_d(f.at) + ")");
   }
-  switch (f.kind) {
-    case FaultKind::kPause:
-      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
-      return required(f.duration, path, "duration", "how long the pause lasts, e.g. \"12s\"");
-    case FaultKind::kClockJump:
-      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
-      FENCESIM_CHECK(not_too_long(path + ".by", f.by));
-      if (f.by < Duration::zero() && f.clock != ClockSelect::kWall) {
-        return problem(
-            path + ".by",
-            "a monotonic clock only jumps forward: a negative \"by\" needs \"clock\": \"wall\" (got \"clock\": " +
-                std::string(f.clock == ClockSelect::kMonotonic ? "\"monotonic\"" : "\"both\"") + ")");
-      }
-      return std::nullopt;
-    case FaultKind::kClockDrift:
-      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
-      FENCESIM_CHECK(
-          in_range(path + ".ppm", f.ppm, IntRange{-999'999, 1'000'000, " (a clock must keep moving forward)"}));
-      if (f.duration) FENCESIM_CHECK(positive(path + ".duration", *f.duration));
-      return std::nullopt;
-    case FaultKind::kPartition: return partition(f, path, nodes);
-    case FaultKind::kHeal: return std::nullopt;
-    case FaultKind::kCrash:
-      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
-      if (f.restart_after) FENCESIM_CHECK(positive(path + ".restart_after", *f.restart_after));
-      return std::nullopt;
-    case FaultKind::kFailover: return failover(s, f, path);
-    case FaultKind::kCounterReset: return counter_reset(s, f, path);
-    case FaultKind::kSlow:
-      FENCESIM_CHECK(nodes.target(f.target, path + ".target"));
-      FENCESIM_CHECK(positive(path + ".delay", f.delay));
-      return required(f.duration, path, "duration", "how long the node stays slow, e.g. \"10s\"");
-  }
-  return std::nullopt;
+  return fault_info(f.kind).validate(f, path, nodes);
 }
 
 }  // namespace
@@ -973,7 +851,7 @@ std::optional<ScenarioProblem> validate_faults(const Scenario& s) {
   }
   const Nodes nodes(s);
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
-    FENCESIM_CHECK(fault(s, s.faults[i], "faults[" + std::to_string(i) + "]", nodes));
+    FENCESIM_CHECK(fault(s.faults[i], "faults[" + std::to_string(i) + "]", nodes));
   }
   return std::nullopt;
 }
@@ -981,25 +859,25 @@ std::optional<ScenarioProblem> validate_faults(const Scenario& s) {
 std::optional<ScenarioProblem> validate_nemesis(const Scenario& s, const ScenarioSource& src) {
   if (!s.nemesis) return std::nullopt;
   const NemesisSpec& n = *s.nemesis;
-  static const std::vector<FaultKind> kDrawable = {FaultKind::kPause,     FaultKind::kPartition,  FaultKind::kCrash,
-                                                   FaultKind::kClockJump, FaultKind::kClockDrift, FaultKind::kSlow};
+  // The kinds the nemesis draws: the fault table's (FaultKindInfo::nemesis).
+  const std::vector<FaultKind>& drawable = nemesis_fault_kinds();
   std::vector<std::string> names;
-  for (FaultKind k : kDrawable) names.emplace_back(to_string(k));
+  for (FaultKind k : drawable) names.emplace_back(to_string(k));
   if (n.kinds.empty()) return problem("nemesis.kinds", "name at least one fault kind: one of " + join_names(names));
   for (std::size_t i = 0; i < n.kinds.size(); ++i) {
-    if (std::find(kDrawable.begin(), kDrawable.end(), n.kinds[i]) == kDrawable.end()) {
+    if (std::find(drawable.begin(), drawable.end(), n.kinds[i]) == drawable.end()) {
       return problem("nemesis.kinds[" + std::to_string(i) + "]",
                      quote_text(to_string(n.kinds[i])) + " cannot be drawn by the nemesis; nemesis kinds are " +
                          join_names(names));
     }
   }
   const Nodes nodes(s);
-  if (n.groups.empty()) FENCESIM_CHECK(nodes.list(n.targets, "nemesis.targets"));
+  if (n.groups.empty()) FENCESIM_CHECK(nodes.nodes(n.targets, "nemesis.targets"));
   std::size_t widest = 1;
   for (std::size_t i = 0; i < n.groups.size(); ++i) {
     const std::string p = "nemesis.groups[" + std::to_string(i) + "]";
     if (n.groups[i].empty()) return problem(p, "a group needs at least one node");
-    FENCESIM_CHECK(nodes.list(n.groups[i], p));
+    FENCESIM_CHECK(nodes.nodes(n.groups[i], p));
     widest = std::max(widest, n.groups[i].size());
   }
   const bool range = n.interval_min != n.interval_max;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fencesim/run.hpp"
+#include "models/faults.hpp"
 #include "report/timeline_text.hpp"
 
 namespace fencesim {
@@ -40,15 +41,16 @@ std::vector<Line> timeline_lines(const RunResult& r) {
   const char* kYellow = "\x1b[33m";
   const char* kMagenta = "\x1b[35m";
   const char* kCyan = "\x1b[36m";
-  // Overlapping pauses of one node merge (the engine resumes it at the
-  // latest end): a pause's end is a resume only if no other pause of the
-  // node that had begun by then lasts longer.
-  // (Two pauses ending at the same instant: the later-listed one resumes.)
-  auto resumes_at_end = [&h](std::size_t i) {
+  // A kind's end line (FaultMark::end_line: a pause's "resumes"). Overlapping
+  // faults of one kind on one node merge (the engine resumes a paused node
+  // at the latest end): a fault's end gets the line only if no other of its
+  // kind on the node that had begun by then lasts longer.
+  // (Two ending at the same instant: the later-listed one gets it.)
+  auto ends_last = [&h](std::size_t i) {
     const FaultRecord& p = h.faults[i];
     for (std::size_t j = 0; j < h.faults.size(); ++j) {
       const FaultRecord& o = h.faults[j];
-      if (j == i || o.skipped || o.kind != FaultKind::kPause || o.target != p.target || !o.end) continue;
+      if (j == i || o.skipped || o.kind != p.kind || o.target != p.target || !o.end) continue;
       if (o.start <= *p.end && (*o.end > *p.end || (*o.end == *p.end && j > i))) return false;
     }
     return true;
@@ -57,8 +59,9 @@ std::vector<Line> timeline_lines(const RunResult& r) {
     const FaultRecord& f = h.faults[i];
     lines.push_back(
         {f.start, order++, f.target, to_string(f.kind), f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
-    if (!f.skipped && f.end && *f.end > f.start && f.kind == FaultKind::kPause && resumes_at_end(i)) {
-      lines.push_back({*f.end, order++, f.target, "resumes", "", kMagenta});
+    const char* end_line = fault_info(f.kind).mark(f).end_line;
+    if (!f.skipped && f.end && *f.end > f.start && *end_line != '\0' && ends_last(i)) {
+      lines.push_back({*f.end, order++, f.target, end_line, "", kMagenta});
     }
   }
   for (const GrantRecord& g : h.grants) {

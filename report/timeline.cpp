@@ -28,6 +28,7 @@
 #include <set>
 
 #include "fencesim/run.hpp"
+#include "models/faults.hpp"
 #include "report/timeline_text.hpp"
 #include "sim/text.hpp"
 #include "timeline_assets.hpp"  // generated from timeline.css and timeline.js (report/CMakeLists.txt)
@@ -277,7 +278,8 @@ void zoom_axis(Canvas& c) {
 }
 
 /// A partition shades every lane its detail names.
-void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string& title) {
+void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string& title, const std::string& cls,
+                    const std::string& label) {
   std::set<std::string> nodes;
   const std::string& d = f.detail;
   for (const std::string& n : c.lanes) {
@@ -287,54 +289,56 @@ void draw_partition(Canvas& c, const FaultRecord& f, Time end, const std::string
     }
   }
   for (const std::string& n : nodes) {
-    c.span(n, f.start, end, 2, kLaneH - 4, "url(#parthatch)", "", "fault partition", title);
+    c.span(n, f.start, end, 2, kLaneH - 4, "url(#parthatch)", "", cls, title);
   }
-  c.mark(nodes.empty() ? c.lanes.front() : *nodes.begin(), f.start, 8, "diamond", kPurple, "fault", title, "partition",
-         2);
+  c.mark(nodes.empty() ? c.lanes.front() : *nodes.begin(), f.start, 8, "diamond", kPurple, "fault", title, label, 2);
+}
+
+/// One fault as its kind's mark says (models/faults.hpp, FaultMark): the
+/// look fixes the span, the symbol and where they sit on the lane.
+void draw_fault(Canvas& c, const FaultRecord& f, Time end, const std::string& title) {
+  const FaultMark m = fault_info(f.kind).mark(f);
+  const std::string cls = std::string("fault ") + to_string(f.kind);
+  switch (m.look) {
+    case FaultMark::Look::kStopped: {
+      c.span(f.target, f.start, end, 2, kLaneH - 4, "url(#pausehatch)", "", cls, title);
+      Item& l = c.mark(f.target, f.start, kLaneH - 5, "none", "", "fault", title, m.label, 2);
+      l.label_dx = 3;
+      l.label_dy = 0;
+      break;
+    }
+    case FaultMark::Look::kDown:
+      c.span(f.target, f.start, end, 2, kLaneH - 4, "#000", R"(fill-opacity="0.18")", cls, title);
+      c.mark(f.target, f.start, kLaneH / 2, "cross", "#000", "fault", title, m.label, 2);
+      break;
+    case FaultMark::Look::kCut: draw_partition(c, f, end, title, cls, m.label); break;
+    case FaultMark::Look::kClock: c.mark(f.target, f.start, 10, "triangle", kPurple, "fault", title, m.label, 2); break;
+    case FaultMark::Look::kSlowed: {
+      c.span(f.target, f.start, end, kLaneH - 8, 5, kPurple, "", cls, title);
+      Item& l = c.mark(f.target, f.start, kLaneH - 10, "none", "", "fault", title, m.label, 2);
+      l.label_dx = 3;
+      l.label_dy = 0;
+      break;
+    }
+    case FaultMark::Look::kEvent: {
+      // A lock service's own fault (target: the service, e.g. "redis")
+      // is drawn on the service's first node.
+      const auto service = c.dir.service_nodes();
+      const std::string lane =
+          c.lane_of.count(f.target) ? f.target : (service.empty() ? c.lanes.back() : service.front());
+      c.mark(lane, f.start, 10, "diamond", kPurple, "fault", title, m.label, 2);
+    }
+  }
 }
 
 /// Faults: pauses, crashes, partitions, clock jumps, drift, slow, failovers.
 void draw_faults(Canvas& c) {
   for (const FaultRecord& f : c.h.faults) {
     const Time end = f.end ? *f.end : c.s.duration;
-    const std::string kind = to_string(f.kind);
     const std::string title =
-        fmt::format("{} {} at {}{}{}", kind, f.target, time_text(f.start),
+        fmt::format("{} {} at {}{}{}", to_string(f.kind), f.target, time_text(f.start),
                     f.detail.empty() ? "" : " (" + f.detail + ")", f.skipped ? " — skipped: " + f.skip_reason : "");
-    switch (f.kind) {
-      case FaultKind::kPause: {
-        c.span(f.target, f.start, end, 2, kLaneH - 4, "url(#pausehatch)", "", "fault pause", title);
-        Item& l = c.mark(f.target, f.start, kLaneH - 5, "none", "", "fault", title, "paused", 2);
-        l.label_dx = 3;
-        l.label_dy = 0;
-        break;
-      }
-      case FaultKind::kCrash:
-        c.span(f.target, f.start, end, 2, kLaneH - 4, "#000", R"(fill-opacity="0.18")", "fault crash", title);
-        c.mark(f.target, f.start, kLaneH / 2, "cross", "#000", "fault", title, "crash", 2);
-        break;
-      case FaultKind::kPartition: draw_partition(c, f, end, title); break;
-      case FaultKind::kClockJump:
-      case FaultKind::kClockDrift:
-        c.mark(f.target, f.start, 10, "triangle", kPurple, "fault", title,
-               f.kind == FaultKind::kClockJump ? "clock " + f.detail : "drift " + f.detail, 2);
-        break;
-      case FaultKind::kSlow: {
-        c.span(f.target, f.start, end, kLaneH - 8, 5, kPurple, "", "fault slow", title);
-        Item& l = c.mark(f.target, f.start, kLaneH - 10, "none", "", "fault", title, "slow", 2);
-        l.label_dx = 3;
-        l.label_dy = 0;
-        break;
-      }
-      default: {
-        // A lock service's own fault (target: the service, e.g. "redis")
-        // is drawn on the service's first node.
-        const auto service = c.dir.service_nodes();
-        const std::string lane =
-            c.lane_of.count(f.target) ? f.target : (service.empty() ? c.lanes.back() : service.front());
-        c.mark(lane, f.start, 10, "diamond", kPurple, "fault", title, kind, 2);
-      }
-    }
+    draw_fault(c, f, end, title);
   }
 }
 

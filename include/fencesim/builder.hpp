@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/faults.hpp"
 #include "models/policy.hpp"
 #include "models/scenario.hpp"
 #include "models/validate.hpp"
@@ -281,58 +282,36 @@ class ScenarioBuilder {
     s_.faults.push_back(std::move(f));
     return *this;
   }
+  // One fault each, built by models/faults.hpp's factories (namespace
+  // faults), as a faults[] entry of that kind reads.
   ScenarioBuilder& pause(std::string target, Duration at, Duration d) {
-    FaultSpec f;
-    f.kind = FaultKind::kPause, f.target = std::move(target), f.at = at, f.duration = d;
-    return fault(f);
+    return fault(faults::pause(std::move(target), at, d));
   }
   ScenarioBuilder& clock_jump(std::string target, Duration at, Duration by, ClockSelect c = ClockSelect::kWall) {
-    FaultSpec f;
-    f.kind = FaultKind::kClockJump, f.target = std::move(target), f.at = at, f.by = by, f.clock = c;
-    return fault(f);
+    return fault(faults::clock_jump(std::move(target), at, by, c));
   }
   ScenarioBuilder& drift(std::string target, Duration at, std::int64_t ppm) {
-    FaultSpec f;
-    f.kind = FaultKind::kClockDrift, f.target = std::move(target), f.at = at, f.ppm = ppm;
-    return fault(f);
+    return fault(faults::clock_drift(std::move(target), at, ppm));
   }
   ScenarioBuilder& crash(std::string target, Duration at, std::optional<Duration> restart_after = std::nullopt) {
-    FaultSpec f;
-    f.kind = FaultKind::kCrash, f.target = std::move(target), f.at = at, f.restart_after = restart_after;
-    return fault(f);
+    return fault(faults::crash(std::move(target), at, restart_after));
   }
-  ScenarioBuilder& failover(Duration at) {
-    FaultSpec f;
-    f.kind = FaultKind::kFailover, f.target = "redis", f.at = at;
-    return fault(f);
-  }
+  ScenarioBuilder& failover(Duration at) { return fault(faults::failover(at)); }
   ScenarioBuilder& counter_reset(std::string target, Duration at, std::int64_t value) {
-    FaultSpec f;
-    f.kind = FaultKind::kCounterReset, f.target = std::move(target), f.at = at, f.value = value;
-    return fault(f);
+    return fault(faults::counter_reset(std::move(target), at, value));
   }
   ScenarioBuilder& slow(std::string target, Duration at, Duration delay, Duration d) {
-    FaultSpec f;
-    f.kind = FaultKind::kSlow, f.target = std::move(target), f.at = at, f.delay = delay, f.duration = d;
-    return fault(f);
+    return fault(faults::slow(std::move(target), at, delay, d));
   }
   ScenarioBuilder& partition(Duration at, std::vector<std::vector<std::string>> groups,
                              std::optional<Duration> d = std::nullopt, bool one_way = false) {
-    FaultSpec f;
-    f.kind = FaultKind::kPartition, f.at = at, f.groups = std::move(groups), f.duration = d, f.one_way = one_way;
-    return fault(f);
+    return fault(faults::partition(at, std::move(groups), d, one_way));
   }
   ScenarioBuilder& isolate(Duration at, std::vector<std::string> nodes, std::optional<Duration> d = std::nullopt,
                            bool one_way = false) {
-    FaultSpec f;
-    f.kind = FaultKind::kPartition, f.at = at, f.isolate = std::move(nodes), f.duration = d, f.one_way = one_way;
-    return fault(f);
+    return fault(faults::isolate(at, std::move(nodes), d, one_way));
   }
-  ScenarioBuilder& heal(Duration at) {
-    FaultSpec f;
-    f.kind = FaultKind::kHeal, f.at = at;
-    return fault(f);
-  }
+  ScenarioBuilder& heal(Duration at) { return fault(faults::heal(at)); }
   ScenarioBuilder& nemesis(NemesisSpec n) {
     return set([&] { s_.nemesis = std::move(n); });
   }
