@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "loader/loader.hpp"
+#include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
 #include "models/validate.hpp"
 
@@ -30,8 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fencesim::Scenario& s = *r.scenario;
   if (s.clients.empty() || s.clients.size() > static_cast<std::size_t>(fencesim::Limits::kMaxClients)) std::abort();
   if (s.duration <= fencesim::Duration::zero() || s.duration > fencesim::Limits::kMaxDuration) std::abort();
+  // Every client of a design that takes a lock renews at a positive interval.
+  const bool lock = fencesim::service_descriptor(s.lock.service).takes_lock();
   for (const auto& c : s.clients) {
-    if (c.renew_interval <= fencesim::Duration::zero() && s.lock.service != fencesim::ServiceKind::kNone) std::abort();
+    if (c.renew_interval <= fencesim::Duration::zero() && lock) std::abort();
   }
   // Whatever loads passes the rules run_scenario checks (models/validate.hpp).
   if (fencesim::validate_scenario(s)) std::abort();

@@ -71,10 +71,11 @@ std::optional<LoadError> parse_json_text(std::string_view text, const std::strin
                                          const std::string& what);
 
 /// The keys the loader accepts in one section of the format, in its order:
-/// "top", "network", "lock" (every service's common keys), "redis",
-/// "cluster", "etcd", "queue", "table", "resource", "client", "workload",
-/// "nemesis". Empty for another name. tests/loader/words_schema_test.cpp
-/// compares them with the JSON Schema's.
+/// "top", "network", "lock" (the keys every lock with a key shares),
+/// "resource", "client", "workload", "nemesis", and each registered lock
+/// service's own sections (ServiceDescriptor::key_sections: "redis",
+/// "cluster", "etcd", "queue", "table"). Empty for another name.
+/// tests/loader/words_schema_test.cpp compares them with the JSON Schema's.
 std::vector<std::string> format_keys(const std::string& section);
 
 /// Limits of the loader itself (the model's limits are fencesim::Limits).

@@ -8,8 +8,8 @@
 
 #include "loader/loader.hpp"
 #include "models/checkers/metric_expect.hpp"
-#include "models/etcd/versions.hpp"
 #include "models/faults.hpp"
+#include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
 #include "models/validate.hpp"
 #include "models/words.hpp"
@@ -42,79 +42,48 @@ ojson network_json(const NetworkSpec& n) {
   return j;
 }
 
+/// Collects what the fault table and the lock services write
+/// (models/key_writer.hpp) as JSON, durations in the format's strings.
+class JsonFaultWriter final : public KeyWriter {
+ public:
+  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
+  void duration(std::string_view key, Duration value) override { j_[std::string(key)] = dur(value); }
+  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
+  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
+    j_[std::string(key)] = value;
+  }
+  void null_value(std::string_view key) override { j_[std::string(key)] = nullptr; }
+  void object(std::string_view key, const std::function<void(KeyWriter&)>& fill) override {
+    JsonFaultWriter inner;
+    fill(inner);
+    j_[std::string(key)] = inner.take();
+  }
+  ojson take() { return std::move(j_); }
+
+ private:
+  ojson j_ = ojson::object();
+};
+
 ojson lock_json(const LockSpec& l) {
-  ojson j{{"service", to_string(l.service)}};
-  if (l.service == ServiceKind::kNone) return j;
-  if (l.service == ServiceKind::kQueue) {
-    const QueueSpec& q = l.queue;
-    const QueueSpec qd;
-    j["visibility_timeout"] = dur(q.visibility_timeout);
-    j["messages"] = q.messages;
-    if (q.fifo != qd.fifo) j["fifo"] = q.fifo;
-    if (q.max_receives != qd.max_receives) j["max_receives"] = q.max_receives;
-    return j;
-  }
-  const LockSpec def;
-  j["ttl"] = dur(l.requested_ttl);
-  if (l.key != def.key) j["key"] = l.key;
-  if (!l.keys.empty()) {
-    ojson keys = ojson::array();
-    for (const std::string& k : l.keys) keys.push_back(k);
-    j["keys"] = std::move(keys);
-  }
-  if (l.service == ServiceKind::kRedis) {
-    const RedisSpec& r = l.redis;
-    const RedisSpec rd;
-    if (r.cluster) {
-      // The loader sets replicas 0 and sentinels 0 itself.
-      const RedisClusterSpec cd;
-      ojson c{{"shards", r.cluster->shards}};
-      if (r.cluster->replicas != cd.replicas) c["replicas"] = r.cluster->replicas;
-      if (r.cluster->node_timeout != cd.node_timeout) c["node_timeout"] = dur(r.cluster->node_timeout);
-      j["cluster"] = c;
-      if (r.token != rd.token) j["token"] = word(r.token);
-    } else if (r.redlock > 0) {
-      // The loader sets replicas 0, sentinels 0 and token none itself;
-      // pools with replicas and Sentinel write both.
-      j["redlock"] = r.redlock;
-      if (r.replicas > 0 || r.sentinels > 0) {
-        j["replicas"] = r.replicas;
-        j["sentinels"] = r.sentinels;
-      }
-    } else {
-      j["replicas"] = r.replicas;
-      j["sentinels"] = r.sentinels;
-      if (r.token != rd.token) j["token"] = word(r.token);
-    }
-    if (r.replication_delay != rd.replication_delay) j["replication_delay"] = dur(r.replication_delay);
-    if (r.down_after != rd.down_after) j["down_after"] = dur(r.down_after);
-    if (r.expiry_clock != rd.expiry_clock) j["expiry_clock"] = word(r.expiry_clock);
-    if (r.counter_key) j["counter_key"] = *r.counter_key;
-    if (r.persistence != rd.persistence) j["persistence"] = to_string(r.persistence);
-  } else if (l.service == ServiceKind::kTable) {
-    const TableSpec& t = l.table;
-    const TableSpec td;
-    if (t.expiry != td.expiry) j["expiry"] = to_string(t.expiry);
-    if (t.token != td.token) j["token"] = word(t.token);
-    if (t.lock_delay != td.lock_delay) j["lock_delay"] = dur(t.lock_delay);
-  } else {
-    const EtcdSpec& e = l.etcd;
-    const EtcdSpec ed;
-    j["nodes"] = e.nodes;
-    if (e.election_timeout != ed.election_timeout) j["election_timeout"] = dur(e.election_timeout);
-    if (e.heartbeat != ed.heartbeat) j["heartbeat"] = dur(e.heartbeat);
-    if (e.token != ed.token) j["token"] = word(e.token);
-    if (e.wal_fsync != ed.wal_fsync) j["wal_fsync"] = dur(e.wal_fsync);
-    // The version, then only the keys that override its profile.
-    if (!e.version.empty()) j["version"] = e.version;
-    for (const std::string& k : etcd::version_overrides(e)) {
-      if (k == "pre_vote") j[k] = e.pre_vote;
-      if (k == "keepalive_checks_leadership") j[k] = e.keepalive_checks_leadership;
-      if (k == "keepalive_skips_check_if_active") j[k] = e.keepalive_skips_check_if_active;
-      if (k == "mutex_checks_own_key") j[k] = e.mutex_checks_own_key;
-      if (k == "lock_fails_on_session_end") j[k] = e.lock_fails_on_session_end;
+  // The service's own keys are its descriptor's (ServiceDescriptor::write).
+  const ServiceDescriptor& d = service_descriptor(l.service);
+  ojson j{{"service", d.name()}};
+  if (d.has_lock_key()) {
+    const LockSpec def;
+    j["ttl"] = dur(l.requested_ttl);
+    if (l.key != def.key) j["key"] = l.key;
+    if (!l.keys.empty()) {
+      ojson keys = ojson::array();
+      for (const std::string& k : l.keys) keys.push_back(k);
+      j["keys"] = std::move(keys);
     }
   }
+  JsonFaultWriter w;
+  d.write(l, w);
+  ojson own = w.take();
+  for (auto it = own.begin(); it != own.end(); ++it) j[it.key()] = std::move(it.value());
   return j;
 }
 
@@ -291,32 +260,6 @@ void emit(const ojson& v, std::size_t indent, std::size_t column, bool top, std:
   out += std::string(indent, ' ') + (v.is_object() ? "}" : "]");
 }
 
-}  // namespace
-
-namespace {
-/// Collects what the fault table and the lock services write
-/// (models/key_writer.hpp) as JSON, durations in the format's strings.
-class JsonFaultWriter final : public KeyWriter {
- public:
-  void text(std::string_view key, const std::string& value) override { j_[std::string(key)] = value; }
-  void integer(std::string_view key, std::int64_t value) override { j_[std::string(key)] = value; }
-  void boolean(std::string_view key, bool value) override { j_[std::string(key)] = value; }
-  void duration(std::string_view key, Duration value) override { j_[std::string(key)] = dur(value); }
-  void nodes(std::string_view key, const std::vector<std::string>& value) override { j_[std::string(key)] = value; }
-  void node_groups(std::string_view key, const std::vector<std::vector<std::string>>& value) override {
-    j_[std::string(key)] = value;
-  }
-  void null_value(std::string_view key) override { j_[std::string(key)] = nullptr; }
-  void object(std::string_view key, const std::function<void(KeyWriter&)>& fill) override {
-    JsonFaultWriter inner;
-    fill(inner);
-    j_[std::string(key)] = inner.take();
-  }
-  ojson take() { return std::move(j_); }
-
- private:
-  ojson j_ = ojson::object();
-};
 }  // namespace
 
 ojson fault_entry_json(const FaultSpec& f) {

@@ -15,7 +15,7 @@
 //   draw      how the nemesis fills in its parameters (models/nemesis.hpp
 //             documents the order of the random draws)
 //   write     its parameters as a faults[] entry, through a FaultWriter
-//   parse     reads its keys, through the loader's KeyReader
+//   parse     reads its keys, through the loader's NodeKeyReader (models/key_reader.hpp)
 //             (models/key_reader.hpp)
 //   validate  its rules, through a FaultContext (models/validate.cpp)
 //   length, set_length   what the shrinker shortens (explore/shrink.cpp)
@@ -143,10 +143,10 @@ struct FaultKindInfo {
   // kind (issue #30): no other file switches on FaultKind for these.
 
   /// Reads the keys of `keys` from a faults[] entry into `f` (its at, kind
-  /// and origin are set) through the loader's KeyReader; a wrong value
+  /// and origin are set) through the loader's NodeKeyReader (models/key_reader.hpp); a wrong value
   /// stops the load there with its JSON path. Checks what the file's shape
   /// alone decides (both "groups" and "isolate"); the rest is `validate`'s.
-  void (*parse)(KeyReader& in, FaultSpec& f);
+  void (*parse)(NodeKeyReader& in, FaultSpec& f);
   /// This kind's rules (docs/FORMAT.md "Faults") for `f` at `path`
   /// ("faults[2]"), in the loader's words; `at` is validate_faults' own.
   std::optional<ScenarioProblem> (*validate)(const FaultSpec& f, const std::string& path, const FaultContext& ctx);

@@ -71,7 +71,7 @@ Problem partition_groups(const FaultSpec& f, const std::string& path, const Faul
 
 // -- pause --------------------------------------------------------------------
 
-void parse_pause(KeyReader& in, FaultSpec& f) {
+void parse_pause(NodeKeyReader& in, FaultSpec& f) {
   f.target = *in.node("target", "the node to pause");
   f.duration = in.duration("duration", kPositive, "how long the pause lasts, e.g. \"12s\"");
 }
@@ -83,7 +83,7 @@ FaultMark mark_pause(const FaultRecord&) { return {FaultMark::Look::kStopped, "p
 
 // -- clock_jump ---------------------------------------------------------------
 
-void parse_clock_jump(KeyReader& in, FaultSpec& f) {
+void parse_clock_jump(NodeKeyReader& in, FaultSpec& f) {
   f.target = *in.node("target", "the node whose clock jumps");
   if (const auto c = in.choice("clock", word_list<ClockSelect>())) f.clock = Words<ClockSelect>::kTable[*c].value;
   f.by = *in.duration("by", KeyReader::kSigned, "the signed jump, e.g. \"25s\" or \"-5s\"");
@@ -102,7 +102,7 @@ FaultMark mark_clock_jump(const FaultRecord& r) { return {FaultMark::Look::kCloc
 
 // -- clock_drift --------------------------------------------------------------
 
-void parse_clock_drift(KeyReader& in, FaultSpec& f) {
+void parse_clock_drift(NodeKeyReader& in, FaultSpec& f) {
   f.target = *in.node("target", "the node whose clocks drift");
   f.ppm = *in.integer("ppm", kDriftPpm, "the drift in parts per million, e.g. 500 or -200");
   f.duration = in.duration("duration", kPositive);
@@ -122,7 +122,7 @@ void set_length_duration(FaultSpec& f, Duration d) { f.duration = d; }
 
 // -- partition ----------------------------------------------------------------
 
-void parse_partition(KeyReader& in, FaultSpec& f) {
+void parse_partition(NodeKeyReader& in, FaultSpec& f) {
   const bool groups = in.has("groups");
   if (groups == in.has("isolate")) {
     in.fail(groups ? "isolate" : "",
@@ -155,7 +155,7 @@ FaultMark mark_partition(const FaultRecord&) { return {FaultMark::Look::kCut, "p
 
 // -- heal ---------------------------------------------------------------------
 
-void parse_nothing(KeyReader&, FaultSpec&) {}
+void parse_nothing(NodeKeyReader&, FaultSpec&) {}
 Problem validate_nothing(const FaultSpec&, const std::string&, const FaultContext&) { return std::nullopt; }
 
 /// A scripted heal when no scripted partition is active heals nothing. (A
@@ -194,7 +194,7 @@ void notes_heal(const Scenario& s, std::vector<std::string>& out) {
 
 // -- crash --------------------------------------------------------------------
 
-void parse_crash(KeyReader& in, FaultSpec& f) {
+void parse_crash(NodeKeyReader& in, FaultSpec& f) {
   f.target = *in.node("target", "the node to crash");
   f.restart_after = in.duration("restart_after", kPositive);
   if (const auto x = in.boolean("power_loss")) f.power_loss = *x;
@@ -211,7 +211,7 @@ FaultMark mark_crash(const FaultRecord&) { return {FaultMark::Look::kDown, "cras
 // -- failover -----------------------------------------------------------------
 
 /// The target is a lock service that takes failover (its service_faults()).
-void parse_failover(KeyReader& in, FaultSpec& f) {
+void parse_failover(NodeKeyReader& in, FaultSpec& f) {
   const std::vector<std::string> services = services_taking(f.kind);
   f.target = services[*in.choice("target", services, quoted_list(services))];
   // Whether this scenario's service can take it: validate_failover.
@@ -228,7 +228,7 @@ Problem validate_failover(const FaultSpec& f, const std::string& path, const Fau
 // -- counter_reset ------------------------------------------------------------
 
 /// The target is a service's token counter or "resource" (every copy's marks).
-void parse_counter_reset(KeyReader& in, FaultSpec& f) {
+void parse_counter_reset(NodeKeyReader& in, FaultSpec& f) {
   std::vector<std::string> targets = services_taking(f.kind);
   const std::string what = quoted_list(targets) + " (the token counter) or \"resource\" (the stored marks)";
   targets.emplace_back("resource");
@@ -251,7 +251,7 @@ Problem validate_counter_reset(const FaultSpec& f, const std::string& path, cons
 
 // -- slow ---------------------------------------------------------------------
 
-void parse_slow(KeyReader& in, FaultSpec& f) {
+void parse_slow(NodeKeyReader& in, FaultSpec& f) {
   f.target = *in.node("target", "the node to slow down");
   f.delay = *in.duration("delay", kPositive, "the extra delay per message, e.g. \"4s\"");
   f.duration = in.duration("duration", kPositive, "how long the node stays slow, e.g. \"10s\"");

@@ -16,15 +16,15 @@ namespace fencesim::fault_rules {
 using Problem = std::optional<ScenarioProblem>;
 
 // -- reading a faults[] entry (FaultKindInfo::parse) ------------------------
-void parse_pause(KeyReader& in, FaultSpec& f);
-void parse_clock_jump(KeyReader& in, FaultSpec& f);
-void parse_clock_drift(KeyReader& in, FaultSpec& f);
-void parse_partition(KeyReader& in, FaultSpec& f);
-void parse_nothing(KeyReader& in, FaultSpec& f);
-void parse_crash(KeyReader& in, FaultSpec& f);
-void parse_failover(KeyReader& in, FaultSpec& f);
-void parse_counter_reset(KeyReader& in, FaultSpec& f);
-void parse_slow(KeyReader& in, FaultSpec& f);
+void parse_pause(NodeKeyReader& in, FaultSpec& f);
+void parse_clock_jump(NodeKeyReader& in, FaultSpec& f);
+void parse_clock_drift(NodeKeyReader& in, FaultSpec& f);
+void parse_partition(NodeKeyReader& in, FaultSpec& f);
+void parse_nothing(NodeKeyReader& in, FaultSpec& f);
+void parse_crash(NodeKeyReader& in, FaultSpec& f);
+void parse_failover(NodeKeyReader& in, FaultSpec& f);
+void parse_counter_reset(NodeKeyReader& in, FaultSpec& f);
+void parse_slow(NodeKeyReader& in, FaultSpec& f);
 
 // -- rules (FaultKindInfo::validate) ------------------------------------------
 Problem validate_pause(const FaultSpec& f, const std::string& path, const FaultContext& ctx);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "models/client/client.hpp"
 #include "models/validate.hpp"
 
 namespace fencesim {
@@ -13,26 +12,6 @@ std::string ServiceDescriptor::fault_needs(const FaultSpec& f) const {
 }
 
 namespace {
-
-/// `none`: the workload's CAS loop at the resource, without a lock.
-class NoLockService final : public LockService {
- public:
-  void start() override {}
-  std::unique_ptr<client::LockClient> make_client(sim::Node&, History&, const ClientSpec&, std::size_t) override {
-    return nullptr;
-  }
-};
-
-class NoneDescriptor final : public ServiceDescriptor {
- public:
-  ServiceKind kind() const override { return ServiceKind::kNone; }
-  std::string name() const override { return "none"; }
-  bool takes_lock() const override { return false; }
-  std::string why_no_token(const Scenario&) const override {
-    return "the design takes no lock, so it hands out no token";
-  }
-  std::unique_ptr<LockService> build(ServiceContext&) const override { return std::make_unique<NoLockService>(); }
-};
 
 struct Registry {
   std::vector<const ServiceDescriptor*> all;
@@ -47,14 +26,32 @@ Registry& registry() {
 
 }  // namespace
 
-const ServiceDescriptor& none_descriptor() {
-  static const NoneDescriptor kNone;
-  return kNone;
-}
-
 const std::vector<const ServiceDescriptor*>& service_registry() { return registry().all; }
 
 std::optional<ScenarioProblem> ServiceDescriptor::validate(const Scenario&, const ScenarioSource&) const {
+  return std::nullopt;
+}
+
+std::optional<std::pair<std::string, std::string>> ServiceDescriptor::refuse_key(const std::string& key) const {
+  for (const ServiceDescriptor* o : service_registry()) {
+    if (o == this) continue;
+    const auto keys = o->lock_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    std::string why = o->foreign_key(key, *this);
+    if (!why.empty()) return std::make_pair(quote_text(key) + why, std::string());
+  }
+  return std::nullopt;
+}
+
+std::optional<ScenarioProblem> ServiceDescriptor::client_ttl_problem(const std::string&, Duration) const {
+  return std::nullopt;
+}
+std::optional<ScenarioProblem> ServiceDescriptor::validate_client(const Scenario&, const ClientSpec&,
+                                                                  const std::string&) const {
+  return std::nullopt;
+}
+std::optional<ScenarioProblem> ServiceDescriptor::validate_locks(const Scenario&,
+                                                                 const std::vector<std::string>&) const {
   return std::nullopt;
 }
 

@@ -44,6 +44,7 @@
 
 #include "models/checkers/verdict.hpp"
 #include "models/history.hpp"
+#include "models/key_reader.hpp"
 #include "models/key_writer.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -177,6 +178,56 @@ class ServiceDescriptor {
   /// service; the loader appends "; this scenario's lock service is …".
   virtual std::string fault_needs(const FaultSpec& f) const;
 
+  // --- Its keys of the `lock` section (the loader reads them through a
+  // --- KeyReader, `fencesim write` writes them through a KeyWriter).
+
+  /// Its own keys of `lock`, in docs/FORMAT.md's order, besides "service"
+  /// and — when `has_lock_key()` — the keys every such lock shares: "ttl"
+  /// (required), "key", "keys". Any other key is refused (`refuse_key`).
+  virtual std::vector<std::string> lock_keys() const { return {}; }
+  /// The sections of `format_keys` (loader/loader.hpp) this service owns,
+  /// each a name and its keys: by default {name(), lock_keys()}; Redis adds
+  /// "cluster" (lock.cluster's keys).
+  virtual std::vector<std::pair<std::string, std::vector<std::string>>> key_sections() const {
+    return {{name(), lock_keys()}};
+  }
+  /// Reads its keys of `lock` into `l`, after the loader has checked the
+  /// keys and read "ttl", "key" and "keys". Units and errors: KeyReader
+  /// (a bad value ends the load with its JSON path). `src` records what a
+  /// rule needs to know of the file's spelling (which key was written).
+  virtual void read(KeyReader& in, LockSpec& l, ScenarioSource& src) const {
+    (void)in;
+    (void)l;
+    (void)src;
+  }
+  /// Writes its keys back as a scenario file spells them (`fencesim write`,
+  /// loader/writer.cpp), after "service", "ttl", "key", "keys": what
+  /// `read` needs to give `l` again, defaults left out where the format
+  /// allows.
+  virtual void write(const LockSpec& l, KeyWriter& out) const {
+    (void)l;
+    (void)out;
+  }
+  /// The message for `key` — one of this service's `lock_keys()` — found in
+  /// the lock of service `in` (" is a Redis setting; it does not apply to
+  /// \"service\": \"etcd\""), after the quoted key; "" to let the
+  /// unknown-key message stand.
+  virtual std::string foreign_key(const std::string& key, const ServiceDescriptor& in) const {
+    (void)key;
+    (void)in;
+    return "";
+  }
+  /// Why `key`, not one of this lock's keys, is refused in this service's
+  /// lock section: a message and a suggestion (the loader adds the path),
+  /// or nullopt for the unknown-key message with the nearest key. Default:
+  /// the first other registered service (in registry order) that has the
+  /// key and says so in its `foreign_key`.
+  virtual std::optional<std::pair<std::string, std::string>> refuse_key(const std::string& key) const;
+
+  /// Whether a client may choose a client library (clients[].library:
+  /// etcd's Go client or jetcd).
+  virtual bool client_libraries() const { return false; }
+
   // --- Rules and notes (models/validate.cpp asks, after the rules every
   // --- lock with a key shares).
 
@@ -184,6 +235,38 @@ class ServiceDescriptor {
   /// keys), with the JSON path and words a file would get; nullopt when
   /// they are valid. models/rules.hpp has the vocabulary.
   virtual std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource& src) const;
+  /// The lease TTL the service grants when a client asks for `asked` with
+  /// lock settings `l` (etcd raises a TTL below its minimum, lessor.go
+  /// minLeaseTTL); default: `asked`. resolve_defaults and client_ttl ask.
+  virtual Duration granted_ttl(const LockSpec& l, Duration asked) const {
+    (void)l;
+    return asked;
+  }
+  /// Why `granted_ttl` raised a TTL to `granted`: the note's words after
+  /// "lock.ttl raised from 1s to 2s: ".
+  virtual std::string why_ttl_raised(Duration granted) const {
+    (void)granted;
+    return "";
+  }
+  /// A client's own lease TTL (clients[].ttl, at `path`) the service cannot
+  /// grant; checked after the rules every TTL has (positive, at most 24h).
+  virtual std::optional<ScenarioProblem> client_ttl_problem(const std::string& path, Duration ttl) const;
+  /// The service's rules for one client (at `path`, "clients[0]") beyond
+  /// those every client has: the lock table's leader-election clients.
+  virtual std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
+                                                         const std::string& path) const;
+  /// Whether the lock `l` may have further locks (lock.keys). When not,
+  /// `why` (after "more than one lock is not supported for lock.service
+  /// \"x\": ") and `fix` (the suggestion, preset to the generic one) say so.
+  virtual bool takes_more_locks(const LockSpec& l, std::string& why, std::string& fix) const {
+    (void)l;
+    (void)fix;
+    why = "only \"redis\" (one primary, with or without replicas and Sentinel) and \"etcd\" model more than one lock";
+    return false;
+  }
+  /// The service's rules on a scenario's locks (lock.key then lock.keys,
+  /// `all`, each non-empty and distinct), when there are more than one.
+  virtual std::optional<ScenarioProblem> validate_locks(const Scenario& s, const std::vector<std::string>& all) const;
   /// Notes on settings that cannot do what they seem to (Scenario::notes).
   virtual void notes(const Scenario& s, std::vector<std::string>& out) const {
     (void)s;

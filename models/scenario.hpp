@@ -185,6 +185,25 @@ struct TableSpec {
   bool operator==(const TableSpec&) const = default;
 };
 
+/// The settings of a lock service registered at run time (register_service,
+/// models/lock_service.hpp), which has no field of its own in LockSpec: its
+/// descriptor's `read` stores them in LockSpec::other, its `write`,
+/// `validate` and LockService read them back (a dynamic_cast to its own
+/// type). Compared by value.
+struct ServiceSettings {
+  virtual ~ServiceSettings() = default;
+  virtual bool equals(const ServiceSettings& o) const = 0;
+};
+
+/// LockSpec::other: no settings (every built-in service) or one service's.
+struct OtherServiceSettings {
+  std::shared_ptr<const ServiceSettings> settings;
+  bool operator==(const OtherServiceSettings& o) const {
+    if (!settings || !o.settings) return !settings && !o.settings;
+    return settings->equals(*o.settings);
+  }
+};
+
 struct LockSpec {
   ServiceKind service = ServiceKind::kRedis;
   /// The lease TTL in effect. For etcd, already raised to the minimum etcd
@@ -203,6 +222,8 @@ struct LockSpec {
   EtcdSpec etcd;
   QueueSpec queue;
   TableSpec table;
+  /// A service registered at run time keeps its own settings here.
+  OtherServiceSettings other;
 
   bool operator==(const LockSpec&) const = default;
 };

@@ -138,15 +138,23 @@ Duration etcd_min_ttl(Duration election_timeout) {
   return std::chrono::seconds((3 * et_ns + 2'000'000'000 - 1) / 2'000'000'000);  // ceil(1.5 × et / 1 s)
 }
 
+namespace {
+
+/// The descriptor of `l`'s service, or nullptr for a kind nobody registered
+/// (validate_scenario lets such a Scenario through; run_scenario refuses it).
+const ServiceDescriptor* registered(const LockSpec& l) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == l.service) return d;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Duration client_ttl(const LockSpec& l, const ClientSpec& c) {
   if (!c.ttl) return l.ttl;
-  const Duration asked = *c.ttl;
-  if (l.service == ServiceKind::kEtcd && asked % std::chrono::seconds(1) == Duration::zero() &&
-      l.etcd.election_timeout > Duration::zero()) {
-    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
-    if (min_ttl <= Limits::kMaxDuration) return std::max(asked, min_ttl);
-  }
-  return asked;
+  const ServiceDescriptor* d = registered(l);
+  return d != nullptr ? d->granted_ttl(l, *c.ttl) : *c.ttl;
 }
 
 namespace {
@@ -199,23 +207,19 @@ void expand_node_lists(Scenario& s) {
 void resolve_defaults(Scenario& s) {
   LockSpec& l = s.lock;
   l.ttl = l.requested_ttl;
-  const bool whole = l.requested_ttl % std::chrono::seconds(1) == Duration::zero();
-  if (l.service == ServiceKind::kEtcd && whole && l.etcd.election_timeout > Duration::zero()) {
-    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
-    if (l.ttl < min_ttl && min_ttl <= Limits::kMaxDuration) {
-      add_note(s, "lock.ttl raised from " + sim::format_duration(l.ttl) + " to " + sim::format_duration(min_ttl) +
-                      ": etcd grants a lease at least ceil(1.5 × election_timeout) = " +
-                      std::to_string(min_ttl / std::chrono::seconds(1)) + " seconds");
-      l.ttl = min_ttl;
-    }
+  // The service may grant more than was asked (etcd's minimum lease TTL).
+  const ServiceDescriptor* d = registered(l);
+  if (const Duration granted = d != nullptr ? d->granted_ttl(l, l.ttl) : l.ttl; granted != l.ttl) {
+    add_note(s, "lock.ttl raised from " + sim::format_duration(l.ttl) + " to " + sim::format_duration(granted) + ": " +
+                    d->why_ttl_raised(granted));
+    l.ttl = granted;
   }
   for (ClientSpec& c : s.clients) {
     const Duration ttl = client_ttl(l, c);
     if (c.renew_interval == kResolveRenewInterval) c.renew_interval = default_renew_interval(l, c);
     if (c.ttl && ttl != *c.ttl) {
       add_note(s, "clients[].ttl of " + c.name + " raised from " + sim::format_duration(*c.ttl) + " to " +
-                      sim::format_duration(ttl) + ": etcd grants a lease at least ceil(1.5 × election_timeout) = " +
-                      std::to_string(ttl / std::chrono::seconds(1)) + " seconds");
+                      sim::format_duration(ttl) + ": " + d->why_ttl_raised(ttl));
     }
   }
   expand_node_lists(s);
@@ -578,11 +582,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
     }
     FENCESIM_CHECK(positive(k, *c.ttl));
     if (*c.ttl > Limits::kMaxDuration) return problem(k, "at most 24h, got " + fmt_d(*c.ttl));
-    if (s.lock.service == ServiceKind::kEtcd && *c.ttl % std::chrono::seconds(1) != Duration::zero()) {
-      const auto up = std::chrono::ceil<std::chrono::seconds>(*c.ttl);
-      return problem(k, "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(*c.ttl),
-                     "did you mean \"" + std::to_string(up.count()) + "s\"?");
-    }
+    FENCESIM_CHECK(d.client_ttl_problem(k, *c.ttl));
   }
   if (c.library == EtcdLibrary::kJetcd) {
     if (!c.renew) {
@@ -598,35 +598,9 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
                      "remove it, or use \"library\": \"go\"");
     }
   }
-  if (c.library != EtcdLibrary::kGo && s.lock.service != ServiceKind::kEtcd) {
+  if (c.library != EtcdLibrary::kGo && !service_descriptor(s.lock.service).client_libraries()) {
     return problem(key(path, "library"), "\"library\" chooses an etcd client library, and lock.service is " +
                                              quote_text(to_string(s.lock.service)) + ": remove it");
-  }
-  return std::nullopt;
-}
-
-/// The lock table's "observed" expiry: client-go's NewLeaderElector refuses
-/// a config without a RenewDeadline, with LeaseDuration <= RenewDeadline, or
-/// with RenewDeadline <= JitterFactor (1.2) × RetryPeriod.
-Problem leader_election_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
-  if (s.lock.service != ServiceKind::kTable || s.lock.table.expiry != TableExpiry::kObserved) return std::nullopt;
-  const std::string p = key(path, "lease_loss_after");
-  if (!c.lease_loss_after) {
-    return problem(p,
-                   "with lock.expiry \"observed\" every client needs lease_loss_after: it is client-go's "
-                   "RenewDeadline, after which a leader that could not renew stops leading (client-go refuses a "
-                   "leader elector without one)",
-                   "add \"lease_loss_after\": \"10s\" (client-go's default with a 15s lease duration)");
-  }
-  if (*c.lease_loss_after >= s.lock.ttl) {
-    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
-                          ") must be shorter than lock.ttl (LeaseDuration, " + fmt_d(s.lock.ttl) +
-                          "), as client-go requires (\"leaseDuration must be greater than renewDeadline\")");
-  }
-  if (*c.lease_loss_after * 5 <= c.renew_interval * 6) {
-    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
-                          ") must be longer than 1.2 x renew_interval (RetryPeriod, " + fmt_d(c.renew_interval) +
-                          "), as client-go requires (\"renewDeadline must be greater than retryPeriod*JitterFactor\")");
   }
   return std::nullopt;
 }
@@ -674,7 +648,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
     FENCESIM_CHECK(positive(key(path, "lease_loss_after"), *c.lease_loss_after));
   }
   FENCESIM_CHECK(client_ttl_and_library(s, c, path));
-  FENCESIM_CHECK(leader_election_client(s, c, path));
+  FENCESIM_CHECK(service_descriptor(s.lock.service).validate_client(s, c, path));
   return std::nullopt;
 }
 
@@ -954,23 +928,14 @@ namespace {
 /// More than one lock (lock.keys) and each client's lock (clients[].lock).
 Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
   const LockSpec& l = s.lock;
+  const ServiceDescriptor& d = service_descriptor(l.service);
   std::vector<std::string> all{l.key};
   all.insert(all.end(), l.keys.begin(), l.keys.end());
-  const bool keyed =
-      l.service == ServiceKind::kRedis || l.service == ServiceKind::kEtcd || l.service == ServiceKind::kTable;
+  const bool keyed = d.has_lock_key();
   if (!l.keys.empty()) {
-    const char* why = nullptr;
-    const char* fix = "remove lock.keys (and clients[].lock), or use lock.service \"redis\" or \"etcd\"";
-    if (l.service == ServiceKind::kRedis && l.redis.cluster) {
-      why = "Redis Cluster (lock.cluster) is modelled with one lock key and its slot";
-      fix = "remove lock.keys (and clients[].lock), or lock.cluster for one primary";
-    } else if (l.service == ServiceKind::kRedis && l.redis.redlock > 0) {
-      why = "Redlock (lock.redlock) is modelled with one lock key over its primaries";
-      fix = "remove lock.keys (and clients[].lock), or lock.redlock for one primary";
-    } else if (l.service != ServiceKind::kRedis && l.service != ServiceKind::kEtcd) {
-      why = "only \"redis\" (one primary, with or without replicas and Sentinel) and \"etcd\" model more than one lock";
-    }
-    if (why != nullptr) {
+    std::string why;
+    std::string fix = "remove lock.keys (and clients[].lock), or use lock.service \"redis\" or \"etcd\"";
+    if (!d.takes_more_locks(l, why, fix)) {
       return problem("lock.keys",
                      std::string("more than one lock is not supported for lock.service ") +
                          quote_text(to_string(l.service)) + ": " + why,
@@ -989,63 +954,9 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
       }
       if (!seen.insert(l.keys[i]).second) return problem(path, "duplicate lock key " + quote_text(l.keys[i]));
     }
-    if (l.service == ServiceKind::kEtcd) {
-      // etcd: no lock key may be another's followed by "/". The mutex of key
-      // K is concurrency.NewMutex(s, K), whose prefix is K + "/"; Lock puts
-      // the waiter key "K/<lease id>" and ranges over the prefix K + "/"
-      // (tryAcquire's getOwner: OpGet(m.pfx, WithFirstCreate()...), which is
-      // WithPrefix + sort by create revision + limit 1; waitDeletes the same
-      // with WithLastCreate + WithMaxCreateRev). So the mutex of "/locks/a"
-      // would count the waiters of "/locks/a/b" (keys "/locks/a/b/<lease>")
-      // as its own: clientv3/concurrency/mutex.go and op.go (withTop) @
-      // v3.4.3 and v3.4.34, client/v3/concurrency/mutex.go @ v3.5.0 and
-      // v3.5.16, all alike. A lease id prints as hex, never with "/", so
-      // keys that are not nested this way never share a waiter.
-      for (std::size_t i = 0; i < all.size(); ++i) {
-        for (std::size_t j = 0; j < all.size(); ++j) {
-          if (i == j || all[j].size() <= all[i].size() || all[j].compare(0, all[i].size() + 1, all[i] + "/") != 0) {
-            continue;
-          }
-          const auto path_of = [](std::size_t k) {
-            return k == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(k - 1) + "]";
-          };
-          return problem(path_of(j),
-                         "the etcd lock " + quote_text(all[j]) + " is nested under the lock " + quote_text(all[i]) +
-                             " (" + path_of(i) + "): the mutex of " + quote_text(all[i]) + " ranges over the prefix " +
-                             quote_text(all[i] + "/") + " and would take the waiters of " + quote_text(all[j]) +
-                             " for its own (etcd clientv3/concurrency/mutex.go, v3.4 and v3.5)",
-                         "choose keys where none is another followed by \"/\", e.g. " +
-                             quote_text(all[i] + "-" + all[j].substr(all[i].size() + 1)));
-        }
-      }
-    }
-    if (l.service == ServiceKind::kRedis && l.redis.token == RedisToken::kIncr) {
-      // Each lock's counter must be a key of its own: not another lock's key, not another lock's counter.
-      auto path_of = [&](std::size_t i) {
-        return i == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(i - 1) + "]";
-      };
-      std::map<std::string, std::size_t> counter_of;  // counter → its lock
-      for (std::size_t i = 0; i < all.size(); ++i) counter_of.emplace(redis_counter_key_of(l, all[i]), i);
-      for (std::size_t j = 0; j < all.size(); ++j) {
-        auto it = counter_of.find(all[j]);
-        if (it == counter_of.end()) continue;
-        return problem(it->second == 0 && l.redis.counter_key && j == 0 ? std::string("lock.counter_key") : path_of(j),
-                       "the lock " + quote_text(all[j]) + " is also the token counter of lock " +
-                           quote_text(all[it->second]) + ": every lock needs a counter key of its own",
-                       "rename the lock (a lock's counter is \"<key>:token\"; lock.counter_key names lock.key's only)");
-      }
-      for (std::size_t i = 0; i < all.size(); ++i) {
-        auto it = counter_of.find(redis_counter_key_of(l, all[i]));
-        if (it->second != i) {
-          return problem(
-              l.redis.counter_key && (i == 0 || it->second == 0) ? std::string("lock.counter_key") : path_of(i),
-              "locks " + quote_text(all[it->second]) + " and " + quote_text(all[i]) +
-                  " would share the token counter " + quote_text(it->first) +
-                  ": every lock needs a counter key of its own",
-              "choose another lock.counter_key");
-        }
-      }
-    }
+    // The service's own rules on its locks (etcd: no mutex prefix nests
+    // another; Redis: a counter of its own each).
+    FENCESIM_CHECK(d.validate_locks(s, all));
   }
   for (std::size_t i = 0; i < s.clients.size(); ++i) {
     const std::string& lk = s.clients[i].lock;

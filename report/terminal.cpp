@@ -29,18 +29,11 @@ struct Line {
   const char* col;
 };
 
-/// Every line of the terminal timeline, in true time (ties in the order
-/// the history lists them: faults, grants, lease ends, beliefs, resource
-/// operations, notes, refused acquires).
-std::vector<Line> timeline_lines(const RunResult& r) {
-  const History& h = r.history;
-  std::vector<Line> lines;
-  int order = 0;
-  const char* kRed = "\x1b[31m";
-  const char* kGreenC = "\x1b[32m";
-  const char* kYellow = "\x1b[33m";
-  const char* kMagenta = "\x1b[35m";
-  const char* kCyan = "\x1b[36m";
+constexpr const char* kTimelineMagenta = "\x1b[35m";
+constexpr const char* kTimelineYellow = "\x1b[33m";
+
+/// The faults' lines: each fault's start, and its kind's end line where it has one.
+void add_fault_lines(const History& h, std::vector<Line>& lines, int& order) {
   // A kind's end line (FaultMark::end_line: a pause's "resumes"). Overlapping
   // faults of one kind on one node merge (the engine resumes a paused node
   // at the latest end): a fault's end gets the line only if no other of its
@@ -57,17 +50,17 @@ std::vector<Line> timeline_lines(const RunResult& r) {
   };
   for (std::size_t i = 0; i < h.faults.size(); ++i) {
     const FaultRecord& f = h.faults[i];
-    lines.push_back(
-        {f.start, order++, f.target, to_string(f.kind), f.skipped ? "skipped: " + f.skip_reason : f.detail, kMagenta});
+    lines.push_back({f.start, order++, f.target, to_string(f.kind), f.skipped ? "skipped: " + f.skip_reason : f.detail,
+                     kTimelineMagenta});
     const char* end_line = fault_info(f.kind).mark(f).end_line;
     if (!f.skipped && f.end && *f.end > f.start && *end_line != '\0' && ends_last(i)) {
-      lines.push_back({*f.end, order++, f.target, end_line, "", kMagenta});
+      lines.push_back({*f.end, order++, f.target, end_line, "", kTimelineMagenta});
     }
   }
-  for (const GrantRecord& g : h.grants) {
-    lines.push_back({g.at, order++, g.server, "grant",
-                     g.client + (g.lock.empty() ? "" : " " + g.lock) + " " + token_text(g.token), kCyan});
-  }
+}
+
+/// The lease ends' lines, naming a release or takeover the reason leaves unsaid.
+void add_lease_end_lines(const History& h, std::vector<Line>& lines, int& order) {
   const std::map<std::string, Time> releases = timeline_text::holder_releases(h);
   for (const auto& [value, e] : h.lease_ends) {
     std::string who;
@@ -80,8 +73,27 @@ std::vector<Line> timeline_lines(const RunResult& r) {
     const bool says = word == "ended" || e.reason.find(word) != std::string::npos;
     lines.push_back({e.at, order++, "service", "lease end",
                      (who.empty() ? value : who + "'s lease") + (says ? "" : " (" + word + ")") + ": " + e.reason,
-                     kYellow});
+                     kTimelineYellow});
   }
+}
+
+/// Every line of the terminal timeline, in true time (ties in the order
+/// the history lists them: faults, grants, lease ends, beliefs, resource
+/// operations, notes, refused acquires).
+std::vector<Line> timeline_lines(const RunResult& r) {
+  const History& h = r.history;
+  std::vector<Line> lines;
+  int order = 0;
+  const char* kRed = "\x1b[31m";
+  const char* kGreenC = "\x1b[32m";
+  const char* kYellow = "\x1b[33m";
+  const char* kCyan = "\x1b[36m";
+  add_fault_lines(h, lines, order);
+  for (const GrantRecord& g : h.grants) {
+    lines.push_back({g.at, order++, g.server, "grant",
+                     g.client + (g.lock.empty() ? "" : " " + g.lock) + " " + token_text(g.token), kCyan});
+  }
+  add_lease_end_lines(h, lines, order);
   for (const BeliefRecord& b : h.beliefs) {
     if (b.end && b.end_reason != "release") {
       lines.push_back({*b.end, order++, b.client, "belief ends", b.end_reason, kYellow});

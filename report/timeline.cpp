@@ -837,6 +837,39 @@ std::string html_legend(bool aggregated) {
   return o + "</div>\n";
 }
 
+/// The counterexamples' group: a dashed line at each violated property's
+/// first counterexample, its name in a row of its own above the lanes.
+std::string svg_counterexamples(const Canvas& c, const RunResult& r, double top, double axis_y) {
+  std::string svg;
+  int row = 0;
+  for (const Verdict& v : r.verdicts) {
+    if (v.status != Status::kViolated || !v.at) continue;
+    const double x = c.x(*v.at);
+    const bool right = cx_name_right(x, v.property);
+    svg += fmt::format(
+        R"T(<g class="counterexample" data-t="{}" transform="translate({:.1f},0)"><line x1="0" y1="{}" x2="0" y2="{}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{}" class="cx"{}>✗ {}</text><title>{}: {}</title></g>)T",
+        v.at->count(), x, top - 4, axis_y, right ? -3 : 3, 12.0 + kCxRow * row++, right ? R"( text-anchor="end")" : "",
+        to_string(v.property), to_string(v.property), esc(v.summary));
+    svg += "\n";
+  }
+  return svg;
+}
+
+/// The zoom and pan controls (shown by the script).
+std::string html_controls(bool has_window) {
+  const auto window = has_window;
+  std::string html;
+  html += fmt::format(
+      "<div class=\"controls js\" hidden><button id=\"zout\" title=\"zoom out (-)\">− zoom out</button><button "
+      "id=\"zin\" title=\"zoom in (+)\">+ zoom in</button><button id=\"pl\" title=\"pan left (←)\">◀</button><button "
+      "id=\"pr\" title=\"pan right (→)\">▶</button><button id=\"whole\" title=\"whole run (0)\">whole run</button>{}"
+      "<span id=\"range\"></span><span style=\"color:#666\">wheel or pinch: zoom · drag: pan · keys (click the "
+      "picture first): + − ← → 0{}</span></div>\n",
+      window ? "<button id=\"tocx\" title=\"the first counterexample (c)\">first counterexample</button>" : "",
+      window ? " c, n / p: next / previous step" : "");
+  return html;
+}
+
 }  // namespace
 
 std::string render_timeline_html(const Scenario& s, const RunResult& r, const ReportMeta& m) {
@@ -925,17 +958,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
     if (sel.detailed[i]) svg += render_label(c, c.items[i], lane_top[c.items[i].lane]);
   }
   svg += "</g>\n<g id=\"cxs\">\n";
-  int row = 0;
-  for (const Verdict& v : r.verdicts) {
-    if (v.status != Status::kViolated || !v.at) continue;
-    const double x = c.x(*v.at);
-    const bool right = cx_name_right(x, v.property);
-    svg += fmt::format(
-        R"T(<g class="counterexample" data-t="{}" transform="translate({:.1f},0)"><line x1="0" y1="{}" x2="0" y2="{}" stroke="#D55E00" stroke-width="2" stroke-dasharray="6 3"/><text x="{}" y="{}" class="cx"{}>✗ {}</text><title>{}: {}</title></g>)T",
-        v.at->count(), x, top - 4, axis_y, right ? -3 : 3, 12.0 + kCxRow * row++, right ? R"( text-anchor="end")" : "",
-        to_string(v.property), to_string(v.property), esc(v.summary));
-    svg += "\n";
-  }
+  svg += svg_counterexamples(c, r, top, axis_y);
   svg += "</g>\n<g id=\"axis\">\n" + ticks + "</g>\n";
   svg += fmt::format(
       R"(<text id="caption" x="{}" y="{}" class="axis">{}</text>)", kLeft, axis_y + 42,
@@ -964,14 +987,7 @@ std::string render_timeline_html(const Scenario& s, const RunResult& r, const Re
         format_time(sel.from), format_time(sel.to), sel.aggregated);
   }
   html += "<div class=\"main\"><div class=\"pic\">\n";
-  html += fmt::format(
-      "<div class=\"controls js\" hidden><button id=\"zout\" title=\"zoom out (-)\">− zoom out</button><button "
-      "id=\"zin\" title=\"zoom in (+)\">+ zoom in</button><button id=\"pl\" title=\"pan left (←)\">◀</button><button "
-      "id=\"pr\" title=\"pan right (→)\">▶</button><button id=\"whole\" title=\"whole run (0)\">whole run</button>{}"
-      "<span id=\"range\"></span><span style=\"color:#666\">wheel or pinch: zoom · drag: pan · keys (click the "
-      "picture first): + − ← → 0{}</span></div>\n",
-      window ? "<button id=\"tocx\" title=\"the first counterexample (c)\">first counterexample</button>" : "",
-      window ? " c, n / p: next / previous step" : "");
+  html += html_controls(window.has_value());
   html += "<p id=\"detail\">Hover over a mark for details; click to pin them here.</p>\n";
   html +=
       "<div id=\"plot\" tabindex=\"0\" aria-label=\"timeline; keys + and - zoom, arrows pan\" "

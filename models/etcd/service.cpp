@@ -4,6 +4,7 @@
 #include "models/checkers/raft_safety.hpp"
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
+#include "models/etcd/keys.hpp"
 #include "models/etcd/raft/safety.hpp"
 #include "models/fingerprint.hpp"
 #include "models/rules.hpp"
@@ -60,10 +61,79 @@ Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
   return std::nullopt;
 }
 
+/// More than one lock: no lock key may be another's followed by "/".
+Problem validate_etcd_locks(const std::vector<std::string>& all) {
+  // etcd: no lock key may be another's followed by "/". The mutex of key
+  // K is concurrency.NewMutex(s, K), whose prefix is K + "/"; Lock puts
+  // the waiter key "K/<lease id>" and ranges over the prefix K + "/"
+  // (tryAcquire's getOwner: OpGet(m.pfx, WithFirstCreate()...), which is
+  // WithPrefix + sort by create revision + limit 1; waitDeletes the same
+  // with WithLastCreate + WithMaxCreateRev). So the mutex of "/locks/a"
+  // would count the waiters of "/locks/a/b" (keys "/locks/a/b/<lease>")
+  // as its own: clientv3/concurrency/mutex.go and op.go (withTop) @
+  // v3.4.3 and v3.4.34, client/v3/concurrency/mutex.go @ v3.5.0 and
+  // v3.5.16, all alike. A lease id prints as hex, never with "/", so
+  // keys that are not nested this way never share a waiter.
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (std::size_t j = 0; j < all.size(); ++j) {
+      if (i == j || all[j].size() <= all[i].size() || all[j].compare(0, all[i].size() + 1, all[i] + "/") != 0) {
+        continue;
+      }
+      const auto path_of = [](std::size_t k) {
+        return k == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(k - 1) + "]";
+      };
+      return problem(path_of(j),
+                     "the etcd lock " + quote_text(all[j]) + " is nested under the lock " + quote_text(all[i]) + " (" +
+                         path_of(i) + "): the mutex of " + quote_text(all[i]) + " ranges over the prefix " +
+                         quote_text(all[i] + "/") + " and would take the waiters of " + quote_text(all[j]) +
+                         " for its own (etcd clientv3/concurrency/mutex.go, v3.4 and v3.5)",
+                     "choose keys where none is another followed by \"/\", e.g. " +
+                         quote_text(all[i] + "-" + all[j].substr(all[i].size() + 1)));
+    }
+  }
+  return std::nullopt;
+}
+
 class EtcdDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kEtcd; }
   std::string name() const override { return "etcd"; }
+
+  std::vector<std::string> lock_keys() const override { return etcd::lock_keys(); }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource& src) const override {
+    read_lock(in, l, src.election_timeout_given);
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override { write_lock(l, out); }
+  std::string foreign_key(const std::string&, const ServiceDescriptor& in) const override {
+    return " is an etcd setting; it does not apply to \"service\": \"" + in.name() + "\"";
+  }
+  /// clients[].library: etcd's Go client (clientv3/concurrency) or jetcd.
+  bool client_libraries() const override { return true; }
+
+  /// etcd raises a whole-second TTL below its minimum, ceil(1.5 ×
+  /// election timeout) (server/lease/lessor.go minLeaseTTL, v3.4 and v3.5).
+  Duration granted_ttl(const LockSpec& l, Duration asked) const override {
+    if (asked % std::chrono::seconds(1) != Duration::zero() || l.etcd.election_timeout <= Duration::zero()) {
+      return asked;
+    }
+    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
+    return min_ttl <= Limits::kMaxDuration ? std::max(asked, min_ttl) : asked;
+  }
+  std::string why_ttl_raised(Duration granted) const override {
+    return "etcd grants a lease at least ceil(1.5 × election_timeout) = " +
+           std::to_string(granted / std::chrono::seconds(1)) + " seconds";
+  }
+  /// A lease TTL is whole seconds (LeaseGrantRequest's TTL is an int64 of seconds).
+  std::optional<ScenarioProblem> client_ttl_problem(const std::string& path, Duration ttl) const override {
+    if (ttl % std::chrono::seconds(1) == Duration::zero()) return std::nullopt;
+    const auto up = std::chrono::ceil<std::chrono::seconds>(ttl);
+    return problem(path, "an etcd lease TTL must be a whole number of seconds, got " + fmt_d(ttl),
+                   "did you mean \"" + std::to_string(up.count()) + "s\"?");
+  }
+  bool takes_more_locks(const LockSpec&, std::string&, std::string&) const override { return true; }
+  std::optional<ScenarioProblem> validate_locks(const Scenario&, const std::vector<std::string>& all) const override {
+    return validate_etcd_locks(all);
+  }
 
   std::vector<std::string> group_names() const override { return {"etcd"}; }
   /// "etcd": the members etcd-0 … etcd-{n-1}.

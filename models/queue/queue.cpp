@@ -2,6 +2,8 @@
 // (semantics and sources: queue.hpp).
 #include "models/queue/queue.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
@@ -194,6 +196,53 @@ class QueueDescriptor final : public ServiceDescriptor {
 
   bool has_lock_key() const override { return false; }
   bool per_message() const override { return true; }
+
+  // Its keys of `lock`: "service" and these, none of a lock's.
+  std::vector<std::string> lock_keys() const override {
+    return {"visibility_timeout", "messages", "fifo", "max_receives"};
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> key_sections() const override {
+    std::vector<std::string> keys{"service"};
+    for (std::string& k : lock_keys()) keys.push_back(std::move(k));
+    return {{"queue", std::move(keys)}};
+  }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
+    QueueSpec& q = l.queue;
+    q.visibility_timeout =
+        *in.duration(in.require("visibility_timeout", "how long a received message stays invisible, e.g. \"30s\""));
+    // The design's lease TTL is the visibility timeout (renew_interval defaults to a third of it).
+    l.ttl = l.requested_ttl = q.visibility_timeout;
+    q.messages = static_cast<int>(*in.integer(
+        in.require("messages", "how many messages are enqueued at time 0, e.g. 10"), Ranges::kQueueMessages));
+    if (const auto x = in.boolean("fifo")) q.fifo = *x;
+    if (const auto x = in.integer("max_receives", Ranges::kMaxReceives)) q.max_receives = static_cast<int>(*x);
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override {
+    const QueueSpec& q = l.queue;
+    const QueueSpec qd;
+    out.duration("visibility_timeout", q.visibility_timeout);
+    out.integer("messages", q.messages);
+    if (q.fifo != qd.fifo) out.boolean("fifo", q.fifo);
+    if (q.max_receives != qd.max_receives) out.integer("max_receives", q.max_receives);
+  }
+  /// A lock's keys point at the visibility timeout; the keys of the lock
+  /// services older than the queue (Redis, etcd) are "a lock setting".
+  std::optional<std::pair<std::string, std::string>> refuse_key(const std::string& key) const override {
+    if (key == "ttl") {
+      return std::make_pair(
+          std::string("\"ttl\" does not apply to \"service\": \"queue\"; the queue's lease is its visibility "
+                      "timeout"),
+          std::string("use \"visibility_timeout\""));
+    }
+    const auto in = [&key](const std::vector<std::string>& keys) {
+      return std::find(keys.begin(), keys.end(), key) != keys.end();
+    };
+    if (key == "key" || key == "keys" || in(redis::descriptor().lock_keys()) || in(etcd::descriptor().lock_keys())) {
+      return std::make_pair(quote_text(key) + " is a lock setting; it does not apply to \"service\": \"queue\"",
+                            std::string());
+    }
+    return std::nullopt;
+  }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
     const QueueSpec& q = s.lock.queue;

@@ -1,10 +1,13 @@
 // models/redis/service.cpp — Redis as a lock service (models/lock_service.hpp):
 // its descriptor (node groups, role, faults, properties) and RedisService's
 // LockService methods.
+#include <map>
+
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
 #include "models/redis/cluster.hpp"
+#include "models/redis/keys.hpp"
 #include "models/redis/redis.hpp"
 #include "models/rules.hpp"
 #include "models/words.hpp"
@@ -129,11 +132,70 @@ void redis_notes(const Scenario& s, std::vector<std::string>& out) {
   }
 }
 
+/// More than one lock with token "incr": each lock's counter is a key of
+/// its own (redis_counter_key_of).
+Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& all) {
+  if (l.redis.token != RedisToken::kIncr) return std::nullopt;
+  // Each lock's counter must be a key of its own: not another lock's key, not another lock's counter.
+  auto path_of = [&](std::size_t i) {
+    return i == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(i - 1) + "]";
+  };
+  std::map<std::string, std::size_t> counter_of;  // counter → its lock
+  for (std::size_t i = 0; i < all.size(); ++i) counter_of.emplace(redis_counter_key_of(l, all[i]), i);
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    auto it = counter_of.find(all[j]);
+    if (it == counter_of.end()) continue;
+    return problem(it->second == 0 && l.redis.counter_key && j == 0 ? std::string("lock.counter_key") : path_of(j),
+                   "the lock " + quote_text(all[j]) + " is also the token counter of lock " +
+                       quote_text(all[it->second]) + ": every lock needs a counter key of its own",
+                   "rename the lock (a lock's counter is \"<key>:token\"; lock.counter_key names lock.key's only)");
+  }
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    auto it = counter_of.find(redis_counter_key_of(l, all[i]));
+    if (it->second != i) {
+      return problem(l.redis.counter_key && (i == 0 || it->second == 0) ? std::string("lock.counter_key") : path_of(i),
+                     "locks " + quote_text(all[it->second]) + " and " + quote_text(all[i]) +
+                         " would share the token counter " + quote_text(it->first) +
+                         ": every lock needs a counter key of its own",
+                     "choose another lock.counter_key");
+    }
+  }
+  return std::nullopt;
+}
+
 class RedisDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kRedis; }
   std::string name() const override { return "redis"; }
   std::string display_name() const override { return "Redis"; }
+
+  std::vector<std::string> lock_keys() const override { return redis::lock_keys(); }
+  std::vector<std::pair<std::string, std::vector<std::string>>> key_sections() const override {
+    return {{"redis", redis::lock_keys()}, {"cluster", redis::cluster_keys()}};
+  }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override { read_lock(in, l); }
+  /// More than one lock: a primary (with or without replicas and
+  /// Sentinel), not a cluster (one key and its slot) nor Redlock.
+  bool takes_more_locks(const LockSpec& l, std::string& why, std::string& fix) const override {
+    if (l.redis.cluster) {
+      why = "Redis Cluster (lock.cluster) is modelled with one lock key and its slot";
+      fix = "remove lock.keys (and clients[].lock), or lock.cluster for one primary";
+      return false;
+    }
+    if (l.redis.redlock > 0) {
+      why = "Redlock (lock.redlock) is modelled with one lock key over its primaries";
+      fix = "remove lock.keys (and clients[].lock), or lock.redlock for one primary";
+      return false;
+    }
+    return true;
+  }
+  std::optional<ScenarioProblem> validate_locks(const Scenario& s, const std::vector<std::string>& all) const override {
+    return validate_redis_locks(s.lock, all);
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override { write_lock(l, out); }
+  std::string foreign_key(const std::string&, const ServiceDescriptor& in) const override {
+    return " is a Redis setting; it does not apply to \"service\": \"" + in.name() + "\"";
+  }
 
   std::vector<std::string> group_names() const override { return {"redis", "sentinels"}; }
   /// "redis": the primary and its replicas (or the Redlock primaries);

@@ -213,6 +213,33 @@ Problem validate_table(const Scenario& s) {
   return std::nullopt;
 }
 
+/// The lock table's "observed" expiry: client-go's NewLeaderElector refuses
+/// a config without a RenewDeadline, with LeaseDuration <= RenewDeadline, or
+/// with RenewDeadline <= JitterFactor (1.2) × RetryPeriod
+/// (client-go tools/leaderelection/leaderelection.go NewLeaderElector).
+Problem leader_election_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  if (s.lock.table.expiry != TableExpiry::kObserved) return std::nullopt;
+  const std::string p = key(path, "lease_loss_after");
+  if (!c.lease_loss_after) {
+    return problem(p,
+                   "with lock.expiry \"observed\" every client needs lease_loss_after: it is client-go's "
+                   "RenewDeadline, after which a leader that could not renew stops leading (client-go refuses a "
+                   "leader elector without one)",
+                   "add \"lease_loss_after\": \"10s\" (client-go's default with a 15s lease duration)");
+  }
+  if (*c.lease_loss_after >= s.lock.ttl) {
+    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
+                          ") must be shorter than lock.ttl (LeaseDuration, " + fmt_d(s.lock.ttl) +
+                          "), as client-go requires (\"leaseDuration must be greater than renewDeadline\")");
+  }
+  if (*c.lease_loss_after * 5 <= c.renew_interval * 6) {
+    return problem(p, "lease_loss_after (RenewDeadline, " + fmt_d(*c.lease_loss_after) +
+                          ") must be longer than 1.2 x renew_interval (RetryPeriod, " + fmt_d(c.renew_interval) +
+                          "), as client-go requires (\"renewDeadline must be greater than retryPeriod*JitterFactor\")");
+  }
+  return std::nullopt;
+}
+
 class TableDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kTable; }
@@ -224,6 +251,28 @@ class TableDescriptor final : public ServiceDescriptor {
   std::vector<NodeGroup> groups(const Scenario&) const override { return {NodeGroup{"tables", {"db"}}}; }
 
   bool hands_out_tokens(const Scenario& s) const override { return s.lock.table.token == TableToken::kVersion; }
+
+  std::vector<std::string> lock_keys() const override { return {"expiry", "token", "lock_delay"}; }
+  std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
+                                                 const std::string& path) const override {
+    return leader_election_client(s, c, path);
+  }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
+    TableSpec& t = l.table;
+    if (const auto x = in.word<TableExpiry>("expiry")) t.expiry = *x;
+    if (const auto x = in.word<TableToken>("token")) t.token = *x;
+    if (const auto x = in.duration("lock_delay")) t.lock_delay = *x;
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override {
+    const TableSpec& t = l.table;
+    const TableSpec td;
+    if (t.expiry != td.expiry) out.text("expiry", word(t.expiry));
+    if (t.token != td.token) out.text("token", word(t.token));
+    if (t.lock_delay != td.lock_delay) out.duration("lock_delay", t.lock_delay);
+  }
+  std::string foreign_key(const std::string&, const ServiceDescriptor&) const override {
+    return " is a lock-table setting; it needs \"service\": \"table\"";
+  }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
     const TableSpec& t = s.lock.table;

@@ -39,7 +39,7 @@ FaultKindInfo hiccup_entry() {
     out.duration("duration", *f.duration);
     if (f.power_loss) out.boolean("loud", true);
   };
-  k.parse = [](KeyReader& in, FaultSpec& f) {
+  k.parse = [](NodeKeyReader& in, FaultSpec& f) {
     f.target = *in.node("target", "the node that hiccups");
     f.duration = in.duration("duration", KeyReader::kPositive, "how long it stalls, e.g. \"2s\"");
     if (const auto loud = in.boolean("loud")) f.power_loss = *loud;  // (a test kind borrows a field)

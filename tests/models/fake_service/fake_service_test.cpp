@@ -2,10 +2,14 @@
 // run time (register_service), runs through run_scenario like a built-in one
 // — its nodes in the directory, its client granting the lock, its role alias
 // resolved at the moment a fault starts, its own fault (counter_reset of its
-// counter) and its own verdict. Its own binary: registering changes the
-// registry for the rest of the process.
+// counter) and its own verdict — and its own key of the `lock` section,
+// "boss_until", read from a file, checked and written back with no change
+// outside this folder. Its own binary: registering changes the registry for
+// the rest of the process.
 #include <gtest/gtest.h>
 
+#include "loader/loader.hpp"
+#include "loader/writer.hpp"
 #include "models/client/client.hpp"
 #include "models/lock_service.hpp"
 #include "models/validate.hpp"
@@ -17,16 +21,31 @@ namespace {
 using Names = std::vector<std::string>;
 const ServiceKind kFake = static_cast<ServiceKind>(100);
 
+/// The fake's own setting, `lock.boss_until` (a duration, default 5s): when
+/// the role fake-boss moves from fake-0 to fake-1.
+struct FakeSettings final : ServiceSettings {
+  Duration boss_until = 5s;
+  bool equals(const ServiceSettings& o) const override {
+    const auto* f = dynamic_cast<const FakeSettings*>(&o);
+    return f != nullptr && f->boss_until == boss_until;
+  }
+};
+Duration boss_until(const LockSpec& l) {
+  const auto* f = dynamic_cast<const FakeSettings*>(l.other.settings.get());
+  return f != nullptr ? f->boss_until : FakeSettings{}.boss_until;
+}
+
 /// A perfect in-memory lock table on node fake-0: grants in request order,
 /// tokens from a counter that `counter_reset` of "fake" rewinds.
 class FakeService final : public LockService {
  public:
-  FakeService(sim::Simulation& s, std::vector<sim::NodeId> nodes) : sim_(s), nodes_(std::move(nodes)) {}
+  FakeService(sim::Simulation& s, std::vector<sim::NodeId> nodes, Duration boss_until)
+      : sim_(s), nodes_(std::move(nodes)), boss_until_(boss_until) {}
   void start() override { started_ = true; }
   std::optional<sim::NodeId> resolve_role(const std::string& role, std::string& why) const override {
     if (role != "fake-boss") return LockService::resolve_role(role, why);
-    // The boss is fake-0 until 5 s, then fake-1.
-    return sim_.now() < Time{5'000'000'000} ? nodes_[0] : nodes_[1];
+    // The boss is fake-0 until lock.boss_until, then fake-1.
+    return sim_.now() < Time{boss_until_.count()} ? nodes_[0] : nodes_[1];
   }
   bool apply_fault(const FaultSpec& f, std::string& why) override {
     if (f.kind != FaultKind::kCounterReset) return LockService::apply_fault(f, why);
@@ -45,6 +64,7 @@ class FakeService final : public LockService {
 
   sim::Simulation& sim_;
   std::vector<sim::NodeId> nodes_;
+  Duration boss_until_;
   bool started_ = false;
   std::int64_t counter_ = 0;
   std::string holder_;  ///< lease value of the holder, "" when free
@@ -87,8 +107,18 @@ class FakeDescriptor final : public ServiceDescriptor {
   bool hands_out_tokens(const Scenario&) const override { return true; }
   std::vector<Property> own_properties() const override { return {Property::kRaftSafety}; }
   std::vector<FaultKind> service_faults() const override { return {FaultKind::kCounterReset}; }
+  // Its key of the `lock` section (docs/ARCHITECTURE.md "Adding a lock service").
+  std::vector<std::string> lock_keys() const override { return {"boss_until"}; }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
+    auto f = std::make_shared<FakeSettings>();
+    if (const auto x = in.duration("boss_until", /*positive=*/true)) f->boss_until = *x;
+    l.other.settings = std::move(f);
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override {
+    if (boss_until(l) != FakeSettings{}.boss_until) out.duration("boss_until", boss_until(l));
+  }
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
-    return std::make_unique<FakeService>(ctx.sim, ctx.groups.at(0));
+    return std::make_unique<FakeService>(ctx.sim, ctx.groups.at(0), boss_until(ctx.scenario.lock));
   }
 };
 
@@ -192,6 +222,47 @@ TEST_F(FakeServiceRun, AFaultItDoesNotTakeIsRefusedAsAFileWouldBe) {
     EXPECT_EQ(e.problem.path, "faults[0].target");
     EXPECT_NE(e.problem.message.find("unknown value \"fake\""), std::string::npos) << e.problem.message;
   }
+}
+
+/// A scenario file of the fake service; `lock` is the text of its lock section.
+std::string fake_file(const std::string& lock) {
+  return R"({"scenario": "fake-file", "duration": "20s", "settle": "5s", "lock": )" + lock +
+         R"(, "resource": {"kind": "fenced"},
+      "clients": [{"name": "A", "renew": false, "workload": {"kind": "counter", "iterations": 3, "work": "100ms"}}],
+      "faults": [{"at": "4s", "kind": "pause", "target": "fake-boss", "duration": "100ms"}]})";
+}
+
+TEST_F(FakeServiceRun, ItsKeyIsReadFromAFileAndWrittenBack) {
+  const LoadResult r = load_scenario_text(fake_file(R"({"service": "fake", "ttl": "10s", "boss_until": "3s"})"), "f");
+  ASSERT_TRUE(r.ok()) << r.error->to_string();
+  EXPECT_EQ(boss_until(r.scenario->lock), 3s);
+  // The role moved at 3 s, so the pause at 4 s took fake-1 (fake-0 with the default 5 s).
+  const RunResult run = run_scenario(*r.scenario);
+  ASSERT_EQ(run.history.faults.size(), 1u);
+  EXPECT_EQ(run.history.faults[0].target, "fake-1");
+  const std::string text = write_scenario(*r.scenario);
+  EXPECT_NE(text.find(R"("boss_until": "3s")"), std::string::npos) << text;
+  const LoadResult back = load_scenario_text(text, "written");
+  ASSERT_TRUE(back.ok()) << back.error->to_string();
+  EXPECT_EQ(back.scenario->lock, r.scenario->lock);
+}
+
+TEST_F(FakeServiceRun, ItsKeyIsCheckedAsEveryKeyIs) {
+  const LoadResult bare = load_scenario_text(fake_file(R"({"service": "fake", "ttl": "10s", "boss_until": 3})"), "f");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error->to_string(),
+            "f: at lock.boss_until: durations need a unit, e.g. \"10s\"; got the bare number 3 (did you mean \"3s\" "
+            "or \"3ms\"?)");
+  const LoadResult typo = load_scenario_text(fake_file(R"({"service": "fake", "ttl": "10s", "boss_untl": "3s"})"), "f");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error->to_string(),
+            "f: at lock.boss_untl: unknown key \"boss_untl\" in lock (service fake); expected one of service, ttl, "
+            "key, keys, boss_until (did you mean \"boss_until\"?)");
+  // Another service's lock does not take it.
+  const LoadResult redis =
+      load_scenario_text(fake_file(R"({"service": "redis", "ttl": "10s", "boss_until": "3s"})"), "f");
+  ASSERT_FALSE(redis.ok());
+  EXPECT_EQ(redis.error->path, "lock.boss_until");
 }
 
 }  // namespace
