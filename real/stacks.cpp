@@ -1,0 +1,364 @@
+// real/stacks.cpp — the servers of a real run (real/stacks.hpp). Sources:
+//   Redis 7.0 (Debian redis-server 7.0.15): sentinel.conf directives
+//     monitor / down-after-milliseconds / failover-timeout, SENTINEL
+//     get-master-addr-by-name (redis.io "Redis Sentinel").
+//   etcd 3.4.23: its command-line flags; the observer is real/etcd-lock -observe.
+//   PostgreSQL 15: initdb and postgres as the Debian package installs them.
+#include "real/stacks.hpp"
+
+#include <libpq-fe.h>
+#include <pwd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include "models/redis/redis.hpp"
+#include "real/clocks.hpp"
+
+namespace fencesim::real {
+
+namespace {
+
+void wait_for_redis(Run& run, const RedisProc& p, std::chrono::milliseconds timeout, const fs::path& log) {
+  const auto until = Clock::now() + timeout;
+  while (Clock::now() < until) {
+    RedisConn c;
+    if (c.connect(p.port, 200ms)) {
+      auto r = wrap(c.cmd({"PING"}));
+      if (r && r->type == REDIS_REPLY_STATUS) return;
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(20ms);
+  }
+  (void)run;
+  throw std::runtime_error("fencesim-real: " + p.name + " did not answer PING within " +
+                           std::to_string(timeout.count()) + " ms; its log:\n" + tail_of(log));
+}
+
+std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+/// A server that a clock fault reaches starts with the clock shim and its
+/// own control file (real/clocks.hpp).
+void with_clock_shim(Run& run, RedisProc& p) {
+  if (!needs_clock_shim(run.s, p.name)) return;
+  auto& clock = run.server_clocks[p.name];
+  clock = std::make_unique<ServerClock>(p.dir / "clock");
+  p.env = clock->env(run.clock_shim);
+  run.say(p.name + " runs with fencesim-clock.so (" + clock->file().string() + ")");
+}
+
+/// Sentinel's failover-timeout: twice down_after (at least 3 s, the model's rule); with
+/// replicas (whose replication link goes through a proxy, so that their
+/// `master_port` is the proxy's, not the one Sentinel monitors) at least the
+/// run's real length plus 30 s, because Sentinel re-points a replica whose
+/// master address differs from its own view once failover-timeout has passed
+/// since the replica's configuration last changed (sentinel.c,
+/// sentinelRefreshInstanceInfo, "+fix-slave-config"), which would take the
+/// replication link off its proxy. The timeout also spaces failover
+/// attempts (2 x failover-timeout): a failover that fails (a split vote) is
+/// not retried within such a run (docs/CONFORMANCE.md). Without replicas it
+/// is the model's own (redis::failover_timeout_of).
+std::int64_t failover_timeout_ms(const Run& run) {
+  std::int64_t ms = run.tb.ms(redis::failover_timeout_of(run.s.lock.redis)).count();
+  if (run.s.lock.redis.replicas > 0) ms = std::max<std::int64_t>(ms, run.tb.ms(run.s.duration).count() + 30000);
+  return ms;
+}
+}  // namespace
+
+void start_redis(Run& run, std::vector<std::string>& versions) {
+  const std::string server = require_program("redis-server", "redis-server");
+  const auto v = run_command({server, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  const Scenario& s = run.s;
+  const int n = 1 + s.lock.redis.replicas;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p;
+    p.name = "redis-" + std::to_string(i);
+    p.port = free_port();
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    p.argv = {server,
+              "--port",
+              std::to_string(p.port),
+              "--bind",
+              "127.0.0.1",
+              "--dir",
+              p.dir.string(),
+              "--save",
+              "",
+              "--protected-mode",
+              "no",
+              "--daemonize",
+              "no",
+              "--logfile",
+              (p.dir / "redis.log").string()};
+    if (s.lock.redis.persistence == RedisPersistence::kAofAlways) {
+      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+    } else if (s.lock.redis.persistence == RedisPersistence::kAofEverysec) {
+      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
+    } else {
+      p.argv.insert(p.argv.end(), {"--appendonly", "no"});
+    }
+    if (i > 0) {
+      // The replication link goes through a proxy (partitions between
+      // replica and primary; replication_delay holds the stream).
+      const Duration rd = s.lock.redis.replication_delay;
+      const int via = run.net.add_link(p.name, run.redis[0].name, run.redis[0].port, rd > Duration::zero());
+      if (rd > Duration::zero()) run.links.set_base(p.name, run.redis[0].name, {}, {false, run.tb.real(rd)});
+      p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(via)});
+    }
+    with_clock_shim(run, p);
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.redis.push_back(std::move(p));
+  }
+  for (auto& p : run.redis) wait_for_redis(run, p, 10000ms, p.dir / "redis.log");
+  // Replicas in sync before the run starts.
+  for (int i = 1; i < n; ++i) {
+    const auto until = Clock::now() + 10s;
+    for (;;) {
+      RedisConn c;
+      std::string info;
+      if (c.connect(run.redis[i].port, 300ms)) {
+        auto r = wrap(c.cmd({"INFO", "replication"}));
+        if (r && r->type == REDIS_REPLY_STRING) info = std::string(r->str, r->len);
+      }
+      if (info.find("master_link_status:up") != std::string::npos) break;
+      if (Clock::now() > until) throw std::runtime_error("fencesim-real: " + run.redis[i].name + " did not sync");
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  const int m = s.lock.redis.sentinels;
+  const int quorum = m / 2 + 1;
+  for (int i = 0; i < m; ++i) {
+    RedisProc p;
+    p.name = "sentinel-" + std::to_string(i);
+    p.port = free_port();
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    const fs::path conf = p.dir / "sentinel.conf";
+    std::ofstream out(conf);
+    out << "port " << p.port << "\nbind 127.0.0.1\nprotected-mode no\ndir " << p.dir.string() << "\nlogfile "
+        << (p.dir / "sentinel.log").string() << "\nsentinel monitor " << kSentinelName << " 127.0.0.1 "
+        << run.redis[0].port << " " << quorum << "\nsentinel down-after-milliseconds " << kSentinelName << " "
+        << run.tb.ms(s.lock.redis.down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
+        << failover_timeout_ms(run) << "\nsentinel parallel-syncs " << kSentinelName << " 1\n";
+    out.close();
+    p.argv = {server, conf.string(), "--sentinel"};
+    with_clock_shim(run, p);
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.sentinels.push_back(std::move(p));
+  }
+  for (auto& p : run.sentinels) wait_for_redis(run, p, 10000ms, p.dir / "sentinel.log");
+  // Every sentinel knows the others and the replicas (hello messages every 2 s).
+  if (m > 0) {
+    const auto until = Clock::now() + 30s;
+    for (auto& p : run.sentinels) {
+      for (;;) {
+        RedisConn c;
+        bool ok = false;
+        if (c.connect(p.port, 300ms)) {
+          auto a = wrap(c.cmd({"SENTINEL", "sentinels", kSentinelName}));
+          auto b = wrap(c.cmd({"SENTINEL", "replicas", kSentinelName}));
+          ok = a && b && a->type == REDIS_REPLY_ARRAY && b->type == REDIS_REPLY_ARRAY &&
+               static_cast<int>(a->elements) == m - 1 && static_cast<int>(b->elements) == n - 1;
+        }
+        if (ok) break;
+        if (Clock::now() > until) {
+          throw std::runtime_error("fencesim-real: " + p.name + " did not discover the other sentinels and replicas; " +
+                                   "its log:\n" + tail_of(p.dir / "sentinel.log"));
+        }
+        if (g_interrupted) throw std::runtime_error("interrupted");
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+}
+
+void start_etcd(Run& run, std::vector<std::string>& versions) {
+  const std::string etcd = require_program("etcd", "etcd-server");
+  const auto v = run_command({etcd, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  const Scenario& s = run.s;
+  const int n = s.lock.etcd.nodes;
+  std::string cluster;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p;
+    p.name = "etcd-" + std::to_string(i);
+    p.port = free_port();
+    run.etcd_peer_ports.push_back(free_port());
+    cluster += fmt::format("{}{}=http://127.0.0.1:{}", cluster.empty() ? "" : ",", p.name, run.etcd_peer_ports.back());
+    run.etcd.push_back(std::move(p));
+  }
+  const auto heartbeat = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.heartbeat).count(), 20);
+  const auto election = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.election_timeout).count(), 5 * heartbeat);
+  for (int i = 0; i < n; ++i) {
+    RedisProc& p = run.etcd[i];
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir);
+    const std::string client = fmt::format("http://127.0.0.1:{}", p.port);
+    const std::string peer = fmt::format("http://127.0.0.1:{}", run.etcd_peer_ports[i]);
+    p.argv = {etcd,
+              "--name",
+              p.name,
+              "--data-dir",
+              (p.dir / "data").string(),
+              "--listen-client-urls",
+              client,
+              "--advertise-client-urls",
+              client,
+              "--listen-peer-urls",
+              peer,
+              "--initial-advertise-peer-urls",
+              peer,
+              "--initial-cluster",
+              cluster,
+              "--initial-cluster-state",
+              "new",
+              "--initial-cluster-token",
+              "fencesim-real",
+              "--heartbeat-interval",
+              std::to_string(heartbeat),
+              "--election-timeout",
+              std::to_string(election),
+              "--logger",
+              "zap",
+              "--log-outputs",
+              (p.dir / "etcd.log").string()};
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.etcd_endpoints += (run.etcd_endpoints.empty() ? "" : ",") + client;
+  }
+  // The cluster has a leader (a put through the helper's observer works).
+  ChildOptions opt;
+  opt.pipes = true;
+  opt.err = run.dir.path() / "etcd-observer.log";
+  run.etcd_observer = std::make_unique<LineChild>(
+      std::vector<std::string>{run.helper, "-endpoints", run.etcd_endpoints, "-prefix", s.lock.key, "-observe"}, opt,
+      [&run](const std::string& line) {
+        std::istringstream in(line);
+        std::string word, key;
+        std::int64_t create = 0;
+        in >> word >> key >> create;
+        if (word != "deleted") return word == "put";
+        const Time at = run.tb.now();
+        const std::string value = key + "@" + std::to_string(create);
+        std::lock_guard<std::mutex> g(run.hmu);
+        if (!run.in_run(at)) return true;
+        run.h.lease_end(at, value, run.released.count(value) ? "deleted" : "lease expired (key deleted by etcd)");
+        run.live.erase(value);
+        return true;
+      });
+  auto ready = run.etcd_observer->next(run.stop);
+  if (!ready || *ready != "ready") {
+    throw std::runtime_error("fencesim-real: the etcd observer did not start:\n" + tail_of(opt.err));
+  }
+  const std::string etcdctl = require_program("etcdctl", "etcd-client");
+  const auto until = Clock::now() + 30s;
+  for (;;) {
+    ChildOptions e;
+    e.env = {"ETCDCTL_API=3"};
+    const auto r = run_command(
+        {etcdctl, "--endpoints", run.etcd_endpoints, "--command-timeout=2s", "put", "fencesim-real/ready", "1"}, 5000ms,
+        e);
+    if (r.status == 0) break;
+    if (Clock::now() > until) {
+      throw std::runtime_error("fencesim-real: the etcd cluster did not accept a put within 30 s; etcd-0's log:\n" +
+                               tail_of(run.etcd[0].dir / "etcd.log"));
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+void start_postgres(Run& run, std::vector<std::string>& versions) {
+  const std::vector<std::string> pgdirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
+                                           "/usr/lib/postgresql/17/bin"};
+  const std::string initdb = require_program("initdb", "postgresql", pgdirs);
+  const std::string postgres = require_program("postgres", "postgresql", pgdirs);
+  const auto v = run_command({postgres, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  ChildOptions as;
+  if (::geteuid() == 0) {
+    // PostgreSQL refuses to run as root: run it as the `postgres` user the
+    // Debian package creates.
+    const passwd* pw = ::getpwnam("postgres");
+    if (pw == nullptr) {
+      throw MissingProgram(
+          "fencesim-real: running as root, PostgreSQL needs the `postgres` user (created by the Debian package "
+          "postgresql); install it or run fencesim-real as an ordinary user");
+    }
+    as.uid = pw->pw_uid;
+    as.gid = pw->pw_gid;
+  }
+  Postgres& pg = run.pg;
+  pg.dir = run.dir.path() / "postgres";
+  fs::create_directories(pg.dir);
+  if (as.uid) {
+    for (const auto& p : {pg.dir}) (void)!::chown(p.c_str(), *as.uid, *as.gid);
+  }
+  as.err = pg.dir / "initdb.log";
+  as.out = pg.dir / "initdb.log";
+  const auto r = run_command(
+      {initdb, "-D", (pg.dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"}, 60000ms,
+      as);
+  if (r.status != 0) {
+    throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg.dir / "initdb.log"));
+  }
+  pg.port = free_port();
+  pg.argv = {postgres,
+             "-D",
+             (pg.dir / "data").string(),
+             "-p",
+             std::to_string(pg.port),
+             "-k",
+             pg.dir.string(),
+             "-c",
+             "listen_addresses=127.0.0.1",
+             "-c",
+             "fsync=off",
+             "-c",
+             "shared_buffers=16MB",
+             "-c",
+             "max_connections=40",
+             "-c",
+             "synchronous_commit=off"};
+  pg.opt = as;
+  pg.opt.out = pg.dir / "postgres.log";
+  pg.opt.err = pg.dir / "postgres.log";
+  pg.opt.stop_signal = SIGQUIT;
+  pg.child = std::make_unique<Child>(pg.argv, pg.opt);
+  run.pg_conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5", pg.port);
+  const auto until = Clock::now() + 30s;
+  PGconn* c = nullptr;
+  for (;;) {
+    c = PQconnectdb(run.pg_conninfo.c_str());
+    if (PQstatus(c) == CONNECTION_OK) break;
+    PQfinish(c);
+    if (Clock::now() > until || !pg.child->running()) {
+      throw std::runtime_error("fencesim-real: PostgreSQL did not start; its log:\n" +
+                               tail_of(pg.dir / "postgres.log"));
+    }
+    if (g_interrupted) throw std::runtime_error("interrupted");
+    std::this_thread::sleep_for(100ms);
+  }
+  const std::string setup = fmt::format(
+      "CREATE TABLE reg (id int PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL, tag text NOT NULL, "
+      "last_written bigint NOT NULL, last_seen bigint NOT NULL, prev_value bigint NOT NULL, prev_tag text NOT NULL);"
+      "INSERT INTO reg VALUES (1, {}, 0, '', 0, 0, 0, '')",
+      run.s.resource.initial);
+  PGresult* res = PQexec(c, setup.c_str());
+  const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+  PQclear(res);
+  PQfinish(c);
+  if (!ok) throw std::runtime_error("fencesim-real: could not create the resource table");
+}
+
+}  // namespace fencesim::real
