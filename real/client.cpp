@@ -19,8 +19,8 @@ struct Row {
 class Resource {
  public:
   Resource(Run& r, const std::string& client, Sockets& owner) : run_(r) {
-    const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5",
-                                             run_.dial(client, "resource", run_.pg.port));
+    const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5",
+                                             run_.dial(client, "resource", run_.pg->port), run_.pg_db);
     pg_.c = PQconnectdb(conninfo.c_str());
     if (PQstatus(pg_.c) != CONNECTION_OK) {
       throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
@@ -234,6 +234,26 @@ Duration cas_retry_wait(Run& run, const WorkloadSpec& w, Duration base, int k) {
 
 enum class Step { kDone, kStop, kCrashed };
 
+/// Records the end of iteration `rec` (its outcome; done, if a success)
+/// unless the run has ended (kStop) or the client crashed since `epoch`
+/// (kCrashed); nullopt when recorded.
+std::optional<Step> finish_iteration(ClientState& c, std::size_t rec, bool success, const std::string& outcome,
+                                     int epoch) {
+  Run& run = c.run;
+  std::lock_guard<std::mutex> g(run.hmu);
+  const Time now = run.tb.now();
+  if (!run.in_run(now)) return Step::kStop;
+  if (c.gate.epoch() != epoch) return Step::kCrashed;
+  IterationRecord& it = run.h.iterations[rec];
+  if (success) {
+    it.success = true;
+    it.done = now;
+  }
+  it.outcome = outcome;
+  c.iteration.reset();
+  return std::nullopt;
+}
+
 /// One iteration (ClientNode::iterate, real time). kStop when the run
 /// stops; kCrashed when the client crashed during it (found at a safepoint:
 /// the crash has already ended the belief and marked the iteration).
@@ -299,19 +319,7 @@ Step iterate(ClientState& c, Resource& res, int index) {
     if (crashed()) return Step::kCrashed;
   }
   if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
-  {
-    std::lock_guard<std::mutex> g(run.hmu);
-    const Time now = run.tb.now();
-    if (!run.in_run(now)) return Step::kStop;
-    if (crashed()) return Step::kCrashed;
-    IterationRecord& it = run.h.iterations[rec];
-    if (success) {
-      it.success = true;
-      it.done = now;
-    }
-    it.outcome = outcome;
-    c.iteration.reset();
-  }
+  if (const auto step = finish_iteration(c, rec, success, outcome, epoch)) return *step;
   c.lock->release();
   return crashed() ? Step::kCrashed : Step::kDone;
 }

@@ -159,6 +159,29 @@ class RedisLock final : public RealLock {
     }
     cv_.notify_all();
   }
+  /// A renewal's answer (the renewer's thread): recorded; a success moves
+  /// the next renewal's due time, a refusal ends the belief.
+  void renewal_answered(Time first_sent, bool ok) {
+    const Time replied = run_.tb.now();
+    {
+      std::lock_guard<std::mutex> g(run_.hmu);
+      if (run_.in_run(replied)) run_.h.renewals.push_back(RenewalRecord{c_.spec.name, first_sent, replied, ok});
+    }
+    {
+      std::lock_guard<std::mutex> l(m_);
+      if (ok) {
+        // The next renewal is due renew_interval after this reply, as
+        // in the model (models/client/redis_client.cpp start_renewal:
+        // `last = clock_now()` after the answer); seen with a slow link.
+        // On renew_clock, so that a clock fault moves the deadline.
+        last_ = c_.clock.read(c_.spec.renew_clock);
+      } else {
+        active_ = false;
+      }
+    }
+    // Refused: the key is gone or holds another value.
+    if (!ok) c_.end_belief("renewal refused", true);
+  }
   void renew_loop() {
     RedisConn& conn = renew_conn_;
     int seen_epoch = c_.gate.epoch();
@@ -201,28 +224,7 @@ class RedisLock final : public RealLock {
           if (gen_ != gen) break;
         }
         if (r && r->type == REDIS_REPLY_INTEGER) {
-          const Time replied = run_.tb.now();
-          const bool ok = r->integer == 1;
-          {
-            std::lock_guard<std::mutex> g(run_.hmu);
-            if (run_.in_run(replied)) run_.h.renewals.push_back(RenewalRecord{c_.spec.name, first_sent, replied, ok});
-          }
-          std::lock_guard<std::mutex> l(m_);
-          if (ok) {
-            // The next renewal is due renew_interval after this reply, as
-            // in the model (models/client/redis_client.cpp start_renewal:
-            // `last = clock_now()` after the answer); seen with a slow link.
-            // On renew_clock, so that a clock fault moves the deadline.
-            last_ = c_.clock.read(rk);
-          } else {
-            active_ = false;
-          }
-          if (!ok) {
-            // Refused: the key is gone or holds another value.
-            m_.unlock();
-            c_.end_belief("renewal refused", true);
-            m_.lock();
-          }
+          renewal_answered(first_sent, r->integer == 1);
           break;
         }
         conn.drop();

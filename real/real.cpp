@@ -18,6 +18,7 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -101,44 +102,162 @@ std::string unsupported_reason(const Scenario& s) {
   return "";
 }
 
-RealResult run_real(const Scenario& s, const RealOptions& opt) {
-  if (std::string why = unsupported_reason(s); !why.empty()) throw NotSupported(why);
-  if (!(opt.scale > 0 && opt.scale <= 10)) throw NotSupported("--scale must be in (0, 10]");
-  const auto wall0 = Clock::now();
-  RealResult out;
-  TempDir dir(s.name, opt.keep_dir);
-  out.temp_dir = dir.path().string();
+namespace {
 
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  struct sigaction old_int {
-  }, old_term{}, old_pipe{};
-  ::sigaction(SIGINT, &sa, &old_int);
-  ::sigaction(SIGTERM, &sa, &old_term);
-  // A line to a Go helper that a client crash has just killed must not kill
-  // the runner (children get the default back: real/process.cpp).
-  struct sigaction ign {};
-  ign.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ign, &old_pipe);
-  struct Restore {
-    struct sigaction i, t, p;
-    ~Restore() {
-      ::sigaction(SIGINT, &i, nullptr);
-      ::sigaction(SIGTERM, &t, nullptr);
-      ::sigaction(SIGPIPE, &p, nullptr);
+/// SIGINT and SIGTERM stop the run (every server is stopped); SIGPIPE is
+/// ignored: a line to a Go helper that a client crash has just killed must
+/// not kill the runner (children get the default back: real/process.cpp).
+/// The old handlers come back at the end of the run.
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ign, &old_pipe_);
+    g_interrupted = false;
+  }
+  ~SignalGuard() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+  struct sigaction old_pipe_ {};
+};
+
+/// A file the runner needs beside the running program (or in helper_dir).
+fs::path beside_program(const RealOptions& opt, const std::string& name) {
+  const fs::path dir =
+      opt.helper_dir.empty() ? fs::read_symlink("/proc/self/exe").parent_path() : fs::path(opt.helper_dir);
+  return dir / name;
+}
+
+bool is_client(const Scenario& s, const std::string& name) {
+  for (const ClientSpec& c : s.clients) {
+    if (c.name == name) return true;
+  }
+  return false;
+}
+
+/// The etcd helper and, when a clock fault reaches a server, the clock shim
+/// (with a remark per server clock_jump: its step in real time).
+void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
+  const Scenario& s = r.s;
+  if (s.lock.service == ServiceKind::kEtcd) {
+    const fs::path helper = beside_program(opt, "etcd-lock");
+    if (::access(helper.c_str(), X_OK) != 0) {
+      throw MissingProgram("the etcd client helper " + helper.string() +
+                           " is missing; it is built with fencesim-real when golang-go and golang-etcd-server-dev "
+                           "are installed (tools/deps.sh --test)");
     }
-  } restore{old_int, old_term, old_pipe};
-  g_interrupted = false;
+    r.helper = helper.string();
+  }
+  auto server_clock = [&s](const FaultSpec& f) {
+    return (f.kind == FaultKind::kClockJump || f.kind == FaultKind::kClockDrift) && f.at < s.duration &&
+           !is_client(s, f.target);
+  };
+  if (std::none_of(s.faults.begin(), s.faults.end(), server_clock)) return;
+  const fs::path shim = beside_program(opt, "fencesim-clock.so");
+  if (::access(shim.c_str(), R_OK) != 0) {
+    throw MissingProgram("fencesim-real: the clock shim " + shim.string() +
+                         " is missing; it is built with fencesim-real (target fencesim_clock_shim)");
+  }
+  r.clock_shim = shim.string();
+  for (const FaultSpec& f : s.faults) {
+    if (f.kind != FaultKind::kClockJump || !server_clock(f)) continue;
+    const char* which = f.clock == ClockSelect::kWall        ? "wall clock"
+                        : f.clock == ClockSelect::kMonotonic ? "monotonic clock"
+                                                             : "wall and monotonic clocks";
+    out.remarks.push_back(fmt::format(
+        "{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
+        "through fencesim-clock.so",
+        f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
+  }
+}
 
-  auto run = std::make_unique<Run>(s, Timebase{opt.scale, Clock::now()}, dir, opt.log);
-  Run& r = *run;
+/// PostgreSQL, then the lock service; then every client's proxy to every
+/// server and to the resource (real/proxy.hpp), so that link faults can
+/// cut or slow it.
+void start_stack(Run& r, const RealOptions& opt, RealResult& out) {
+  const Scenario& s = r.s;
+  if (opt.postgres) {
+    r.pg = &opt.postgres->server();
+  } else {
+    r.say("starting PostgreSQL");
+    r.own_pg = start_postgres_server(r.dir.path() / "postgres");
+    r.pg = r.own_pg.get();
+  }
+  out.versions.push_back(r.pg->version);
+  create_resource_database(r);
+  if (s.lock.service == ServiceKind::kRedis) {
+    r.say("starting Redis");
+    start_redis(r, out.versions);
+  } else {
+    r.say("starting etcd");
+    start_etcd(r, out.versions);
+    const double scaled = s.lock.ttl.count() * opt.scale / 1e9;
+    const int ttl = etcd_ttl_seconds(r);
+    if (std::abs(ttl - scaled) > 1e-6) {
+      out.remarks.push_back(
+          fmt::format("etcd lease TTL {} s (the scaled TTL {:.3f} s rounded up to whole seconds)", ttl, scaled));
+    }
+  }
+  for (const ClientSpec& c : s.clients) {
+    for (auto* v : {&r.redis, &r.sentinels, &r.etcd}) {
+      for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
+    }
+    r.net.add_link(c.name, "resource", r.pg->port);
+  }
+}
+
+/// The clients of a run and the threads that run them.
+struct Crew {
   std::vector<std::unique_ptr<ClientState>> clients;
   std::vector<std::thread> threads;
-  std::thread poller;
-  auto stop_everything = [&] {
+  std::thread observer;
+
+  /// Every client with its lock (connections and helpers set up before time
+  /// 0), each on its own thread, waiting at the start barrier.
+  void start(Run& r) {
+    for (std::size_t i = 0; i < r.s.clients.size(); ++i) {
+      clients.push_back(std::make_unique<ClientState>(r, r.s.clients[i], i));
+      clients.back()->lock = make_lock(*clients.back());
+    }
+    for (auto& c : clients) {
+      ClientState* cp = c.get();
+      threads.emplace_back([cp] { client_main(*cp); });
+    }
+    std::unique_lock<std::mutex> l(r.start_mu);
+    if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
+      throw std::runtime_error("fencesim-real: the clients did not connect within 60 s");
+    }
+  }
+  /// Time 0: the clients go, and the Redis lease observer starts (etcd's is
+  /// the watch start_etcd began).
+  void go(Run& r) {
+    r.say("running");
+    {
+      std::lock_guard<std::mutex> l(r.start_mu);
+      r.tb.t0 = Clock::now();
+      r.running = true;
+      r.go = true;
+    }
+    r.start_cv.notify_all();
+    if (r.s.lock.service == ServiceKind::kRedis) observer = std::thread([&r] { watch_redis_leases(r); });
+  }
+  /// Stops every thread: wakes whatever a client waits on and joins.
+  void stop(Run& r) {
     r.stop = true;
-    // Closing the proxies wakes a client that waits on a held connection.
-    r.net.close_all();
+    r.net.close_all();  // wakes a client that waits on a held connection
     {
       std::lock_guard<std::mutex> l(r.start_mu);  // wakes a client still at the start barrier
     }
@@ -152,338 +271,35 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
     for (auto& t : threads) {
       if (t.joinable()) t.join();
     }
-    if (poller.joinable()) poller.join();
+    if (observer.joinable()) observer.join();
     clients.clear();
-  };
-  try {
-    if (s.lock.service == ServiceKind::kEtcd) {
-      const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-      const fs::path helper = opt.helper_dir.empty() ? self / "etcd-lock" : fs::path(opt.helper_dir) / "etcd-lock";
-      if (::access(helper.c_str(), X_OK) != 0) {
-        throw MissingProgram("the etcd client helper " + helper.string() +
-                             " is missing; it is built with fencesim-real when golang-go and golang-etcd-server-dev "
-                             "are installed (tools/deps.sh --test)");
-      }
-      r.helper = helper.string();
-    }
-    bool server_clock = false;
-    for (const FaultSpec& f : s.faults) {
-      bool client = false;
-      for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
-      server_clock = server_clock || ((f.kind == FaultKind::kClockJump || f.kind == FaultKind::kClockDrift) &&
-                                      f.at < s.duration && !client);
-    }
-    if (server_clock) {
-      const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-      const fs::path shim =
-          opt.helper_dir.empty() ? self / "fencesim-clock.so" : fs::path(opt.helper_dir) / "fencesim-clock.so";
-      if (::access(shim.c_str(), R_OK) != 0) {
-        throw MissingProgram("fencesim-real: the clock shim " + shim.string() +
-                             " is missing; it is built with fencesim-real (target fencesim_clock_shim)");
-      }
-      r.clock_shim = shim.string();
-      for (const FaultSpec& f : s.faults) {
-        bool client = false;
-        for (const ClientSpec& c : s.clients) client = client || c.name == f.target;
-        if (f.kind != FaultKind::kClockJump || f.at >= s.duration || client) continue;
-        const char* which = f.clock == ClockSelect::kWall        ? "wall clock"
-                            : f.clock == ClockSelect::kMonotonic ? "monotonic clock"
-                                                                 : "wall and monotonic clocks";
-        out.remarks.push_back(fmt::format(
-            "{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
-            "through fencesim-clock.so",
-            f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
-      }
-    }
-    r.say("starting PostgreSQL");
-    start_postgres(r, out.versions);
-    if (s.lock.service == ServiceKind::kRedis) {
-      r.say("starting Redis");
-      start_redis(r, out.versions);
-    } else {
-      r.say("starting etcd");
-      start_etcd(r, out.versions);
-      const int ttl = std::max(1, static_cast<int>(std::ceil(s.lock.ttl.count() * opt.scale / 1e9 - 1e-9)));
-      if (std::abs(ttl - s.lock.ttl.count() * opt.scale / 1e9) > 1e-6) {
-        out.remarks.push_back(fmt::format("etcd lease TTL {} s (the scaled TTL {:.3f} s rounded up to whole seconds)",
-                                          ttl, s.lock.ttl.count() * opt.scale / 1e9));
-      }
-    }
-    // Every client reaches every server and the resource through a proxy
-    // of its own (real/proxy.hpp), so that link faults can cut or slow it.
-    for (const ClientSpec& c : s.clients) {
-      for (auto* v : {&r.redis, &r.sentinels, &r.etcd}) {
-        for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
-      }
-      r.net.add_link(c.name, "resource", r.pg.port);
-    }
-    // Clients (their connections and helpers are set up before time 0).
-    for (std::size_t i = 0; i < s.clients.size(); ++i) {
-      clients.push_back(std::make_unique<ClientState>(r, s.clients[i], i));
-      ClientState& c = *clients.back();
-      c.lock = make_lock(c);
-    }
-    for (auto& c : clients) {
-      ClientState* cp = c.get();
-      threads.emplace_back([cp] { client_main(*cp); });
-    }
-    {
-      std::unique_lock<std::mutex> l(r.start_mu);
-      if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
-        throw std::runtime_error("fencesim-real: the clients did not connect within 60 s");
-      }
-    }
-    r.say("running");
-    {
-      std::lock_guard<std::mutex> l(r.start_mu);
-      r.tb.t0 = Clock::now();
-      r.running = true;
-      r.go = true;
-    }
-    r.start_cv.notify_all();
-    // The service observer: polls the primary (Redis); etcd's is the watch above.
-    if (s.lock.service == ServiceKind::kRedis) {
-      poller = std::thread([&r] {
-        RedisConn conn;
-        auto resolved = Clock::now();
-        while (!r.stop) {
-          std::this_thread::sleep_for(5ms);
-          if (!conn.ok()) {
-            const auto port = r.primary_port();
-            if (!port || !conn.connect(*port, 200ms)) {
-              // The primary is down: a lease ends unless a live replica or
-              // its AOF (lock.persistence) holds it.
-              if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis.persistence == RedisPersistence::kNone) {
-                const Time at = r.tb.now();
-                std::lock_guard<std::mutex> g(r.hmu);
-                for (auto it = r.live.begin(); it != r.live.end();) {
-                  if (r.in_run(at)) r.h.lease_end(at, it->first, "redis-0 is down and no live replica holds it");
-                  it = r.live.erase(it);
-                }
-              }
-              continue;
-            }
-          }
-          if (!r.sentinels.empty() && Clock::now() - resolved > 50ms) {
-            resolved = Clock::now();
-            const auto port = r.primary_port();
-            if (port && *port != conn.port()) {
-              conn.drop();
-              continue;
-            }
-          }
-          const auto sent = Clock::now();
-          auto rep = wrap(conn.cmd({"GET", r.s.lock.key}));
-          if (!rep) continue;  // paused or gone: judged on the next answer
-          std::string cur = rep->type == REDIS_REPLY_STRING ? std::string(rep->str, rep->len) : "";
-          if (rep->type == REDIS_REPLY_ERROR) continue;
-          const int port = conn.port();
-          // A primary that was demoted answers as a replica: ask Sentinel again.
-          if (!r.sentinels.empty()) {
-            auto role = wrap(conn.cmd({"ROLE"}));
-            if (role && role->type == REDIS_REPLY_ARRAY && role->elements > 0 &&
-                std::string(role->element[0]->str) != "master") {
-              conn.drop();
-              continue;
-            }
-          }
-          const Time at = r.tb.now();
-          std::lock_guard<std::mutex> g(r.hmu);
-          for (auto it = r.live.begin(); it != r.live.end();) {
-            if (it->first != cur && it->second < sent) {
-              const std::string node = r.redis_name_of_port(port);
-              std::string why = r.released.count(it->first) ? "deleted"
-                                : cur.empty()               ? fmt::format("expired on {} wall clock", node)
-                                              : fmt::format("{}, the current primary, does not hold it", node);
-              if (r.in_run(at)) r.h.lease_end(at, it->first, why);
-              it = r.live.erase(it);
-            } else {
-              ++it;
-            }
-          }
-        }
-      });
-    }
-
-    // Faults, on this thread (it started every child, so restarts keep
-    // their death signal), in time order: each fault's start resolves its
-    // target (a role alias names the node that has the role now), records
-    // the fault and applies it; its end (pause) or restart (crash) follows.
-    const std::vector<FaultSpec> faults = draw_fault_times(s);
-    std::vector<std::pair<Clock::time_point, std::function<void()>>> actions;
-    auto client_of = [&clients](const std::string& name) -> ClientState* {
-      for (auto& c : clients) {
-        if (c->spec.name == name) return c.get();
-      }
-      return nullptr;
-    };
-    for (const FaultSpec& f : faults) {
-      if (f.at >= s.duration) continue;
-      const auto start = r.tb.at(f.at);
-      auto resolved = std::make_shared<std::string>(f.target);
-      actions.emplace_back(start, [&r, f, resolved, &faults, client_of] {
-        FaultRecord rec;
-        rec.start = r.tb.now();
-        rec.end = fault_end(f, faults);
-        rec.kind = f.kind;
-        rec.target = f.target;
-        rec.detail = fault_detail(f);
-        rec.origin = f.origin;
-        try {
-          *resolved = resolve_target(r, f.target);
-        } catch (const std::exception& e) {
-          rec.skipped = true;
-          rec.skip_reason = e.what();
-        }
-        if (*resolved != f.target) rec.detail += (rec.detail.empty() ? "" : ", ") + ("now " + *resolved);
-        r.say(fmt::format("fault {} {} {}", to_string(f.kind), *resolved, rec.detail));
-        {
-          std::lock_guard<std::mutex> g(r.hmu);
-          r.h.faults.push_back(rec);
-        }
-        if (rec.skipped) return;
-        switch (f.kind) {
-          case FaultKind::kPause:
-            if (ClientState* c = client_of(*resolved)) {
-              c->gate.close();
-              if (c->helper) c->helper->child().signal(SIGSTOP);
-            } else if (RedisProc* p = find_proc(r, *resolved)) {
-              p->child->signal(SIGSTOP);
-            } else if (*resolved == "resource") {
-              r.pg.child->signal(SIGSTOP);
-            }
-            break;
-          case FaultKind::kCrash:
-            if (ClientState* c = client_of(*resolved)) {
-              if (!c->gate.down()) c->crash();
-            } else if (RedisProc* p = find_proc(r, *resolved)) {
-              p->child->kill_now();
-            }
-            break;
-          case FaultKind::kFailover: {
-            for (auto& sp : r.sentinels) {
-              RedisConn c;
-              if (!c.connect(sp.port, 500ms)) continue;
-              auto rep = wrap(c.cmd({"SENTINEL", "FAILOVER", kSentinelName}));
-              if (rep && rep->type == REDIS_REPLY_STATUS) return;
-            }
-            r.say("SENTINEL FAILOVER was refused by every sentinel");
-            break;
-          }
-          case FaultKind::kPartition: {
-            // Roles resolve now; the partition keeps the nodes it resolved to.
-            std::vector<std::vector<std::string>> groups;
-            for (const auto& g : f.isolate.empty() ? f.groups : std::vector<std::vector<std::string>>{f.isolate}) {
-              std::vector<std::string> names;
-              for (const std::string& n : g) {
-                try {
-                  names.push_back(resolve_target(r, n));
-                } catch (const std::exception&) {
-                  // a role with no node is left out
-                }
-              }
-              groups.push_back(std::move(names));
-            }
-            *resolved = std::to_string(r.links.add_partition(std::move(groups), !f.isolate.empty(), f.one_way));
-            break;
-          }
-          case FaultKind::kHeal: r.links.heal(); break;
-          case FaultKind::kSlow:
-            *resolved += "#" + std::to_string(r.links.add_slow(*resolved, r.tb.real(f.delay)));
-            break;
-          case FaultKind::kCounterReset:
-            if (f.target == "resource") {
-              PgConn c;
-              c.c = PQconnectdb(r.pg_conninfo.c_str());
-              const std::string sql =
-                  fmt::format("UPDATE reg SET last_written = {0}, last_seen = {0} WHERE id = 1", f.value);
-              PQclear(PQexec(c.c, sql.c_str()));
-            } else {
-              RedisConn c;
-              const auto port = r.primary_port();
-              if (port && c.connect(*port, 500ms)) {
-                wrap(c.cmd({"SET", redis_counter_key(r.s.lock), std::to_string(f.value)}));
-              }
-            }
-            break;
-          case FaultKind::kClockJump:
-          case FaultKind::kClockDrift: apply_clock_fault(r, f, *resolved, client_of(*resolved), false); break;
-          default: break;
-        }
-      });
-      if (f.kind == FaultKind::kClockDrift && f.duration) {
-        actions.emplace_back(start + r.tb.real(*f.duration), [&r, f, resolved, client_of] {
-          apply_clock_fault(r, f, *resolved, client_of(*resolved), true);
-        });
-      }
-      if (f.kind == FaultKind::kPause) {
-        actions.emplace_back(start + r.tb.real(f.duration.value_or(Duration{0})), [&r, resolved, client_of] {
-          if (ClientState* c = client_of(*resolved)) {
-            if (c->helper) c->helper->child().signal(SIGCONT);
-            c->gate.open();
-          } else if (RedisProc* p = find_proc(r, *resolved)) {
-            p->child->signal(SIGCONT);
-          } else if (*resolved == "resource") {
-            r.pg.child->signal(SIGCONT);
-          }
-        });
-      }
-      if ((f.kind == FaultKind::kPartition || f.kind == FaultKind::kSlow) && f.duration) {
-        // `resolved` holds the partition's id, or "node#id" for a slow fault.
-        actions.emplace_back(start + r.tb.real(*f.duration), [&r, resolved, kind = f.kind] {
-          const std::string& v = *resolved;
-          const std::string id = kind == FaultKind::kSlow ? v.substr(v.rfind('#') + 1) : v;
-          if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) return;
-          if (kind == FaultKind::kSlow) {
-            r.links.end_slow(std::stoi(id));
-          } else {
-            r.links.end_partition(std::stoi(id));
-          }
-        });
-      }
-      if (f.kind == FaultKind::kCrash && f.restart_after) {
-        actions.emplace_back(start + r.tb.real(*f.restart_after), [&r, resolved, client_of] {
-          if (ClientState* c = client_of(*resolved)) {
-            if (c->gate.down()) {
-              c->lock->restart();
-              c->gate.restart();
-              r.say("restarted client " + c->spec.name);
-            }
-          } else if (RedisProc* p = find_proc(r, *resolved)) {
-            ChildOptions o;
-            o.err = p->dir / "stderr.log";
-            o.env = p->env;
-            p->child = std::make_unique<Child>(p->argv, o);
-            r.say("restarted " + p->name);
-          }
-        });
-      }
-    }
-    std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::size_t next_action = 0;
-    const auto end = r.tb.at(s.duration);
-    while (Clock::now() < end) {
-      if (g_interrupted) throw std::runtime_error("interrupted (SIGINT/SIGTERM): every server was stopped");
-      const auto now = Clock::now();
-      while (next_action < actions.size() && actions[next_action].first <= now) actions[next_action++].second();
-      std::this_thread::sleep_for(2ms);
-    }
-    r.say("run ended; stopping");
-    stop_everything();
-  } catch (...) {
-    // The servers stop in order as `run` goes (PostgreSQL with an immediate
-    // shutdown, so that its backends exit before the folder is removed).
-    stop_everything();
-    r.etcd_observer.reset();
-    throw;
+    // A pause of the resource that outlasts the run ends with it (a shared
+    // server serves the next run).
+    if (r.pg && r.pg->child) r.pg->child->signal(SIGCONT);
   }
-  r.etcd_observer.reset();
+};
 
-  // Judge the History exactly as run_scenario does.
-  RunResult& res = out.run;
+/// The faults, on this thread, at their scaled instants through the model's
+/// fault table (real/fault_env.hpp), until the run's end.
+void run_faults(Run& r, Crew& crew) {
+  const std::vector<FaultSpec> faults = draw_fault_times(r.s);
+  Actions actions;
+  RealFaultEnv env(r, crew.clients, actions);
+  env.schedule(faults);
+  const auto end = r.tb.at(r.s.duration);
+  while (Clock::now() < end) {
+    if (g_interrupted) throw std::runtime_error("interrupted (SIGINT/SIGTERM): every server was stopped");
+    actions.run_due();
+    std::this_thread::sleep_for(2ms);
+  }
+}
+
+/// Judges the History exactly as run_scenario does (raft_safety is not
+/// checked: etcd's Raft log is not observed).
+void judge(const Scenario& s, History h, RunResult& res) {
   res.seed = s.seed;
   res.faults = draw_fault_times(s);
-  res.history = std::move(r.h);
+  res.history = std::move(h);
   std::stable_sort(res.history.grants.begin(), res.history.grants.end(),
                    [](const GrantRecord& a, const GrantRecord& b) { return a.at < b.at; });
   for (std::size_t i = 0; i < res.history.grants.size(); ++i) res.history.grants[i].seq = i;
@@ -509,9 +325,46 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
   for (const MetricVerdict& v : res.metric_verdicts) res.all_met = res.all_met && v.met;
   res.trace.set_enabled(true);
   build_trace(res.history, res.trace);
+}
+
+}  // namespace
+
+RealResult run_real(const Scenario& s, const RealOptions& opt) {
+  if (std::string why = unsupported_reason(s); !why.empty()) throw NotSupported(why);
+  if (!(opt.scale > 0 && opt.scale <= 10)) throw NotSupported("--scale must be in (0, 10]");
+  const auto wall0 = Clock::now();
+  RealResult out;
+  TempDir dir(s.name, opt.keep_dir);
+  out.temp_dir = dir.path().string();
+  SignalGuard signals;
+  auto run = std::make_unique<Run>(s, Timebase{opt.scale, Clock::now()}, dir, opt.log);
+  Run& r = *run;
+  Crew crew;
+  try {
+    find_helpers(r, opt, out);
+    start_stack(r, opt, out);
+    crew.start(r);
+    crew.go(r);
+    run_faults(r, crew);
+    r.say("run ended; stopping");
+    crew.stop(r);
+  } catch (...) {
+    // The servers stop in order as `run` goes (PostgreSQL with an immediate
+    // shutdown, so that its backends exit before the folder is removed).
+    crew.stop(r);
+    r.etcd_observer.reset();
+    throw;
+  }
+  r.etcd_observer.reset();
+  judge(s, std::move(r.h), out.run);
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
   return out;
 }
+
+PostgresServer::PostgresServer(bool keep_dir)
+    : dir_(std::make_unique<TempDir>("postgres", keep_dir)), pg_(start_postgres_server(dir_->path() / "postgres")) {}
+
+PostgresServer::~PostgresServer() = default;
 
 Comparison compare_verdicts(const std::vector<Verdict>& sim, const std::vector<Verdict>& real) {
   Comparison c;

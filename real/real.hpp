@@ -43,12 +43,17 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/world.hpp"
+
+namespace fencesim::process {
+class TempDir;  // real/process.hpp
+}  // namespace fencesim::process
 
 namespace fencesim::real {
 
@@ -58,11 +63,36 @@ struct NotSupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct Postgres;  // real/run.hpp
+
+/// A private PostgreSQL server that outlives runs: the RealStack tests
+/// start one per test binary and hand it to every run (RealOptions::postgres)
+/// instead of an initdb and a server start per run (seconds each). Each run
+/// makes a new database on it (run_1, run_2, …), so every run starts from
+/// the same row. One run at a time; runs that pause the resource pause
+/// this server (it gets SIGCONT at the next run's start).
+class PostgresServer {
+ public:
+  /// Starts it in a temporary folder (kept if `keep_dir`). Throws
+  /// MissingProgram naming the Debian package, or std::runtime_error with
+  /// its log when it does not come up.
+  explicit PostgresServer(bool keep_dir = false);
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+  Postgres& server() { return *pg_; }
+
+ private:
+  std::unique_ptr<process::TempDir> dir_;
+  std::unique_ptr<Postgres> pg_;  // stopped before dir_ is removed
+};
+
 struct RealOptions {
   double scale = 1.0;           ///< real seconds per scenario second, (0, 10]
   bool keep_dir = false;        ///< keep the temporary folder (logs, data) for debugging
   std::ostream* log = nullptr;  ///< progress lines (server start, faults) or nullptr
   std::string helper_dir;       ///< where etcd-lock is; empty: beside the running program
+  PostgresServer* postgres = nullptr;  ///< a shared PostgreSQL for the resource; nullptr: the run starts its own
 };
 
 struct RealResult {

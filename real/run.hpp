@@ -200,12 +200,16 @@ struct RedisProc {
   std::unique_ptr<Child> child;
 };
 
+/// A PostgreSQL server (real/stacks.hpp start_postgres_server): a run's
+/// own, or one that outlives runs (PostgresServer, real/real.hpp).
 struct Postgres {
   int port = 0;
   fs::path dir;
   std::unique_ptr<Child> child;
   std::vector<std::string> argv;
   ChildOptions opt;
+  std::string version;  ///< "postgres (PostgreSQL) 15.x"
+  int databases = 0;    ///< how many runs' databases it has made (their names: run_1, run_2, …)
 };
 
 inline std::string random_value(std::mt19937_64& rng) { return fmt::format("{:016x}", rng()); }
@@ -375,8 +379,11 @@ struct Run {
   std::string etcd_endpoints;
   std::string helper;  // etcd-lock path
   std::unique_ptr<LineChild> etcd_observer;
-  // resource
-  Postgres pg;
+  // resource: the run's own PostgreSQL (own_pg), or a shared one; the
+  // run's database on it (pg_db, pg_conninfo)
+  std::unique_ptr<Postgres> own_pg;
+  Postgres* pg = nullptr;
+  std::string pg_db;
   std::string pg_conninfo;
   // The proxies on every link the runner controls (real/proxy.hpp): client
   // -> each server and the resource, replica -> initial primary.

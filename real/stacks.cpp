@@ -66,58 +66,54 @@ std::int64_t failover_timeout_ms(const Run& run) {
 }
 }  // namespace
 
-void start_redis(Run& run, std::vector<std::string>& versions) {
-  const std::string server = require_program("redis-server", "redis-server");
-  const auto v = run_command({server, "--version"}, 5000ms);
-  versions.push_back(first_line_of(v.out));
+namespace {
+
+/// redis-N's process: its folder, arguments (persistence; a replica's
+/// `replicaof` through its replication link's proxy) and the clock shim.
+RedisProc redis_server(Run& run, const std::string& server, int i) {
   const Scenario& s = run.s;
-  const int n = 1 + s.lock.redis.replicas;
-  for (int i = 0; i < n; ++i) {
-    RedisProc p;
-    p.name = "redis-" + std::to_string(i);
-    p.port = free_port();
-    p.dir = run.dir.path() / p.name;
-    fs::create_directories(p.dir);
-    p.argv = {server,
-              "--port",
-              std::to_string(p.port),
-              "--bind",
-              "127.0.0.1",
-              "--dir",
-              p.dir.string(),
-              "--save",
-              "",
-              "--protected-mode",
-              "no",
-              "--daemonize",
-              "no",
-              "--logfile",
-              (p.dir / "redis.log").string()};
-    if (s.lock.redis.persistence == RedisPersistence::kAofAlways) {
-      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
-    } else if (s.lock.redis.persistence == RedisPersistence::kAofEverysec) {
-      p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
-    } else {
-      p.argv.insert(p.argv.end(), {"--appendonly", "no"});
-    }
-    if (i > 0) {
-      // The replication link goes through a proxy (partitions between
-      // replica and primary; replication_delay holds the stream).
-      const Duration rd = s.lock.redis.replication_delay;
-      const int via = run.net.add_link(p.name, run.redis[0].name, run.redis[0].port, rd > Duration::zero());
-      if (rd > Duration::zero()) run.links.set_base(p.name, run.redis[0].name, {}, {false, run.tb.real(rd)});
-      p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(via)});
-    }
-    with_clock_shim(run, p);
-    ChildOptions opt;
-    opt.err = p.dir / "stderr.log";
-    opt.env = p.env;
-    p.child = std::make_unique<Child>(p.argv, opt);
-    run.redis.push_back(std::move(p));
+  RedisProc p;
+  p.name = "redis-" + std::to_string(i);
+  p.port = free_port();
+  p.dir = run.dir.path() / p.name;
+  fs::create_directories(p.dir);
+  p.argv = {server,
+            "--port",
+            std::to_string(p.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            p.dir.string(),
+            "--save",
+            "",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            (p.dir / "redis.log").string()};
+  if (s.lock.redis.persistence == RedisPersistence::kAofAlways) {
+    p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+  } else if (s.lock.redis.persistence == RedisPersistence::kAofEverysec) {
+    p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
+  } else {
+    p.argv.insert(p.argv.end(), {"--appendonly", "no"});
   }
-  for (auto& p : run.redis) wait_for_redis(run, p, 10000ms, p.dir / "redis.log");
-  // Replicas in sync before the run starts.
-  for (int i = 1; i < n; ++i) {
+  if (i > 0) {
+    // The replication link goes through a proxy (partitions between
+    // replica and primary; replication_delay holds the stream).
+    const Duration rd = s.lock.redis.replication_delay;
+    const int via = run.net.add_link(p.name, run.redis[0].name, run.redis[0].port, rd > Duration::zero());
+    if (rd > Duration::zero()) run.links.set_base(p.name, run.redis[0].name, {}, {false, run.tb.real(rd)});
+    p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(via)});
+  }
+  with_clock_shim(run, p);
+  return p;
+}
+
+/// Waits until every replica's link to the primary is up.
+void wait_replicas_in_sync(Run& run) {
+  for (std::size_t i = 1; i < run.redis.size(); ++i) {
     const auto until = Clock::now() + 10s;
     for (;;) {
       RedisConn c;
@@ -131,6 +127,12 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
       std::this_thread::sleep_for(50ms);
     }
   }
+}
+
+/// sentinel-0 … monitoring redis-0 with the scenario's quorum,
+/// down-after and failover-timeout.
+void start_sentinels(Run& run, const std::string& server) {
+  const Scenario& s = run.s;
   const int m = s.lock.redis.sentinels;
   const int quorum = m / 2 + 1;
   for (int i = 0; i < m; ++i) {
@@ -156,7 +158,12 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
     run.sentinels.push_back(std::move(p));
   }
   for (auto& p : run.sentinels) wait_for_redis(run, p, 10000ms, p.dir / "sentinel.log");
-  // Every sentinel knows the others and the replicas (hello messages every 2 s).
+}
+
+/// Every sentinel knows the others and the replicas (hello messages every 2 s).
+void wait_sentinels_know_each_other(Run& run) {
+  const int m = static_cast<int>(run.sentinels.size());
+  const int n = static_cast<int>(run.redis.size());
   if (m > 0) {
     const auto until = Clock::now() + 30s;
     for (auto& p : run.sentinels) {
@@ -180,6 +187,32 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
     }
   }
 }
+
+}  // namespace
+
+void start_redis(Run& run, std::vector<std::string>& versions) {
+  const std::string server = require_program("redis-server", "redis-server");
+  const auto v = run_command({server, "--version"}, 5000ms);
+  versions.push_back(first_line_of(v.out));
+  const int n = 1 + run.s.lock.redis.replicas;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p = redis_server(run, server, i);
+    ChildOptions opt;
+    opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
+    p.child = std::make_unique<Child>(p.argv, opt);
+    run.redis.push_back(std::move(p));
+  }
+  for (auto& p : run.redis) wait_for_redis(run, p, 10000ms, p.dir / "redis.log");
+  wait_replicas_in_sync(run);
+  start_sentinels(run, server);
+  wait_sentinels_know_each_other(run);
+}
+
+namespace {
+void start_etcd_observer(Run& run);
+void wait_etcd_put(Run& run);
+}  // namespace
 
 void start_etcd(Run& run, std::vector<std::string>& versions) {
   const std::string etcd = require_program("etcd", "etcd-server");
@@ -236,7 +269,16 @@ void start_etcd(Run& run, std::vector<std::string>& versions) {
     p.child = std::make_unique<Child>(p.argv, opt);
     run.etcd_endpoints += (run.etcd_endpoints.empty() ? "" : ",") + client;
   }
-  // The cluster has a leader (a put through the helper's observer works).
+  start_etcd_observer(run);
+  wait_etcd_put(run);
+}
+
+namespace {
+
+/// The lease observer: real/etcd-lock -observe watches the lock's prefix and
+/// says when a key is deleted (a lease's end: a release or its expiry).
+void start_etcd_observer(Run& run) {
+  const Scenario& s = run.s;
   ChildOptions opt;
   opt.pipes = true;
   opt.err = run.dir.path() / "etcd-observer.log";
@@ -260,6 +302,10 @@ void start_etcd(Run& run, std::vector<std::string>& versions) {
   if (!ready || *ready != "ready") {
     throw std::runtime_error("fencesim-real: the etcd observer did not start:\n" + tail_of(opt.err));
   }
+}
+
+/// The cluster has a leader: a put through etcdctl works.
+void wait_etcd_put(Run& run) {
   const std::string etcdctl = require_program("etcdctl", "etcd-client");
   const auto until = Clock::now() + 30s;
   for (;;) {
@@ -278,69 +324,34 @@ void start_etcd(Run& run, std::vector<std::string>& versions) {
   }
 }
 
-void start_postgres(Run& run, std::vector<std::string>& versions) {
-  const std::vector<std::string> pgdirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
-                                           "/usr/lib/postgresql/17/bin"};
-  const std::string initdb = require_program("initdb", "postgresql", pgdirs);
-  const std::string postgres = require_program("postgres", "postgresql", pgdirs);
-  const auto v = run_command({postgres, "--version"}, 5000ms);
-  versions.push_back(first_line_of(v.out));
+}  // namespace
+
+namespace {
+
+/// PostgreSQL refuses to run as root: as root, its programs run as the
+/// `postgres` user the Debian package creates.
+ChildOptions postgres_user() {
   ChildOptions as;
-  if (::geteuid() == 0) {
-    // PostgreSQL refuses to run as root: run it as the `postgres` user the
-    // Debian package creates.
-    const passwd* pw = ::getpwnam("postgres");
-    if (pw == nullptr) {
-      throw MissingProgram(
-          "fencesim-real: running as root, PostgreSQL needs the `postgres` user (created by the Debian package "
-          "postgresql); install it or run fencesim-real as an ordinary user");
-    }
-    as.uid = pw->pw_uid;
-    as.gid = pw->pw_gid;
+  if (::geteuid() != 0) return as;
+  const passwd* pw = ::getpwnam("postgres");
+  if (pw == nullptr) {
+    throw MissingProgram(
+        "fencesim-real: running as root, PostgreSQL needs the `postgres` user (created by the Debian package "
+        "postgresql); install it or run fencesim-real as an ordinary user");
   }
-  Postgres& pg = run.pg;
-  pg.dir = run.dir.path() / "postgres";
-  fs::create_directories(pg.dir);
-  if (as.uid) {
-    for (const auto& p : {pg.dir}) (void)!::chown(p.c_str(), *as.uid, *as.gid);
-  }
-  as.err = pg.dir / "initdb.log";
-  as.out = pg.dir / "initdb.log";
-  const auto r = run_command(
-      {initdb, "-D", (pg.dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"}, 60000ms,
-      as);
-  if (r.status != 0) {
-    throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg.dir / "initdb.log"));
-  }
-  pg.port = free_port();
-  pg.argv = {postgres,
-             "-D",
-             (pg.dir / "data").string(),
-             "-p",
-             std::to_string(pg.port),
-             "-k",
-             pg.dir.string(),
-             "-c",
-             "listen_addresses=127.0.0.1",
-             "-c",
-             "fsync=off",
-             "-c",
-             "shared_buffers=16MB",
-             "-c",
-             "max_connections=40",
-             "-c",
-             "synchronous_commit=off"};
-  pg.opt = as;
-  pg.opt.out = pg.dir / "postgres.log";
-  pg.opt.err = pg.dir / "postgres.log";
-  pg.opt.stop_signal = SIGQUIT;
-  pg.child = std::make_unique<Child>(pg.argv, pg.opt);
-  run.pg_conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname=postgres connect_timeout=5", pg.port);
+  as.uid = pw->pw_uid;
+  as.gid = pw->pw_gid;
+  return as;
+}
+
+/// A connection to database `db` of `pg` once it accepts one (30 s at most).
+PGconn* connect_when_up(const Postgres& pg, const std::string& db) {
+  const std::string conninfo =
+      fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5", pg.port, db);
   const auto until = Clock::now() + 30s;
-  PGconn* c = nullptr;
   for (;;) {
-    c = PQconnectdb(run.pg_conninfo.c_str());
-    if (PQstatus(c) == CONNECTION_OK) break;
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) == CONNECTION_OK) return c;
     PQfinish(c);
     if (Clock::now() > until || !pg.child->running()) {
       throw std::runtime_error("fencesim-real: PostgreSQL did not start; its log:\n" +
@@ -349,16 +360,136 @@ void start_postgres(Run& run, std::vector<std::string>& versions) {
     if (g_interrupted) throw std::runtime_error("interrupted");
     std::this_thread::sleep_for(100ms);
   }
-  const std::string setup = fmt::format(
-      "CREATE TABLE reg (id int PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL, tag text NOT NULL, "
-      "last_written bigint NOT NULL, last_seen bigint NOT NULL, prev_value bigint NOT NULL, prev_tag text NOT NULL);"
-      "INSERT INTO reg VALUES (1, {}, 0, '', 0, 0, 0, '')",
-      run.s.resource.initial);
-  PGresult* res = PQexec(c, setup.c_str());
+}
+
+/// Runs `sql` on `c`; false when it fails.
+bool exec_ok(PGconn* c, const std::string& sql) {
+  PGresult* res = PQexec(c, sql.c_str());
   const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
   PQclear(res);
+  return ok;
+}
+
+}  // namespace
+
+std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir) {
+  const std::vector<std::string> pgdirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
+                                           "/usr/lib/postgresql/17/bin"};
+  const std::string initdb = require_program("initdb", "postgresql", pgdirs);
+  const std::string postgres = require_program("postgres", "postgresql", pgdirs);
+  auto pg = std::make_unique<Postgres>();
+  pg->version = first_line_of(run_command({postgres, "--version"}, 5000ms).out);
+  ChildOptions as = postgres_user();
+  pg->dir = dir;
+  fs::create_directories(pg->dir);
+  if (as.uid) (void)!::chown(pg->dir.c_str(), *as.uid, *as.gid);
+  as.err = pg->dir / "initdb.log";
+  as.out = pg->dir / "initdb.log";
+  const auto r = run_command(
+      {initdb, "-D", (pg->dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"},
+      60000ms, as);
+  if (r.status != 0) {
+    throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg->dir / "initdb.log"));
+  }
+  pg->port = free_port();
+  pg->argv = {postgres, "-D", (pg->dir / "data").string(), "-p", std::to_string(pg->port), "-k", pg->dir.string(),
+              "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c",
+              "max_connections=40", "-c", "synchronous_commit=off"};
+  pg->opt = as;
+  pg->opt.out = pg->dir / "postgres.log";
+  pg->opt.err = pg->dir / "postgres.log";
+  pg->opt.stop_signal = SIGQUIT;
+  pg->child = std::make_unique<Child>(pg->argv, pg->opt);
+  PQfinish(connect_when_up(*pg, "postgres"));
+  return pg;
+}
+
+void create_resource_database(Run& run) {
+  Postgres& pg = *run.pg;
+  // A paused resource whose pause outlasted an earlier run on this server
+  // must answer again.
+  pg.child->signal(SIGCONT);
+  run.pg_db = "run_" + std::to_string(++pg.databases);
+  PGconn* admin = connect_when_up(pg, "postgres");
+  const bool created = exec_ok(admin, "CREATE DATABASE " + run.pg_db);
+  PQfinish(admin);
+  if (!created) throw std::runtime_error("fencesim-real: could not create the database " + run.pg_db);
+  run.pg_conninfo =
+      fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5", pg.port, run.pg_db);
+  PGconn* c = connect_when_up(pg, run.pg_db);
+  const bool ok = exec_ok(
+      c, fmt::format("CREATE TABLE reg (id int PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL, tag text "
+                     "NOT NULL, last_written bigint NOT NULL, last_seen bigint NOT NULL, prev_value bigint NOT NULL, "
+                     "prev_tag text NOT NULL);"
+                     "INSERT INTO reg VALUES (1, {}, 0, '', 0, 0, 0, '')",
+                     run.s.resource.initial));
   PQfinish(c);
   if (!ok) throw std::runtime_error("fencesim-real: could not create the resource table");
+}
+
+/// The Redis lease observer (a thread of the runner): polls the key on the
+/// primary every 5 ms and records a lease's end (History::lease_end) once the
+/// key no longer holds its value — deleted, expired on the primary's wall
+/// clock, or not on a newly promoted primary. Returns when the run stops.
+void watch_redis_leases(Run& r) {
+  RedisConn conn;
+  auto resolved = Clock::now();
+  while (!r.stop) {
+    std::this_thread::sleep_for(5ms);
+    if (!conn.ok()) {
+      const auto port = r.primary_port();
+      if (!port || !conn.connect(*port, 200ms)) {
+        // The primary is down: a lease ends unless a live replica or
+        // its AOF (lock.persistence) holds it.
+        if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis.persistence == RedisPersistence::kNone) {
+          const Time at = r.tb.now();
+          std::lock_guard<std::mutex> g(r.hmu);
+          for (auto it = r.live.begin(); it != r.live.end();) {
+            if (r.in_run(at)) r.h.lease_end(at, it->first, "redis-0 is down and no live replica holds it");
+            it = r.live.erase(it);
+          }
+        }
+        continue;
+      }
+    }
+    if (!r.sentinels.empty() && Clock::now() - resolved > 50ms) {
+      resolved = Clock::now();
+      const auto port = r.primary_port();
+      if (port && *port != conn.port()) {
+        conn.drop();
+        continue;
+      }
+    }
+    const auto sent = Clock::now();
+    auto rep = wrap(conn.cmd({"GET", r.s.lock.key}));
+    if (!rep) continue;  // paused or gone: judged on the next answer
+    std::string cur = rep->type == REDIS_REPLY_STRING ? std::string(rep->str, rep->len) : "";
+    if (rep->type == REDIS_REPLY_ERROR) continue;
+    const int port = conn.port();
+    // A primary that was demoted answers as a replica: ask Sentinel again.
+    if (!r.sentinels.empty()) {
+      auto role = wrap(conn.cmd({"ROLE"}));
+      if (role && role->type == REDIS_REPLY_ARRAY && role->elements > 0 &&
+          std::string(role->element[0]->str) != "master") {
+        conn.drop();
+        continue;
+      }
+    }
+    const Time at = r.tb.now();
+    std::lock_guard<std::mutex> g(r.hmu);
+    for (auto it = r.live.begin(); it != r.live.end();) {
+      if (it->first != cur && it->second < sent) {
+        const std::string node = r.redis_name_of_port(port);
+        std::string why = r.released.count(it->first) ? "deleted"
+                          : cur.empty()               ? fmt::format("expired on {} wall clock", node)
+                                        : fmt::format("{}, the current primary, does not hold it", node);
+        if (r.in_run(at)) r.h.lease_end(at, it->first, why);
+        it = r.live.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 }  // namespace fencesim::real

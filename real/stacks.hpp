@@ -6,6 +6,7 @@
 // (real/process.hpp) when the program is not installed.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,19 @@ namespace fencesim::real {
 
 void start_redis(Run& run, std::vector<std::string>& versions);
 void start_etcd(Run& run, std::vector<std::string>& versions);
-void start_postgres(Run& run, std::vector<std::string>& versions);
+/// A PostgreSQL server of its own in `dir` (initdb, then postgres on a
+/// free port; as the `postgres` user when the runner is root), up and
+/// accepting connections. Stopped (SIGQUIT: an immediate shutdown) when the
+/// Postgres goes.
+std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir);
+/// The run's resource on run.pg: a new database (run_N) with the one-row
+/// table `reg` holding resource.initial; sets run.pg_db and run.pg_conninfo.
+/// A new database per run, so that a server shared by runs
+/// (PostgresServer) starts every run from the same state.
+void create_resource_database(Run& run);
+
+/// The Redis lease observer, run on a thread of its own from time 0 until
+/// the run stops: records each lease's end as the primary shows it.
+void watch_redis_leases(Run& r);
 
 }  // namespace fencesim::real
