@@ -4,6 +4,7 @@
 //     the newest row version, so check and write are atomic).
 #include "real/client.hpp"
 
+#include "models/workloads/arithmetic.hpp"
 #include "real/locks.hpp"
 
 namespace fencesim::real {
@@ -202,18 +203,8 @@ class Resource {
 
 // ------------------------------------------------------------ workloads --
 
-std::int64_t next_value(const WorkloadSpec& w, std::int64_t v) {
-  return w.kind == WorkloadKind::kSequenceAllocator ? v + w.block : v + 1;
-}
-std::string success_text(const WorkloadSpec& w, const Resource::Seen& seen, std::int64_t written) {
-  switch (w.kind) {
-    case WorkloadKind::kSequenceAllocator: return fmt::format("ok: claimed {}..{}", seen.value, written - 1);
-    case WorkloadKind::kWriter:
-      return fmt::format("ok: wrote version {} over version {}{}", written, seen.value,
-                         seen.tag.empty() ? "" : " by " + seen.tag);
-    default: return "ok: wrote " + std::to_string(written);
-  }
-}
+// The values written and the outcomes' words are the model's
+// (models/workloads/arithmetic.hpp); the random draws are the runner's own.
 
 Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
   if (!hi || *hi <= lo) return lo;
@@ -223,13 +214,10 @@ Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
 }
 
 /// The wait before CAS retry `k` (0 for the first): the model's rule
-/// (models/workloads/register_workload.hpp, RegisterWorkload::retry_wait) —
-/// `fixed`: retry_interval; `jitter`: t = min(16, 2^k) × retry_interval, a
-/// draw in [t − t/2, t] — with the runner's own random numbers.
+/// (workloads::cas_retry_wait, RegisterWorkload::retry_wait) with the
+/// runner's own random numbers.
 Duration cas_retry_wait(Run& run, const WorkloadSpec& w, Duration base, int k) {
-  if (w.retry_backoff == RetryBackoff::kFixed) return base;
-  const Duration step = base * (std::int64_t{1} << std::min(k, 4));
-  return draw(run, step - step / 2, step);
+  return workloads::cas_retry_wait(w, base, k, [&run](Duration lo, Duration hi) { return draw(run, lo, hi); });
 }
 
 enum class Step { kDone, kStop, kCrashed };
@@ -299,7 +287,7 @@ Step iterate(ClientState& c, Resource& res, int index) {
     }
     if (!c.sleep_for(work)) return Step::kStop;
     if (crashed()) return Step::kCrashed;
-    const std::int64_t value = next_value(w, seen->value);
+    const std::int64_t value = workloads::next_register_value(w, seen->value);
     const auto refused =
         res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
     if (!c.gate.pass(run.stop)) return Step::kStop;
@@ -308,7 +296,7 @@ Step iterate(ClientState& c, Resource& res, int index) {
       outcome = "write timed out";
     } else if (refused->empty()) {
       success = true;
-      outcome = success_text(w, *seen, value);
+      outcome = workloads::register_success_text(w, seen->value, seen->tag, value);
     } else {
       outcome = "write rejected: " + *refused;
       conflict = run.s.resource.kind == ResourceKind::kCas;
@@ -318,7 +306,7 @@ Step iterate(ClientState& c, Resource& res, int index) {
     ++retries;
     if (crashed()) return Step::kCrashed;
   }
-  if (retries > 0) outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
+  outcome += workloads::retries_suffix(retries);
   if (const auto step = finish_iteration(c, rec, success, outcome, epoch)) return *step;
   c.lock->release();
   return crashed() ? Step::kCrashed : Step::kDone;
