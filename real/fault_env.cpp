@@ -108,7 +108,7 @@ bool RealFaultEnv::pause(const std::string& node, Duration d, std::string& why) 
   } else if (RedisProc* p = find_proc(run_, node)) {
     p->child->signal(SIGSTOP);
   } else if (node == "resource") {
-    run_.pg->child->signal(SIGSTOP);
+    run_.pg->signal(SIGSTOP);
   } else {
     why = "no real process is node " + node;
     return false;
@@ -124,7 +124,7 @@ void RealFaultEnv::resume(const std::string& node) {
   } else if (RedisProc* p = find_proc(run_, node)) {
     p->child->signal(SIGCONT);
   } else if (node == "resource") {
-    run_.pg->child->signal(SIGCONT);
+    run_.pg->signal(SIGCONT);
   }
 }
 

@@ -275,7 +275,7 @@ struct Crew {
     clients.clear();
     // A pause of the resource that outlasts the run ends with it (a shared
     // server serves the next run).
-    if (r.pg && r.pg->child) r.pg->child->signal(SIGCONT);
+    if (r.pg) r.pg->signal(SIGCONT);
   }
 };
 
@@ -363,6 +363,10 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
 
 PostgresServer::PostgresServer(bool keep_dir)
     : dir_(std::make_unique<TempDir>("postgres", keep_dir)), pg_(start_postgres_server(dir_->path() / "postgres")) {}
+
+PostgresServer::PostgresServer(const std::string& shared_dir) : pg_(attach_postgres_server(shared_dir)) {}
+
+void PostgresServer::stop_shared(const std::string& shared_dir) { stop_postgres_server(shared_dir); }
 
 PostgresServer::~PostgresServer() = default;
 

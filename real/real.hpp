@@ -14,7 +14,8 @@
 // with the Lua scripts the model stands for (models/redis/protocol.hpp), etcd
 // through a Go helper (real/etcd-lock/main.go) built against etcd 3.4.23's
 // own clientv3/concurrency (Debian golang-etcd-server-dev). Faults are
-// applied at their (scaled) times: pause = SIGSTOP/SIGCONT of a server (of
+// applied at their (scaled) times through the model's fault table
+// (models/faults.hpp apply_fault, real/fault_env.hpp RealFaultEnv): pause = SIGSTOP/SIGCONT of a server (of
 // a client: its thread stops at its next safepoint and its Go helper gets
 // SIGSTOP), crash = SIGKILL and restart on the same data folder (with
 // lock.persistence, an AOF: appendfsync always / everysec; of a client: its
@@ -66,7 +67,7 @@ struct NotSupported : std::runtime_error {
 struct Postgres;  // real/run.hpp
 
 /// A private PostgreSQL server that outlives runs: the RealStack tests
-/// start one per test binary and hand it to every run (RealOptions::postgres)
+/// share one (a ctest fixture stops it) and hand it to every run (RealOptions::postgres)
 /// instead of an initdb and a server start per run (seconds each). Each run
 /// makes a new database on it (run_1, run_2, …), so every run starts from
 /// the same row. One run at a time; runs that pause the resource pause
@@ -77,6 +78,12 @@ class PostgresServer {
   /// MissingProgram naming the Debian package, or std::runtime_error with
   /// its log when it does not come up.
   explicit PostgresServer(bool keep_dir = false);
+  /// One that outlives this process, in `shared_dir` (test processes run
+  /// one after another share it: ctest runs each test in its own): attached
+  /// to when it runs there, else started detached. Stopped only by
+  /// stop_shared(shared_dir).
+  explicit PostgresServer(const std::string& shared_dir);
+  static void stop_shared(const std::string& shared_dir);
   ~PostgresServer();
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -209,6 +211,15 @@ struct Postgres {
   std::vector<std::string> argv;
   ChildOptions opt;
   std::string version;  ///< "postgres (PostgreSQL) 15.x"
+  pid_t pid = 0;        ///< a detached server's postmaster (no `child`): one that outlives this process
+  /// SIGSTOP / SIGCONT (a pause of the resource) to the postmaster.
+  void signal(int sig) const {
+    if (child) {
+      child->signal(sig);
+    } else if (pid > 0) {
+      ::kill(pid, sig);
+    }
+  }
   int databases = 0;    ///< how many runs' databases it has made (their names: run_1, run_2, …)
 };
 

@@ -353,7 +353,7 @@ PGconn* connect_when_up(const Postgres& pg, const std::string& db) {
     PGconn* c = PQconnectdb(conninfo.c_str());
     if (PQstatus(c) == CONNECTION_OK) return c;
     PQfinish(c);
-    if (Clock::now() > until || !pg.child->running()) {
+    if (Clock::now() > until || (pg.child && !pg.child->running())) {
       throw std::runtime_error("fencesim-real: PostgreSQL did not start; its log:\n" +
                                tail_of(pg.dir / "postgres.log"));
     }
@@ -370,31 +370,53 @@ bool exec_ok(PGconn* c, const std::string& sql) {
   return ok;
 }
 
-}  // namespace
+const std::vector<std::string>& postgres_bin_dirs() {
+  static const std::vector<std::string> kDirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
+                                                 "/usr/lib/postgresql/17/bin"};
+  return kDirs;
+}
 
-std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir) {
-  const std::vector<std::string> pgdirs = {"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
-                                           "/usr/lib/postgresql/17/bin"};
-  const std::string initdb = require_program("initdb", "postgresql", pgdirs);
-  const std::string postgres = require_program("postgres", "postgresql", pgdirs);
+/// A Postgres in `dir` with its version, its folder made (owned by the
+/// user it runs as) and its cluster initialized (initdb) unless `dir/data`
+/// has one; `as` is how its programs run.
+std::unique_ptr<Postgres> init_postgres(const fs::path& dir, ChildOptions& as) {
+  const std::string initdb = require_program("initdb", "postgresql", postgres_bin_dirs());
+  const std::string postgres = require_program("postgres", "postgresql", postgres_bin_dirs());
   auto pg = std::make_unique<Postgres>();
   pg->version = first_line_of(run_command({postgres, "--version"}, 5000ms).out);
-  ChildOptions as = postgres_user();
+  as = postgres_user();
   pg->dir = dir;
   fs::create_directories(pg->dir);
   if (as.uid) (void)!::chown(pg->dir.c_str(), *as.uid, *as.gid);
-  as.err = pg->dir / "initdb.log";
-  as.out = pg->dir / "initdb.log";
+  if (fs::exists(pg->dir / "data" / "PG_VERSION")) return pg;
+  ChildOptions log = as;
+  log.err = pg->dir / "initdb.log";
+  log.out = pg->dir / "initdb.log";
   const auto r = run_command(
       {initdb, "-D", (pg->dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"},
-      60000ms, as);
+      60000ms, log);
   if (r.status != 0) {
     throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg->dir / "initdb.log"));
   }
+  return pg;
+}
+
+/// The server's settings: loopback only, no fsync (the runs need no durability).
+std::vector<std::string> postgres_settings(const Postgres& pg) {
+  return {"-p",           std::to_string(pg.port), "-k", pg.dir.string(), "-c", "listen_addresses=127.0.0.1",
+          "-c",           "fsync=off",             "-c", "shared_buffers=16MB",
+          "-c",           "max_connections=40",    "-c", "synchronous_commit=off"};
+}
+
+}  // namespace
+
+std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir) {
+  ChildOptions as;
+  auto pg = init_postgres(dir, as);
+  const std::string postgres = require_program("postgres", "postgresql", postgres_bin_dirs());
   pg->port = free_port();
-  pg->argv = {postgres, "-D", (pg->dir / "data").string(), "-p", std::to_string(pg->port), "-k", pg->dir.string(),
-              "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c",
-              "max_connections=40", "-c", "synchronous_commit=off"};
+  pg->argv = {postgres, "-D", (pg->dir / "data").string()};
+  for (const std::string& a : postgres_settings(*pg)) pg->argv.push_back(a);
   pg->opt = as;
   pg->opt.out = pg->dir / "postgres.log";
   pg->opt.err = pg->dir / "postgres.log";
@@ -404,11 +426,55 @@ std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir) {
   return pg;
 }
 
+std::unique_ptr<Postgres> attach_postgres_server(const fs::path& dir) {
+  ChildOptions as;
+  auto pg = init_postgres(dir, as);
+  const fs::path port_file = pg->dir / "port";
+  const fs::path pid_file = pg->dir / "data" / "postmaster.pid";
+  std::ifstream(port_file) >> pg->port;
+  std::ifstream(pid_file) >> pg->pid;
+  if (pg->port > 0 && pg->pid > 0 && ::kill(pg->pid, 0) == 0) {
+    ::kill(pg->pid, SIGCONT);  // a pause of an earlier run may have outlasted it
+    PQfinish(connect_when_up(*pg, "postgres"));
+    return pg;
+  }
+  // Not running: start it detached (pg_ctl's postmaster is not our child,
+  // so it outlives this process), on a new port.
+  pg->port = free_port();
+  std::ofstream(port_file) << pg->port << "\n";
+  std::string options;
+  for (const std::string& a : postgres_settings(*pg)) options += (options.empty() ? "" : " ") + a;
+  const std::string pg_ctl = require_program("pg_ctl", "postgresql", postgres_bin_dirs());
+  ChildOptions log = as;
+  log.out = pg->dir / "pg_ctl.log";
+  log.err = pg->dir / "pg_ctl.log";
+  const auto r = run_command({pg_ctl, "-D", (pg->dir / "data").string(), "-l", (pg->dir / "postgres.log").string(),
+                              "-o", options, "-w", "-t", "60", "start"},
+                             90000ms, log);
+  if (r.status != 0) {
+    throw std::runtime_error("fencesim-real: pg_ctl start failed; its log:\n" + tail_of(pg->dir / "pg_ctl.log") +
+                             tail_of(pg->dir / "postgres.log"));
+  }
+  std::ifstream(pid_file) >> pg->pid;
+  PQfinish(connect_when_up(*pg, "postgres"));
+  return pg;
+}
+
+void stop_postgres_server(const fs::path& dir) {
+  if (!fs::exists(dir / "data" / "postmaster.pid")) return;
+  pid_t pid = 0;
+  std::ifstream(dir / "data" / "postmaster.pid") >> pid;
+  if (pid > 0) ::kill(pid, SIGCONT);
+  ChildOptions as = postgres_user();
+  const std::string pg_ctl = require_program("pg_ctl", "postgresql", postgres_bin_dirs());
+  run_command({pg_ctl, "-D", (dir / "data").string(), "-m", "immediate", "-w", "stop"}, 60000ms, as);
+}
+
 void create_resource_database(Run& run) {
   Postgres& pg = *run.pg;
   // A paused resource whose pause outlasted an earlier run on this server
   // must answer again.
-  pg.child->signal(SIGCONT);
+  pg.signal(SIGCONT);
   run.pg_db = "run_" + std::to_string(++pg.databases);
   PGconn* admin = connect_when_up(pg, "postgres");
   const bool created = exec_ok(admin, "CREATE DATABASE " + run.pg_db);

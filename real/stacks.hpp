@@ -21,6 +21,14 @@ void start_etcd(Run& run, std::vector<std::string>& versions);
 /// accepting connections. Stopped (SIGQUIT: an immediate shutdown) when the
 /// Postgres goes.
 std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir);
+/// A PostgreSQL server in `dir` that outlives this process (several test
+/// processes share it): attached to when its postmaster runs there,
+/// otherwise started detached with pg_ctl (initdb first if `dir` has no
+/// cluster). Not stopped when the Postgres goes: stop_postgres_server.
+std::unique_ptr<Postgres> attach_postgres_server(const fs::path& dir);
+/// Stops the server attach_postgres_server runs in `dir` (an immediate
+/// shutdown); nothing when none runs there.
+void stop_postgres_server(const fs::path& dir);
 /// The run's resource on run.pg: a new database (run_N) with the one-row
 /// table `reg` holding resource.initial; sets run.pg_db and run.pg_conninfo.
 /// A new database per run, so that a server shared by runs
