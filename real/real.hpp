@@ -69,8 +69,8 @@ struct Postgres;  // real/run.hpp
 /// A private PostgreSQL server that outlives runs: the RealStack tests
 /// share one (a ctest fixture stops it) and hand it to every run (RealOptions::postgres)
 /// instead of an initdb and a server start per run (seconds each). Each run
-/// makes a new database on it (run_1, run_2, …), so every run starts from
-/// the same row. One run at a time; runs that pause the resource pause
+/// makes a new database on it (dropping the last run's), so every run
+/// starts from the same row. One run at a time; runs that pause the resource pause
 /// this server (it gets SIGCONT at the next run's start).
 class PostgresServer {
  public:
@@ -81,7 +81,7 @@ class PostgresServer {
   /// One that outlives this process, in `shared_dir` (test processes run
   /// one after another share it: ctest runs each test in its own): attached
   /// to when it runs there, else started detached. Stopped only by
-  /// stop_shared(shared_dir).
+  /// stop_shared(shared_dir), which also removes the folder.
   explicit PostgresServer(const std::string& shared_dir);
   static void stop_shared(const std::string& shared_dir);
   ~PostgresServer();

@@ -220,7 +220,6 @@ struct Postgres {
       ::kill(pid, sig);
     }
   }
-  int databases = 0;    ///< how many runs' databases it has made (their names: run_1, run_2, …)
 };
 
 inline std::string random_value(std::mt19937_64& rng) { return fmt::format("{:016x}", rng()); }

@@ -468,6 +468,8 @@ void stop_postgres_server(const fs::path& dir) {
   ChildOptions as = postgres_user();
   const std::string pg_ctl = require_program("pg_ctl", "postgresql", postgres_bin_dirs());
   run_command({pg_ctl, "-D", (dir / "data").string(), "-m", "immediate", "-w", "stop"}, 60000ms, as);
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
 }
 
 void create_resource_database(Run& run) {
@@ -475,9 +477,12 @@ void create_resource_database(Run& run) {
   // A paused resource whose pause outlasted an earlier run on this server
   // must answer again.
   pg.signal(SIGCONT);
-  run.pg_db = "run_" + std::to_string(++pg.databases);
+  // One name for every run: an earlier run's database (of this process or
+  // another that shared the server) goes first, with any session of it left.
+  run.pg_db = "fencesim_run";
   PGconn* admin = connect_when_up(pg, "postgres");
-  const bool created = exec_ok(admin, "CREATE DATABASE " + run.pg_db);
+  const bool created = exec_ok(admin, "DROP DATABASE IF EXISTS " + run.pg_db + " WITH (FORCE)") &&
+                       exec_ok(admin, "CREATE DATABASE " + run.pg_db);
   PQfinish(admin);
   if (!created) throw std::runtime_error("fencesim-real: could not create the database " + run.pg_db);
   run.pg_conninfo =
