@@ -12,9 +12,9 @@
 #include "models/fingerprint.hpp"
 #include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
-#include "models/sim_fault_env.hpp"
 #include "models/policy_runtime.hpp"
 #include "models/resource/resource.hpp"
+#include "models/sim_fault_env.hpp"
 #include "sim/simulation.hpp"
 
 namespace fencesim {

@@ -34,7 +34,6 @@ const char* const kReleaseScript =
     "return redis.call('DEL', KEYS[1]) end "
     "return 0";
 
-
 // ------------------------------------------------------------ Redis lock --
 
 class RedisLock final : public RealLock {

@@ -177,10 +177,10 @@ void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
     const char* which = f.clock == ClockSelect::kWall        ? "wall clock"
                         : f.clock == ClockSelect::kMonotonic ? "monotonic clock"
                                                              : "wall and monotonic clocks";
-    out.remarks.push_back(fmt::format(
-        "{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
-        "through fencesim-clock.so",
-        f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
+    out.remarks.push_back(
+        fmt::format("{}: the {} of {} stepped by {:+.3f} s of real time ({} x scale {}) "
+                    "through fencesim-clock.so",
+                    f.origin, which, f.target, f.by.count() * opt.scale / 1e9, sim::format_duration(f.by), opt.scale));
   }
 }
 

@@ -95,10 +95,10 @@ class PostgresServer {
 };
 
 struct RealOptions {
-  double scale = 1.0;           ///< real seconds per scenario second, (0, 10]
-  bool keep_dir = false;        ///< keep the temporary folder (logs, data) for debugging
-  std::ostream* log = nullptr;  ///< progress lines (server start, faults) or nullptr
-  std::string helper_dir;       ///< where etcd-lock is; empty: beside the running program
+  double scale = 1.0;                  ///< real seconds per scenario second, (0, 10]
+  bool keep_dir = false;               ///< keep the temporary folder (logs, data) for debugging
+  std::ostream* log = nullptr;         ///< progress lines (server start, faults) or nullptr
+  std::string helper_dir;              ///< where etcd-lock is; empty: beside the running program
   PostgresServer* postgres = nullptr;  ///< a shared PostgreSQL for the resource; nullptr: the run starts its own
 };
 

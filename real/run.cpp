@@ -21,5 +21,4 @@ std::string tail_of(const fs::path& p, int lines) {
   return out;
 }
 
-
 }  // namespace fencesim::real

@@ -393,8 +393,8 @@ std::unique_ptr<Postgres> init_postgres(const fs::path& dir, ChildOptions& as) {
   log.err = pg->dir / "initdb.log";
   log.out = pg->dir / "initdb.log";
   const auto r = run_command(
-      {initdb, "-D", (pg->dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"},
-      60000ms, log);
+      {initdb, "-D", (pg->dir / "data").string(), "-U", "fencesim", "--auth=trust", "-E", "UTF8", "--no-sync"}, 60000ms,
+      log);
   if (r.status != 0) {
     throw std::runtime_error("fencesim-real: initdb failed; its log:\n" + r.out + tail_of(pg->dir / "initdb.log"));
   }
@@ -403,9 +403,9 @@ std::unique_ptr<Postgres> init_postgres(const fs::path& dir, ChildOptions& as) {
 
 /// The server's settings: loopback only, no fsync (the runs need no durability).
 std::vector<std::string> postgres_settings(const Postgres& pg) {
-  return {"-p",           std::to_string(pg.port), "-k", pg.dir.string(), "-c", "listen_addresses=127.0.0.1",
-          "-c",           "fsync=off",             "-c", "shared_buffers=16MB",
-          "-c",           "max_connections=40",    "-c", "synchronous_commit=off"};
+  return {
+      "-p", std::to_string(pg.port), "-k", pg.dir.string(),      "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+      "-c", "shared_buffers=16MB",   "-c", "max_connections=40", "-c", "synchronous_commit=off"};
 }
 
 }  // namespace
@@ -485,8 +485,7 @@ void create_resource_database(Run& run) {
                        exec_ok(admin, "CREATE DATABASE " + run.pg_db);
   PQfinish(admin);
   if (!created) throw std::runtime_error("fencesim-real: could not create the database " + run.pg_db);
-  run.pg_conninfo =
-      fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5", pg.port, run.pg_db);
+  run.pg_conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5", pg.port, run.pg_db);
   PGconn* c = connect_when_up(pg, run.pg_db);
   const bool ok = exec_ok(
       c, fmt::format("CREATE TABLE reg (id int PRIMARY KEY, value bigint NOT NULL, version bigint NOT NULL, tag text "
@@ -553,7 +552,7 @@ void watch_redis_leases(Run& r) {
         const std::string node = r.redis_name_of_port(port);
         std::string why = r.released.count(it->first) ? "deleted"
                           : cur.empty()               ? fmt::format("expired on {} wall clock", node)
-                                        : fmt::format("{}, the current primary, does not hold it", node);
+                                                      : fmt::format("{}, the current primary, does not hold it", node);
         if (r.in_run(at)) r.h.lease_end(at, it->first, why);
         it = r.live.erase(it);
       } else {

@@ -33,7 +33,8 @@ inline std::string allocator_success_text(std::int64_t read, std::int64_t writte
 /// writer: "ok: wrote version 3 over version 2 by B" — the version the
 /// client read (and its tag), not necessarily the one its write replaced.
 inline std::string writer_success_text(std::int64_t written, std::int64_t read, const std::string& read_tag) {
-  return fmt::format("ok: wrote version {} over version {}{}", written, read, read_tag.empty() ? "" : " by " + read_tag);
+  return fmt::format("ok: wrote version {} over version {}{}", written, read,
+                     read_tag.empty() ? "" : " by " + read_tag);
 }
 /// The outcome of an accepted write of `written` after reading `read` (tagged `read_tag`), by kind.
 inline std::string register_success_text(const WorkloadSpec& w, std::int64_t read, const std::string& read_tag,

@@ -11,9 +11,7 @@ class Counter final : public RegisterWorkload {
  private:
   std::int64_t next_value(const Seen& seen) const override { return next_register_value(setup().spec, seen.value); }
   /// "ok: wrote 5".
-  std::string success_text(const Seen&, std::int64_t written) const override {
-    return counter_success_text(written);
-  }
+  std::string success_text(const Seen&, std::int64_t written) const override { return counter_success_text(written); }
 };
 
 }  // namespace

@@ -68,8 +68,7 @@ class SharedPostgres : public ::testing::Environment {
  private:
   std::unique_ptr<PostgresServer> server_;
 };
-SharedPostgres* const kPostgres =
-    static_cast<SharedPostgres*>(::testing::AddGlobalTestEnvironment(new SharedPostgres));
+SharedPostgres* const kPostgres = static_cast<SharedPostgres*>(::testing::AddGlobalTestEnvironment(new SharedPostgres));
 
 Scenario load_shipped(const std::string& name) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + name + ".json");

@@ -345,8 +345,7 @@ class VerbLog final : public FaultEnv {
     return log(fmt::format("set_drift {} {}", n, ppm));
   }
   std::optional<std::uint64_t> partition(const std::vector<std::vector<std::string>>& groups,
-                                         const std::vector<std::string>& isolate, bool one_way,
-                                         std::string&) override {
+                                         const std::vector<std::string>& isolate, bool one_way, std::string&) override {
     log(fmt::format("partition {} groups, isolate {}{}", groups.size(), fmt::join(isolate, ","),
                     one_way ? " one-way" : ""));
     return 7;
@@ -360,7 +359,9 @@ class VerbLog final : public FaultEnv {
   void end_slow(const std::string& n, Duration delay, std::uint64_t id) override {
     log(fmt::format("end_slow {} #{}", n, id), delay);
   }
-  bool apply_service_fault(const FaultSpec& f, std::string&) override { return log(std::string("service ") + to_string(f.kind)); }
+  bool apply_service_fault(const FaultSpec& f, std::string&) override {
+    return log(std::string("service ") + to_string(f.kind));
+  }
   void reset_resource_marks(std::int64_t value) override { log(fmt::format("marks {}", value)); }
 
   /// Runs the scheduled ends in the order scheduled.
@@ -411,10 +412,20 @@ TEST(FaultVerbs, TheTableDrivesAWorldWithoutASimulation) {
   jump.by = -250ms;
   for (const FaultSpec& f : {pause, crash, drift, part, slow, jump}) apply_fault(env, f, {});
   env.run_ends();
-  const std::vector<std::string> want = {
-      "pause redis-1 2s",          "crash A",  "set_drift B 500",     "partition 0 groups, isolate redis-1",
-      "slow A 100ms",              "clock_jump B wall -250ms",        "(+3s)", "restart A", "(+4s)", "set_drift B 0",
-      "(+5s)",                     "end_partition 7", "(+6s)", "end_slow A #3 100ms"};
+  const std::vector<std::string> want = {"pause redis-1 2s",
+                                         "crash A",
+                                         "set_drift B 500",
+                                         "partition 0 groups, isolate redis-1",
+                                         "slow A 100ms",
+                                         "clock_jump B wall -250ms",
+                                         "(+3s)",
+                                         "restart A",
+                                         "(+4s)",
+                                         "set_drift B 0",
+                                         "(+5s)",
+                                         "end_partition 7",
+                                         "(+6s)",
+                                         "end_slow A #3 100ms"};
   EXPECT_EQ(env.calls, want);
   ASSERT_EQ(env.records.size(), 6u);
   EXPECT_EQ(env.records[0].target, "redis-1");  // the node the role resolved to
