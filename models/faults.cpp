@@ -23,13 +23,19 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 /// Resolves f.target to one node now (role aliases included) and records
 /// the node's name; returns a skip reason when there is none.
-std::optional<std::string> resolve_target(FaultEnv& env, const FaultSpec& f, FaultRecord& rec, sim::NodeId& node) {
+std::optional<std::string> resolve_target(FaultEnv& env, const FaultSpec& f, FaultRecord& rec, std::string& node) {
   std::string why;
-  const auto id = env.resolve(f.target, why);
-  if (!id) return why;
-  rec.target = env.sim().node(*id).name();
-  node = *id;
+  auto name = env.resolve(f.target, why);
+  if (!name) return why;
+  rec.target = *name;
+  node = std::move(*name);
   return std::nullopt;
+}
+
+/// A verb's result as a skip reason: nullopt when it took effect.
+std::optional<std::string> done(bool ok, std::string& why) {
+  if (ok) return std::nullopt;
+  return std::move(why);
 }
 
 std::optional<Time> ends_at_start(const FaultSpec& f, const std::vector<FaultSpec>&) { return f.at; }
@@ -46,10 +52,9 @@ void write_duration_if_set(const FaultSpec& f, FaultWriter& out) {
 // -- pause --------------------------------------------------------------------
 
 std::optional<std::string> apply_pause(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
-  sim::NodeId n{};
-  if (auto why = resolve_target(env, f, rec, n)) return why;
-  env.sim().pause(n, f.duration.value_or(Duration{0}));
-  return std::nullopt;
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
+  return done(env.pause(n, f.duration.value_or(Duration{0}), why), why);
 }
 std::optional<Time> end_pause_or_slow(const FaultSpec& f, const std::vector<FaultSpec>&) {
   return f.at + f.duration.value_or(Duration{0});
@@ -65,11 +70,9 @@ void write_pause(const FaultSpec& f, FaultWriter& out) {
 const char* clock_word(ClockSelect c) { return word(c); }
 
 std::optional<std::string> apply_clock_jump(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
-  sim::NodeId n{};
-  if (auto why = resolve_target(env, f, rec, n)) return why;
-  if (f.clock != ClockSelect::kMonotonic) env.sim().clock_jump(n, sim::ClockKind::kWall, f.by);
-  if (f.clock != ClockSelect::kWall) env.sim().clock_jump(n, sim::ClockKind::kMonotonic, f.by);
-  return std::nullopt;
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
+  return done(env.clock_jump(n, f.by, f.clock, why), why);
 }
 std::string detail_clock_jump(const FaultSpec& f) {
   return fmt::format("{} clock by {}",
@@ -91,13 +94,15 @@ void write_clock_jump(const FaultSpec& f, FaultWriter& out) {
 // -- clock_drift --------------------------------------------------------------
 
 std::optional<std::string> apply_clock_drift(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
-  sim::NodeId n{};
-  if (auto why = resolve_target(env, f, rec, n)) return why;
-  sim::Simulation& s = env.sim();
-  s.set_drift(n, f.ppm);
-  if (f.duration)
-    s.at(
-        s.now() + *f.duration, [&s, n] { s.set_drift(n, 0); }, sim::EventClass::kFault);
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
+  if (!env.set_drift(n, f.ppm, why)) return why;
+  if (f.duration) {
+    env.after(*f.duration, [n](FaultEnv& e) {
+      std::string ignored;
+      e.set_drift(n, 0, ignored);
+    });
+  }
   return std::nullopt;
 }
 std::string detail_clock_drift(const FaultSpec& f) { return fmt::format("{} ppm", f.ppm); }
@@ -114,24 +119,23 @@ void write_clock_drift(const FaultSpec& f, FaultWriter& out) {
 // -- partition ----------------------------------------------------------------
 
 std::optional<std::string> apply_partition(FaultEnv& env, const FaultSpec& f, FaultRecord&) {
-  sim::Simulation& s = env.sim();
   // Role aliases resolve now; one that names no node at the moment is left out.
-  auto add = [&env](const std::string& name, std::vector<sim::NodeId>& to) {
+  auto add = [&env](const std::string& name, std::vector<std::string>& to) {
     std::string why;
-    if (auto id = env.resolve(name, why)) to.push_back(*id);
+    if (auto node = env.resolve(name, why)) to.push_back(std::move(*node));
   };
-  sim::Partition p;
+  std::vector<std::vector<std::string>> groups;
   for (const auto& g : f.groups) {
-    std::vector<sim::NodeId> ids;
-    for (const std::string& n : g) add(n, ids);
-    p.groups.push_back(ids);
+    std::vector<std::string> names;
+    for (const std::string& n : g) add(n, names);
+    groups.push_back(std::move(names));
   }
-  for (const std::string& n : f.isolate) add(n, p.isolate);
-  p.one_way = f.one_way;
-  const std::uint64_t id = s.add_partition(std::move(p));
-  if (f.duration)
-    s.at(
-        s.now() + *f.duration, [&s, id] { s.remove_partition(id); }, sim::EventClass::kFault);
+  std::vector<std::string> isolate;
+  for (const std::string& n : f.isolate) add(n, isolate);
+  std::string why;
+  const auto id = env.partition(groups, isolate, f.one_way, why);
+  if (!id) return why;
+  if (f.duration) env.after(*f.duration, [id = *id](FaultEnv& e) { e.end_partition(id); });
   return std::nullopt;
 }
 std::optional<Time> end_partition(const FaultSpec& f, const std::vector<FaultSpec>& all) {
@@ -174,7 +178,7 @@ void write_partition(const FaultSpec& f, FaultWriter& out) {
 // -- heal ---------------------------------------------------------------------
 
 std::optional<std::string> apply_heal(FaultEnv& env, const FaultSpec&, FaultRecord&) {
-  env.sim().heal();
+  env.heal();
   return std::nullopt;
 }
 void write_nothing(const FaultSpec&, FaultWriter&) {}
@@ -182,17 +186,15 @@ void write_nothing(const FaultSpec&, FaultWriter&) {}
 // -- crash --------------------------------------------------------------------
 
 std::optional<std::string> apply_crash(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
-  sim::NodeId n{};
-  if (auto why = resolve_target(env, f, rec, n)) return why;
-  sim::Simulation& s = env.sim();
-  if (f.power_loss) {
-    s.power_loss(n);
-  } else {
-    s.crash(n);
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
+  if (!env.crash(n, f.power_loss, why)) return why;
+  if (f.restart_after) {
+    env.after(*f.restart_after, [n](FaultEnv& e) {
+      std::string ignored;
+      e.restart(n, ignored);
+    });
   }
-  if (f.restart_after)
-    s.at(
-        s.now() + *f.restart_after, [&s, n] { s.restart(n); }, sim::EventClass::kFault);
   return std::nullopt;
 }
 std::optional<Time> end_crash(const FaultSpec& f, const std::vector<FaultSpec>&) {
@@ -236,13 +238,12 @@ void write_counter_reset(const FaultSpec& f, FaultWriter& out) {
 // -- slow ---------------------------------------------------------------------
 
 std::optional<std::string> apply_slow(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
-  sim::NodeId n{};
-  if (auto why = resolve_target(env, f, rec, n)) return why;
-  sim::Simulation& s = env.sim();
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
   const Duration d = f.delay;
-  s.add_slow(n, d);
-  s.at(
-      s.now() + f.duration.value_or(Duration{0}), [&s, n, d] { s.add_slow(n, -d); }, sim::EventClass::kFault);
+  const auto id = env.slow(n, d, why);
+  if (!id) return why;
+  env.after(f.duration.value_or(Duration{0}), [n, d, id = *id](FaultEnv& e) { e.end_slow(n, d, id); });
   return std::nullopt;
 }
 std::string detail_slow(const FaultSpec& f) { return "+" + sim::format_duration(f.delay) + " per message"; }
@@ -378,7 +379,7 @@ std::string fault_detail(const FaultSpec& f) {
 
 void apply_fault(FaultEnv& env, const FaultSpec& f, const std::vector<FaultSpec>& all) {
   FaultRecord rec;
-  rec.start = env.sim().now();
+  rec.start = env.now();
   rec.end = fault_end(f, all);
   rec.kind = f.kind;
   rec.target = f.target;
@@ -388,7 +389,7 @@ void apply_fault(FaultEnv& env, const FaultSpec& f, const std::vector<FaultSpec>
     rec.skipped = true;
     rec.skip_reason = std::move(*why);
   }
-  env.history().faults.push_back(std::move(rec));
+  env.record(std::move(rec));
 }
 
 void write_fault(const FaultSpec& f, FaultWriter& out) {

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,18 +52,56 @@
 
 namespace fencesim {
 
-/// What a fault may touch in a running world: the narrow interface the
-/// world provides to FaultKindInfo::apply. `why` is filled in when a call
-/// fails and becomes the fault's skip reason.
+/// What a fault may do to a running world: the verbs FaultKindInfo::apply
+/// is written in. Two worlds implement them: the simulated one
+/// (models/sim_fault_env.hpp, over sim::Simulation) and the real stack
+/// (real/fault_env.hpp: signals, the runner's TCP proxies, the clock shim,
+/// Sentinel), so that one table drives both.
+///
+/// Nodes are names (what FaultRecord::target records), as resolve()
+/// returns them. A verb this world cannot carry out returns false (nullopt)
+/// with `why`, which becomes the fault's skip reason. Durations are
+/// scenario time.
 class FaultEnv {
  public:
   virtual ~FaultEnv() = default;
-  virtual sim::Simulation& sim() = 0;
-  virtual History& history() = 0;
+  /// The instant the fault fires, in scenario time.
+  virtual Time now() = 0;
+  /// Appends a fired (or skipped) fault's record to the run's History.
+  virtual void record(FaultRecord rec) = 0;
   /// A single-node target: a node name, or a role alias ("redis-primary",
-  /// "etcd-leader") resolved now, at fire time. nullopt (and `why`) when
-  /// there is no such node at the moment.
-  virtual std::optional<sim::NodeId> resolve(const std::string& target, std::string& why) = 0;
+  /// "etcd-leader") resolved now, at fire time, to the node's name.
+  /// nullopt (and `why`) when there is no such node at the moment.
+  virtual std::optional<std::string> resolve(const std::string& target, std::string& why) = 0;
+  /// Runs `then` `d` after now, as a fault event (before any other event of
+  /// its instant): how a fault's end is scheduled (a restart, a drift back
+  /// to 0, a partition's or a slowdown's end).
+  virtual void after(Duration d, std::function<void(FaultEnv&)> then) = 0;
+
+  /// Stops `node` for `d`; the world resumes it at the end by itself (the
+  /// simulation's pause; SIGSTOP, then SIGCONT).
+  virtual bool pause(const std::string& node, Duration d, std::string& why) = 0;
+  /// Kills `node` (`power_loss`: what it had not written to disk is lost).
+  virtual bool crash(const std::string& node, bool power_loss, std::string& why) = 0;
+  /// Starts a crashed `node` again.
+  virtual bool restart(const std::string& node, std::string& why) = 0;
+  /// Steps `node`'s wall and/or monotonic clock by `by` (negative: back).
+  virtual bool clock_jump(const std::string& node, Duration by, ClockSelect clock, std::string& why) = 0;
+  /// Sets `node`'s clock rate error in parts per million (0: the true rate).
+  virtual bool set_drift(const std::string& node, std::int64_t ppm, std::string& why) = 0;
+  /// Starts a partition between node groups, or isolating `isolate`
+  /// (docs/FORMAT.md "partition"); its id for end_partition.
+  virtual std::optional<std::uint64_t> partition(const std::vector<std::vector<std::string>>& groups,
+                                                 const std::vector<std::string>& isolate, bool one_way,
+                                                 std::string& why) = 0;
+  /// Ends partition `id` (one already ended or healed: nothing).
+  virtual void end_partition(std::uint64_t id) = 0;
+  /// Ends every partition.
+  virtual void heal() = 0;
+  /// Adds `delay` to every message to or from `node`; its id for end_slow.
+  virtual std::optional<std::uint64_t> slow(const std::string& node, Duration delay, std::string& why) = 0;
+  /// Ends the slowdown `id` (`delay` on `node`).
+  virtual void end_slow(const std::string& node, Duration delay, std::uint64_t id) = 0;
   /// A fault the lock service itself carries out: failover, and
   /// counter_reset of the service's token counter (target "redis").
   /// false, with `why`, when the service cannot (the fault is then skipped).
@@ -122,7 +161,7 @@ struct FaultKindInfo {
   std::vector<std::string_view> keys;
   /// Position in the nemesis kinds list (1-based); 0 = not drawn.
   int nemesis = 0;
-  /// Carries the fault out at the current simulated time. Returns the skip
+  /// Carries the fault out now, through the env's verbs. Returns the skip
   /// reason when it could not, nullopt when it took effect. May set
   /// `rec.target` (the node a role alias resolved to).
   std::optional<std::string> (*apply)(FaultEnv& env, const FaultSpec& f, FaultRecord& rec);
@@ -183,8 +222,8 @@ const std::vector<FaultKind>& nemesis_fault_kinds();
 /// fault_kinds() and fault_info() taken before it are invalid after.
 void register_fault_kind(FaultKindInfo info);
 
-/// Fires `f` now: applies it through `env` and appends its FaultRecord
-/// (skipped, with the reason, if it could not take effect) to env.history().
+/// Fires `f` now: applies it through `env` and records its FaultRecord
+/// (skipped, with the reason, if it could not take effect) with env.record().
 void apply_fault(FaultEnv& env, const FaultSpec& f, const std::vector<FaultSpec>& all);
 /// When `f` ends (the table's `end`).
 std::optional<Time> fault_end(const FaultSpec& f, const std::vector<FaultSpec>& all);

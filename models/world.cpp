@@ -14,18 +14,37 @@
 #include "models/nemesis.hpp"
 #include "models/policy_runtime.hpp"
 #include "models/resource/resource.hpp"
+#include "models/sim_fault_env.hpp"
 #include "sim/simulation.hpp"
 
 namespace fencesim {
 
 namespace {
 
+struct World;
+
+/// What a fault may do (models/faults.hpp), for this World: the verbs on its
+/// simulation (models/sim_fault_env.hpp); role aliases resolve through the
+/// lock service at this instant, the service's own faults (failover,
+/// counter_reset of its counter) go to it.
+class WorldFaultEnv final : public SimFaultEnv {
+ public:
+  explicit WorldFaultEnv(World& w);
+  std::optional<std::string> resolve(const std::string& name, std::string& why) override;
+  bool apply_service_fault(const FaultSpec& f, std::string& why) override;
+  void reset_resource_marks(std::int64_t value) override;
+
+ private:
+  World& w_;
+};
+
 /// Everything a run owns; destroyed in reverse order (clients, resource,
-/// the lock service, then the simulation with its fibers).
+/// the lock service, the fault env, then the simulation with its fibers).
 struct World {
   explicit World(std::uint64_t seed) : sim(seed) {}
   sim::Simulation sim;
   History history;
+  WorldFaultEnv fault_env{*this};  ///< lives as long as the simulation: a fault's end calls back into it
   std::vector<std::string> roles;  ///< the service's role aliases (NodeDirectory::roles)
   std::unique_ptr<LockService> service;
   std::unique_ptr<resource::ResourceService> resource;
@@ -38,26 +57,22 @@ std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::strin
   return out;
 }
 
-/// What a fault may touch (models/faults.hpp), for this World: role
-/// aliases resolve through the lock service at this instant, the service's
-/// own faults (failover, counter_reset of its counter) go to it.
-class WorldFaultEnv final : public FaultEnv {
- public:
-  explicit WorldFaultEnv(World& w) : w_(w) {}
-  sim::Simulation& sim() override { return w_.sim; }
-  History& history() override { return w_.history; }
-  std::optional<sim::NodeId> resolve(const std::string& name, std::string& why) override {
-    if (std::find(w_.roles.begin(), w_.roles.end(), name) != w_.roles.end()) return w_.service->resolve_role(name, why);
-    auto id = w_.sim.find_node(name);
-    if (!id) why = "unknown target " + name;
-    return id;
-  }
-  bool apply_service_fault(const FaultSpec& f, std::string& why) override { return w_.service->apply_fault(f, why); }
-  void reset_resource_marks(std::int64_t value) override { w_.resource->reset_marks(value); }
+WorldFaultEnv::WorldFaultEnv(World& w) : SimFaultEnv(w.sim, w.history), w_(w) {}
 
- private:
-  World& w_;
-};
+std::optional<std::string> WorldFaultEnv::resolve(const std::string& name, std::string& why) {
+  std::optional<sim::NodeId> id;
+  if (std::find(w_.roles.begin(), w_.roles.end(), name) != w_.roles.end()) {
+    id = w_.service->resolve_role(name, why);
+  } else {
+    id = id_of(name, why);
+  }
+  if (!id) return std::nullopt;
+  return w_.sim.node(*id).name();
+}
+bool WorldFaultEnv::apply_service_fault(const FaultSpec& f, std::string& why) {
+  return w_.service->apply_fault(f, why);
+}
+void WorldFaultEnv::reset_resource_marks(std::int64_t value) { w_.resource->reset_marks(value); }
 
 std::optional<std::int64_t> tok(const std::optional<std::int64_t>& t) { return t; }
 
@@ -236,12 +251,7 @@ void schedule_and_start(World& w, const std::vector<FaultSpec>& faults, Time run
     World* wp = &w;
     const std::vector<FaultSpec>* all = &faults;
     w.sim.at(
-        f.at,
-        [wp, f, all] {
-          WorldFaultEnv env(*wp);
-          apply_fault(env, f, *all);
-        },
-        sim::EventClass::kFault);
+        f.at, [wp, f, all] { apply_fault(wp->fault_env, f, *all); }, sim::EventClass::kFault);
   }
   w.service->start();
   for (auto& c : w.clients) c->start();

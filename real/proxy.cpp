@@ -145,63 +145,159 @@ struct ProxyNet::State {
     }
   }
 
+  /// What each pollfd is: the wake pipe, a link's listener, or one side of a connection.
+  struct Ref {
+    int kind;  // 0 wake, 1 listener, 2 client side, 3 server side
+    std::size_t link;
+    Conn* conn;
+  };
+
+  /// The poll set of this round: the wake pipe, every listener, and each
+  /// connection's sides with the events its directions' state allows.
+  /// Returns when the next held chunk falls due (at most 100 ms away).
+  Clock::time_point poll_set(Clock::time_point now, std::vector<pollfd>& pfds, std::vector<Ref>& refs) {
+    pfds.clear();
+    refs.clear();
+    pfds.push_back({wake[0], POLLIN, 0});
+    refs.push_back({0, 0, nullptr});
+    auto next_due = now + std::chrono::milliseconds(100);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      pfds.push_back({links[i].listen_fd, POLLIN, 0});
+      refs.push_back({1, i, nullptr});
+    }
+    // POLLOUT on a side whose next chunk is due; otherwise wake when it is.
+    auto out_when_due = [&](const Pipe& p, short& events) {
+      if (p.q.front().due <= now) {
+        events |= POLLOUT;
+      } else {
+        next_due = std::min(next_due, p.q.front().due);
+      }
+    };
+    for (Conn& cn : conns) {
+      const Link& l = links[cn.link];
+      if (cn.s < 0 && !cn.dead && !l.up.blocked) start_connect(cn);
+      if (cn.dead) continue;
+      short ce = 0, se = 0;
+      if (!l.up.blocked && !cn.up.eof && cn.up.queued < kMaxQueued) ce |= POLLIN;
+      if (!l.down.blocked && !cn.down.q.empty()) out_when_due(cn.down, ce);
+      if (cn.s >= 0) {
+        if (cn.connecting) {
+          se |= POLLOUT;
+        } else {
+          if (!l.down.blocked && !cn.down.eof && cn.down.queued < kMaxQueued) se |= POLLIN;
+          if (!l.up.blocked && !cn.up.q.empty()) out_when_due(cn.up, se);
+        }
+      }
+      if (!cn.hup_c || (ce & POLLIN)) {
+        pfds.push_back({cn.c, ce, 0});
+        refs.push_back({2, cn.link, &cn});
+      }
+      if (cn.s >= 0 && (!cn.hup_s || (se & POLLIN) || cn.connecting)) {
+        pfds.push_back({cn.s, se, 0});
+        refs.push_back({3, cn.link, &cn});
+      }
+    }
+    return next_due;
+  }
+
+  /// A listener is readable: every pending connection becomes a Conn.
+  void accept_all(std::size_t link) {
+    for (;;) {
+      const int fd = ::accept(links[link].listen_fd, nullptr, nullptr);
+      if (fd < 0) break;
+      nonblock(fd);
+      nodelay(fd);
+      Conn cn;
+      cn.link = link;
+      cn.c = fd;
+      conns.push_back(std::move(cn));
+    }
+  }
+
+  /// Events on the dialer's side: read into `up`, write `down`'s due chunks.
+  void on_client_side(Conn& cn, const Link& l, const pollfd& pf, Clock::time_point t) {
+    const short ev = pf.revents;
+    if ((ev & (POLLIN | POLLHUP | POLLERR)) && (pf.events & POLLIN)) {
+      if (!pull(cn.c, cn.up, l.up.delay, t)) cn.dead = true;
+    } else if ((ev & (POLLERR | POLLNVAL))) {
+      cn.dead = true;
+    } else if (ev & POLLHUP) {
+      cn.hup_c = true;
+    }
+    if (!cn.dead && (ev & POLLOUT)) {
+      if (!push(cn.c, cn.down, t)) cn.dead = true;
+    }
+  }
+
+  /// Events on the server's side: the connect finishing, read into `down`
+  /// (a server that closes: what it sent is dropped on a drop_on_close
+  /// link), write `up`'s due chunks.
+  void on_server_side(Conn& cn, const Link& l, const pollfd& pf, Clock::time_point t) {
+    const short ev = pf.revents;
+    if (cn.connecting) {
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(cn.s, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        cn.dead = true;
+      } else if (ev & (POLLOUT | POLLHUP | POLLERR)) {
+        cn.connecting = false;
+      }
+      return;
+    }
+    if ((ev & (POLLIN | POLLHUP | POLLERR)) && (pf.events & POLLIN)) {
+      if (!pull(cn.s, cn.down, l.down.delay, t)) {
+        cn.down.eof = true;
+        if (l.drop_on_close) {
+          cn.down.q.clear();
+          cn.down.queued = 0;
+        }
+        if (cn.down.q.empty()) cn.dead = true;
+      } else if (cn.down.eof && l.drop_on_close) {
+        cn.down.q.clear();
+        cn.down.queued = 0;
+      }
+    } else if ((ev & (POLLERR | POLLNVAL))) {
+      cn.dead = true;
+    } else if (ev & POLLHUP) {
+      cn.hup_s = true;
+    }
+    if (!cn.dead && (ev & POLLOUT)) {
+      if (!push(cn.s, cn.up, t)) cn.dead = true;
+    }
+  }
+
+  /// Delivers what fell due without an event (a pipe whose socket was
+  /// already writable), and drops finished or broken connections.
+  void deliver_and_reap(Clock::time_point t) {
+    for (auto it = conns.begin(); it != conns.end();) {
+      Conn& cn = *it;
+      const Link& l = links[cn.link];
+      if (!cn.dead && !l.down.blocked) {
+        if (!push(cn.c, cn.down, t)) cn.dead = true;
+      }
+      if (!cn.dead && cn.s >= 0 && !cn.connecting && !l.up.blocked) {
+        if (!push(cn.s, cn.up, t)) cn.dead = true;
+      }
+      const bool done = cn.up.shut && cn.down.shut;
+      if (cn.dead || done) {
+        if (cn.c >= 0) ::close(cn.c);
+        if (cn.s >= 0) ::close(cn.s);
+        it = conns.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  /// The proxy thread: poll(2) without the lock, handle events under it.
   void loop() {
     std::vector<pollfd> pfds;
-    // What each pollfd is: link listener, or (conn, side).
-    struct Ref {
-      int kind;  // 0 wake, 1 listener, 2 client side, 3 server side
-      std::size_t link;
-      Conn* conn;
-    };
     std::vector<Ref> refs;
     std::unique_lock<std::mutex> lk(mu);
     while (!stop) {
       const auto now = Clock::now();
-      pfds.clear();
-      refs.clear();
-      pfds.push_back({wake[0], POLLIN, 0});
-      refs.push_back({0, 0, nullptr});
-      auto next_due = now + std::chrono::milliseconds(100);
-      for (std::size_t i = 0; i < links.size(); ++i) {
-        pfds.push_back({links[i].listen_fd, POLLIN, 0});
-        refs.push_back({1, i, nullptr});
-      }
-      for (Conn& cn : conns) {
-        const Link& l = links[cn.link];
-        if (cn.s < 0 && !cn.dead && !l.up.blocked) start_connect(cn);
-        if (cn.dead) continue;
-        short ce = 0, se = 0;
-        if (!l.up.blocked && !cn.up.eof && cn.up.queued < kMaxQueued) ce |= POLLIN;
-        if (!l.down.blocked && !cn.down.q.empty()) {
-          if (cn.down.q.front().due <= now) {
-            ce |= POLLOUT;
-          } else {
-            next_due = std::min(next_due, cn.down.q.front().due);
-          }
-        }
-        if (cn.s >= 0) {
-          if (cn.connecting) {
-            se |= POLLOUT;
-          } else {
-            if (!l.down.blocked && !cn.down.eof && cn.down.queued < kMaxQueued) se |= POLLIN;
-            if (!l.up.blocked && !cn.up.q.empty()) {
-              if (cn.up.q.front().due <= now) {
-                se |= POLLOUT;
-              } else {
-                next_due = std::min(next_due, cn.up.q.front().due);
-              }
-            }
-          }
-        }
-        if (!cn.hup_c || (ce & POLLIN)) {
-          pfds.push_back({cn.c, ce, 0});
-          refs.push_back({2, cn.link, &cn});
-        }
-        if (cn.s >= 0 && (!cn.hup_s || (se & POLLIN) || cn.connecting)) {
-          pfds.push_back({cn.s, se, 0});
-          refs.push_back({3, cn.link, &cn});
-        }
-      }
+      const auto next_due = poll_set(now, pfds, refs);
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_due - now).count();
       lk.unlock();
       const int rc = ::poll(pfds.data(), pfds.size(), static_cast<int>(std::max<long long>(0, wait) + 0));
@@ -217,90 +313,17 @@ struct ProxyNet::State {
             char b[64];
             (void)!::read(wake[0], b, sizeof b);
           }
-          continue;
-        }
-        if (r.kind == 1) {
-          if (!(ev & POLLIN)) continue;
-          for (;;) {
-            const int fd = ::accept(links[r.link].listen_fd, nullptr, nullptr);
-            if (fd < 0) break;
-            nonblock(fd);
-            nodelay(fd);
-            Conn cn;
-            cn.link = r.link;
-            cn.c = fd;
-            conns.push_back(std::move(cn));
-          }
-          continue;
-        }
-        Conn& cn = *r.conn;
-        if (cn.dead || ev == 0) continue;
-        const Link& l = links[r.link];
-        if (r.kind == 2) {
-          if ((ev & (POLLIN | POLLHUP | POLLERR)) && (pfds[i].events & POLLIN)) {
-            if (!pull(cn.c, cn.up, l.up.delay, t)) cn.dead = true;
-          } else if ((ev & (POLLERR | POLLNVAL))) {
-            cn.dead = true;
-          } else if (ev & POLLHUP) {
-            cn.hup_c = true;
-          }
-          if (!cn.dead && (ev & POLLOUT)) {
-            if (!push(cn.c, cn.down, t)) cn.dead = true;
-          }
-        } else {
-          if (cn.connecting) {
-            int err = 0;
-            socklen_t len = sizeof err;
-            ::getsockopt(cn.s, SOL_SOCKET, SO_ERROR, &err, &len);
-            if (err != 0) {
-              cn.dead = true;
-            } else if (ev & (POLLOUT | POLLHUP | POLLERR)) {
-              cn.connecting = false;
-            }
-            continue;
-          }
-          if ((ev & (POLLIN | POLLHUP | POLLERR)) && (pfds[i].events & POLLIN)) {
-            if (!pull(cn.s, cn.down, l.down.delay, t)) {
-              cn.down.eof = true;
-              if (l.drop_on_close) {
-                cn.down.q.clear();
-                cn.down.queued = 0;
-              }
-              if (cn.down.q.empty()) cn.dead = true;
-            } else if (cn.down.eof && l.drop_on_close) {
-              cn.down.q.clear();
-              cn.down.queued = 0;
-            }
-          } else if ((ev & (POLLERR | POLLNVAL))) {
-            cn.dead = true;
-          } else if (ev & POLLHUP) {
-            cn.hup_s = true;
-          }
-          if (!cn.dead && (ev & POLLOUT)) {
-            if (!push(cn.s, cn.up, t)) cn.dead = true;
+        } else if (r.kind == 1) {
+          if (ev & POLLIN) accept_all(r.link);
+        } else if (!r.conn->dead && ev != 0) {
+          if (r.kind == 2) {
+            on_client_side(*r.conn, links[r.link], pfds[i], t);
+          } else {
+            on_server_side(*r.conn, links[r.link], pfds[i], t);
           }
         }
       }
-      // Deliver what fell due without an event (a pipe whose socket was
-      // already writable), and drop finished or broken connections.
-      for (auto it = conns.begin(); it != conns.end();) {
-        Conn& cn = *it;
-        const Link& l = links[cn.link];
-        if (!cn.dead && !l.down.blocked) {
-          if (!push(cn.c, cn.down, t)) cn.dead = true;
-        }
-        if (!cn.dead && cn.s >= 0 && !cn.connecting && !l.up.blocked) {
-          if (!push(cn.s, cn.up, t)) cn.dead = true;
-        }
-        const bool done = cn.up.shut && cn.down.shut;
-        if (cn.dead || done) {
-          if (cn.c >= 0) ::close(cn.c);
-          if (cn.s >= 0) ::close(cn.s);
-          it = conns.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      deliver_and_reap(t);
     }
   }
 };

@@ -14,7 +14,8 @@
 // with the Lua scripts the model stands for (models/redis/protocol.hpp), etcd
 // through a Go helper (real/etcd-lock/main.go) built against etcd 3.4.23's
 // own clientv3/concurrency (Debian golang-etcd-server-dev). Faults are
-// applied at their (scaled) times: pause = SIGSTOP/SIGCONT of a server (of
+// applied at their (scaled) times through the model's fault table
+// (models/faults.hpp apply_fault, real/fault_env.hpp RealFaultEnv): pause = SIGSTOP/SIGCONT of a server (of
 // a client: its thread stops at its next safepoint and its Go helper gets
 // SIGSTOP), crash = SIGKILL and restart on the same data folder (with
 // lock.persistence, an AOF: appendfsync always / everysec; of a client: its
@@ -43,12 +44,17 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "models/world.hpp"
+
+namespace fencesim::process {
+class TempDir;  // real/process.hpp
+}  // namespace fencesim::process
 
 namespace fencesim::real {
 
@@ -58,11 +64,42 @@ struct NotSupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct Postgres;  // real/run.hpp
+
+/// A private PostgreSQL server that outlives runs: the RealStack tests
+/// share one (a ctest fixture stops it) and hand it to every run (RealOptions::postgres)
+/// instead of an initdb and a server start per run (seconds each). Each run
+/// makes a new database on it (dropping the last run's), so every run
+/// starts from the same row. One run at a time; runs that pause the resource pause
+/// this server (it gets SIGCONT at the next run's start).
+class PostgresServer {
+ public:
+  /// Starts it in a temporary folder (kept if `keep_dir`). Throws
+  /// MissingProgram naming the Debian package, or std::runtime_error with
+  /// its log when it does not come up.
+  explicit PostgresServer(bool keep_dir = false);
+  /// One that outlives this process, in `shared_dir` (test processes run
+  /// one after another share it: ctest runs each test in its own): attached
+  /// to when it runs there, else started detached. Stopped only by
+  /// stop_shared(shared_dir), which also removes the folder.
+  explicit PostgresServer(const std::string& shared_dir);
+  static void stop_shared(const std::string& shared_dir);
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+  Postgres& server() { return *pg_; }
+
+ private:
+  std::unique_ptr<process::TempDir> dir_;
+  std::unique_ptr<Postgres> pg_;  // stopped before dir_ is removed
+};
+
 struct RealOptions {
-  double scale = 1.0;           ///< real seconds per scenario second, (0, 10]
-  bool keep_dir = false;        ///< keep the temporary folder (logs, data) for debugging
-  std::ostream* log = nullptr;  ///< progress lines (server start, faults) or nullptr
-  std::string helper_dir;       ///< where etcd-lock is; empty: beside the running program
+  double scale = 1.0;                  ///< real seconds per scenario second, (0, 10]
+  bool keep_dir = false;               ///< keep the temporary folder (logs, data) for debugging
+  std::ostream* log = nullptr;         ///< progress lines (server start, faults) or nullptr
+  std::string helper_dir;              ///< where etcd-lock is; empty: beside the running program
+  PostgresServer* postgres = nullptr;  ///< a shared PostgreSQL for the resource; nullptr: the run starts its own
 };
 
 struct RealResult {

@@ -9,11 +9,9 @@ class Counter final : public RegisterWorkload {
   using RegisterWorkload::RegisterWorkload;
 
  private:
-  std::int64_t next_value(const Seen& seen) const override { return seen.value + 1; }
+  std::int64_t next_value(const Seen& seen) const override { return next_register_value(setup().spec, seen.value); }
   /// "ok: wrote 5".
-  std::string success_text(const Seen&, std::int64_t written) const override {
-    return "ok: wrote " + std::to_string(written);
-  }
+  std::string success_text(const Seen&, std::int64_t written) const override { return counter_success_text(written); }
 };
 
 }  // namespace

@@ -78,13 +78,12 @@ IterationResult RegisterWorkload::attempt(const Iteration& it, bool& conflict) c
 // the step (no immediate re-collision) and its growth moves a loser out of
 // phase with clients whose cycle is shorter than its attempt.
 Duration RegisterWorkload::retry_wait(sim::Process& p, int k) {
-  const Duration base = setup_.retry_interval;
-  if (setup_.spec.retry_backoff == RetryBackoff::kFixed) return base;
-  constexpr int kCapDoublings = 4;  // cap = base × 2^4 = 16 × retry_interval
-  const Duration step = base * (std::int64_t{1} << std::min(k, kCapDoublings));
-  if (!retry_rng_) retry_rng_ = p.sim().rng("client/" + setup_.client + "/cas-retry");
-  const Duration half = step / 2;
-  return (step - half) + retry_rng_->uniform(Duration{0}, half);
+  // The arithmetic is shared with fencesim-real (models/workloads/arithmetic.hpp);
+  // the draw is (step − half) + uniform(0, half) from this client's stream.
+  return cas_retry_wait(setup_.spec, setup_.retry_interval, k, [&](Duration lo, Duration hi) {
+    if (!retry_rng_) retry_rng_ = p.sim().rng("client/" + setup_.client + "/cas-retry");
+    return lo + retry_rng_->uniform(Duration{0}, hi - lo);
+  });
 }
 
 IterationResult RegisterWorkload::iterate(const Iteration& it) {
@@ -96,7 +95,7 @@ IterationResult RegisterWorkload::iterate(const Iteration& it) {
     ++retries;
     result = attempt(it, conflict);
   }
-  if (retries > 0) result.outcome += fmt::format(" (after {} {})", retries, retries == 1 ? "retry" : "retries");
+  result.outcome += retries_suffix(retries);
   return result;
 }
 

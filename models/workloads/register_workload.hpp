@@ -30,6 +30,7 @@
 #include <string>
 
 #include "models/resource/resource.hpp"
+#include "models/workloads/arithmetic.hpp"
 #include "models/workloads/workload.hpp"
 
 namespace fencesim::workloads {

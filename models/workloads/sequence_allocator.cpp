@@ -12,10 +12,10 @@ class SequenceAllocator final : public RegisterWorkload {
   using RegisterWorkload::RegisterWorkload;
 
  private:
-  std::int64_t next_value(const Seen& seen) const override { return seen.value + setup().spec.block; }
+  std::int64_t next_value(const Seen& seen) const override { return next_register_value(setup().spec, seen.value); }
   /// "ok: claimed 1000..1099": the block the accepted write reserved.
   std::string success_text(const Seen& seen, std::int64_t written) const override {
-    return fmt::format("ok: claimed {}..{}", seen.value, written - 1);
+    return allocator_success_text(seen.value, written);
   }
 };
 

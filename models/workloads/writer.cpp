@@ -18,13 +18,12 @@ class Writer final : public RegisterWorkload {
   using RegisterWorkload::RegisterWorkload;
 
  private:
-  std::int64_t next_value(const Seen& seen) const override { return seen.value + 1; }
+  std::int64_t next_value(const Seen& seen) const override { return next_register_value(setup().spec, seen.value); }
   std::string tag() const override { return setup().client; }
   /// "ok: wrote version 3 over version 2 by B" — the version this client
   /// read, which is not necessarily the one its write replaced.
   std::string success_text(const Seen& seen, std::int64_t written) const override {
-    return fmt::format("ok: wrote version {} over version {}{}", written, seen.value,
-                       seen.tag.empty() ? "" : " by " + seen.tag);
+    return writer_success_text(written, seen.value, seen.tag);
   }
 };
 

@@ -2,6 +2,8 @@
 // (models/faults.hpp): names, keys, nemesis eligibility, end times, detail
 // text, the faults[] form, and applying through a FaultEnv.
 #include "models/faults.hpp"
+#include "models/sim_fault_env.hpp"
+#include "models/words.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -201,18 +203,18 @@ TEST(FaultTable, WritesOnlyTheKeysTheKindTakes) {
 
 /// A FaultEnv over a bare simulation with nodes A, B and "redis-0", where
 /// "redis-primary" is redis-0 and "etcd-leader" has no node.
-class FakeEnv final : public FaultEnv {
+class FakeEnv final : public SimFaultEnv {
  public:
-  FakeEnv() : sim_(1) {
+  FakeEnv() : SimFaultEnv(sim_, history_) {
     for (const char* n : {"A", "B", "redis-0"}) sim_.add_node(n);
   }
-  sim::Simulation& sim() override { return sim_; }
-  History& history() override { return history_; }
-  std::optional<sim::NodeId> resolve(const std::string& name, std::string& why) override {
-    if (name == "redis-primary") return sim_.find_node("redis-0");
-    auto id = name == "etcd-leader" ? std::nullopt : sim_.find_node(name);
-    if (!id) why = "no node " + name;
-    return id;
+  std::optional<std::string> resolve(const std::string& name, std::string& why) override {
+    if (name == "redis-primary") return "redis-0";
+    if (name == "etcd-leader" || !sim_.find_node(name)) {
+      why = "no node " + name;
+      return std::nullopt;
+    }
+    return name;
   }
   bool apply_service_fault(const FaultSpec& f, std::string& why) override {
     service_calls.push_back(f.kind);
@@ -227,7 +229,7 @@ class FakeEnv final : public FaultEnv {
   History history_;
 
  private:
-  sim::Simulation sim_;
+  sim::Simulation sim_{1};
 };
 
 TEST(FaultApply, PauseOfARoleRecordsTheNodeItResolvedTo) {
@@ -307,6 +309,140 @@ TEST(FaultApply, DriftEndsAfterItsDuration) {
   env.sim().run_until(Time{10s});
   // 1 s at +1000 ppm, then none: the wall clock is 1 ms ahead.
   EXPECT_EQ(env.sim().node(*env.sim().find_node("A")).wall(), Time{10s} + 1ms);
+}
+
+}  // namespace
+}  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+/// A world with no simulation: it records the verbs the fault table calls
+/// and keeps the ends it schedules, so that the table is seen to drive any
+/// FaultEnv (the real stack's RealFaultEnv is another such world).
+class VerbLog final : public FaultEnv {
+ public:
+  Time now() override { return Time{1s}; }
+  void record(FaultRecord rec) override { records.push_back(std::move(rec)); }
+  std::optional<std::string> resolve(const std::string& target, std::string& why) override {
+    if (target == "nobody") {
+      why = "no such node";
+      return std::nullopt;
+    }
+    return target == "redis-primary" ? "redis-1" : target;
+  }
+  void after(Duration d, std::function<void(FaultEnv&)> then) override { ends.emplace_back(d, std::move(then)); }
+  bool pause(const std::string& n, Duration d, std::string&) override { return log("pause " + n, d); }
+  bool crash(const std::string& n, bool power_loss, std::string& why) override {
+    if (power_loss) why = "cannot lose power here";
+    return !power_loss && log("crash " + n);
+  }
+  bool restart(const std::string& n, std::string&) override { return log("restart " + n); }
+  bool clock_jump(const std::string& n, Duration by, ClockSelect c, std::string&) override {
+    return log(fmt::format("clock_jump {} {}", n, word(c)), by);
+  }
+  bool set_drift(const std::string& n, std::int64_t ppm, std::string&) override {
+    return log(fmt::format("set_drift {} {}", n, ppm));
+  }
+  std::optional<std::uint64_t> partition(const std::vector<std::vector<std::string>>& groups,
+                                         const std::vector<std::string>& isolate, bool one_way, std::string&) override {
+    log(fmt::format("partition {} groups, isolate {}{}", groups.size(), fmt::join(isolate, ","),
+                    one_way ? " one-way" : ""));
+    return 7;
+  }
+  void end_partition(std::uint64_t id) override { log(fmt::format("end_partition {}", id)); }
+  void heal() override { log("heal"); }
+  std::optional<std::uint64_t> slow(const std::string& n, Duration delay, std::string&) override {
+    log("slow " + n, delay);
+    return 3;
+  }
+  void end_slow(const std::string& n, Duration delay, std::uint64_t id) override {
+    log(fmt::format("end_slow {} #{}", n, id), delay);
+  }
+  bool apply_service_fault(const FaultSpec& f, std::string&) override {
+    return log(std::string("service ") + to_string(f.kind));
+  }
+  void reset_resource_marks(std::int64_t value) override { log(fmt::format("marks {}", value)); }
+
+  /// Runs the scheduled ends in the order scheduled.
+  void run_ends() {
+    auto pending = std::move(ends);
+    for (auto& [d, then] : pending) {
+      log(fmt::format("(+{})", sim::format_duration(d)));
+      then(*this);
+    }
+  }
+
+  std::vector<std::string> calls;
+  std::vector<FaultRecord> records;
+  std::vector<std::pair<Duration, std::function<void(FaultEnv&)>>> ends;
+
+ private:
+  bool log(std::string s, std::optional<Duration> d = std::nullopt) {
+    if (d) s += " " + sim::format_duration(*d);
+    calls.push_back(std::move(s));
+    return true;
+  }
+};
+
+FaultSpec verb_spec(FaultKind k, const std::string& target) {
+  FaultSpec f;
+  f.kind = k;
+  f.target = target;
+  f.origin = "faults[0]";
+  return f;
+}
+
+TEST(FaultVerbs, TheTableDrivesAWorldWithoutASimulation) {
+  VerbLog env;
+  FaultSpec pause = verb_spec(FaultKind::kPause, "redis-primary");
+  pause.duration = 2s;
+  FaultSpec crash = verb_spec(FaultKind::kCrash, "A");
+  crash.restart_after = 3s;
+  FaultSpec drift = verb_spec(FaultKind::kClockDrift, "B");
+  drift.ppm = 500;
+  drift.duration = 4s;
+  FaultSpec part = verb_spec(FaultKind::kPartition, "");
+  part.isolate = {"redis-primary", "nobody"};
+  part.duration = 5s;
+  FaultSpec slow = verb_spec(FaultKind::kSlow, "A");
+  slow.delay = 100ms;
+  slow.duration = 6s;
+  FaultSpec jump = verb_spec(FaultKind::kClockJump, "B");
+  jump.by = -250ms;
+  for (const FaultSpec& f : {pause, crash, drift, part, slow, jump}) apply_fault(env, f, {});
+  env.run_ends();
+  const std::vector<std::string> want = {"pause redis-1 2s",
+                                         "crash A",
+                                         "set_drift B 500",
+                                         "partition 0 groups, isolate redis-1",
+                                         "slow A 100ms",
+                                         "clock_jump B wall -250ms",
+                                         "(+3s)",
+                                         "restart A",
+                                         "(+4s)",
+                                         "set_drift B 0",
+                                         "(+5s)",
+                                         "end_partition 7",
+                                         "(+6s)",
+                                         "end_slow A #3 100ms"};
+  EXPECT_EQ(env.calls, want);
+  ASSERT_EQ(env.records.size(), 6u);
+  EXPECT_EQ(env.records[0].target, "redis-1");  // the node the role resolved to
+  EXPECT_EQ(env.records[0].start, Time{1s});
+  for (const FaultRecord& r : env.records) EXPECT_FALSE(r.skipped) << r.target;
+}
+
+TEST(FaultVerbs, AVerbTheWorldCannotDoSkipsTheFaultWithItsReason) {
+  VerbLog env;
+  FaultSpec crash = verb_spec(FaultKind::kCrash, "A");
+  crash.power_loss = true;
+  crash.restart_after = 1s;
+  apply_fault(env, crash, {});
+  ASSERT_EQ(env.records.size(), 1u);
+  EXPECT_TRUE(env.records[0].skipped);
+  EXPECT_EQ(env.records[0].skip_reason, "cannot lose power here");
+  EXPECT_TRUE(env.ends.empty());  // nothing crashed, so no restart is scheduled
 }
 
 }  // namespace

@@ -1,0 +1,367 @@
+// real/client.cpp — the resource and the client loop (real/client.hpp).
+//   PostgreSQL 15: one row; the fencing check is the WHERE clause of one
+//     UPDATE (read committed: a concurrent UPDATE re-evaluates the clause on
+//     the newest row version, so check and write are atomic).
+#include "real/client.hpp"
+
+#include "models/workloads/arithmetic.hpp"
+#include "real/locks.hpp"
+
+namespace fencesim::real {
+
+namespace {
+
+struct Row {
+  bool accepted = false;
+  std::int64_t value = 0, version = 0, last_written = 0, last_seen = 0, prev_value = 0;
+  std::string tag, prev_tag;
+};
+
+class Resource {
+ public:
+  Resource(Run& r, const std::string& client, Sockets& owner) : run_(r) {
+    const std::string conninfo = fmt::format("host=127.0.0.1 port={} user=fencesim dbname={} connect_timeout=5",
+                                             run_.dial(client, "resource", run_.pg->port), run_.pg_db);
+    pg_.c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(pg_.c) != CONNECTION_OK) {
+      throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
+    }
+    pg_.owner = &owner;
+    pg_.fd = PQsocket(pg_.c);
+    owner.add(pg_.fd);
+  }
+
+  /// Runs `sql` with params; the first row (accepted flag first).
+  std::optional<Row> query(const std::string& sql, const std::vector<std::string>& params) {
+    std::vector<const char*> p;
+    for (const auto& x : params) p.push_back(x.c_str());
+    PGresult* res =
+        PQexecParams(pg_.c, sql.c_str(), static_cast<int>(p.size()), nullptr, p.data(), nullptr, nullptr, 0);
+    std::optional<Row> out;
+    if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) >= 1) {
+      Row row;
+      row.accepted = std::string(PQgetvalue(res, 0, 0)) == "t";
+      row.value = std::atoll(PQgetvalue(res, 0, 1));
+      row.version = std::atoll(PQgetvalue(res, 0, 2));
+      row.tag = PQgetvalue(res, 0, 3);
+      row.last_written = std::atoll(PQgetvalue(res, 0, 4));
+      row.last_seen = std::atoll(PQgetvalue(res, 0, 5));
+      row.prev_value = std::atoll(PQgetvalue(res, 0, 6));
+      row.prev_tag = PQgetvalue(res, 0, 7);
+      out = row;
+    } else {
+      run_.say(std::string("PostgreSQL: ") + PQerrorMessage(pg_.c));
+    }
+    PQclear(res);
+    return out;
+  }
+
+  static std::string with_fallback(const std::string& update) {
+    return "WITH u AS (" + update +
+           " RETURNING value, version, tag, last_written, last_seen, prev_value, prev_tag) "
+           "SELECT true, * FROM u UNION ALL "
+           "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg "
+           "WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM u)";
+  }
+
+  struct Seen {
+    std::int64_t value = 0, version = 0;
+    std::string tag;
+  };
+
+  std::optional<Seen> read(const ClientState& c, int iteration, const std::string& lease_value,
+                           std::optional<std::int64_t> token, std::string& failure) {
+    const ResourceSpec& spec = run_.s.resource;
+    const bool fenced_read = spec.kind == ResourceKind::kFenced && spec.fence_reads;
+    ResourceOpRecord rec;
+    rec.kind = ResourceOpKind::kRead;
+    rec.client = c.spec.name;
+    rec.copy = "resource";
+    rec.token = fenced_read ? token : std::nullopt;
+    rec.lease_value = lease_value;
+    rec.iteration = iteration;
+    rec.sent = run_.tb.now();
+    std::optional<Row> row;
+    if (fenced_read && !token) {
+      row = query(
+          "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg WHERE id = 1", {});
+      if (row) rec.reason = "read without a token";
+    } else if (fenced_read) {
+      row = query(with_fallback("UPDATE reg SET last_seen = $1::bigint WHERE id = 1 AND $1::bigint >= last_seen"),
+                  {std::to_string(*token)});
+      if (row && !row->accepted) rec.reason = fmt::format("token {} < last_seen {}", *token, row->last_seen);
+    } else {
+      row = query(
+          "SELECT true, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg WHERE id = 1", {});
+    }
+    rec.at = run_.tb.now();
+    if (!row) {
+      failure = "read timed out";
+      return std::nullopt;
+    }
+    rec.accepted = row->accepted;
+    rec.value = row->value;
+    rec.version = row->version;
+    rec.tag = row->tag;
+    rec.last_written = row->last_written;
+    rec.last_seen = row->last_seen;
+    record(std::move(rec));
+    if (!row->accepted) {
+      failure =
+          "read rejected: " + (fenced_read && !token ? std::string("read without a token")
+                                                     : fmt::format("token {} < last_seen {}", *token, row->last_seen));
+      return std::nullopt;
+    }
+    return Seen{row->value, row->version, row->tag};
+  }
+
+  /// The write; its refusal reason, or "" when accepted; nullopt when it got no answer.
+  std::optional<std::string> write(const ClientState& c, int iteration, const std::string& lease_value,
+                                   std::optional<std::int64_t> token, const Seen& seen, std::int64_t value,
+                                   const std::string& tag) {
+    const ResourceSpec& spec = run_.s.resource;
+    ResourceOpRecord rec;
+    rec.kind = ResourceOpKind::kWrite;
+    rec.write = true;
+    rec.client = c.spec.name;
+    rec.copy = "resource";
+    rec.token = token;
+    rec.read_value = seen.value;
+    rec.value = value;
+    rec.tag = tag;
+    rec.lease_value = lease_value;
+    rec.iteration = iteration;
+    rec.sent = run_.tb.now();
+    const std::string set =
+        "UPDATE reg SET prev_value = value, prev_tag = tag, value = $2::bigint, tag = $3, version = version + 1";
+    std::optional<Row> row;
+    std::string reason;
+    switch (spec.kind) {
+      case ResourceKind::kFenced: {
+        if (!token) {
+          row = query(
+              "SELECT false, value, version, tag, last_written, last_seen, prev_value, prev_tag FROM reg "
+              "WHERE id = 1",
+              {});
+          reason = "write without a token";
+          break;
+        }
+        const std::string cmp = spec.check == FenceCheck::kStrict ? ">" : ">=";
+        row = query(with_fallback(set +
+                                  ", last_written = $1::bigint, last_seen = GREATEST(last_seen, $1::bigint) "
+                                  "WHERE id = 1 AND $1::bigint >= last_seen AND $1::bigint " +
+                                  cmp + " last_written"),
+                    {std::to_string(*token), std::to_string(value), tag});
+        if (row && !row->accepted) {
+          if (*token < row->last_seen) {
+            reason = fmt::format("token {} < last_seen {}", *token, row->last_seen);
+          } else {
+            reason = fmt::format("token {} {} last_written {}", *token, spec.check == FenceCheck::kStrict ? "<=" : "<",
+                                 row->last_written);
+          }
+        }
+        break;
+      }
+      case ResourceKind::kCas:
+        row = query(with_fallback(set + " WHERE id = 1 AND version = $4::bigint"),
+                    {"0", std::to_string(value), tag, std::to_string(seen.version)});
+        if (row && !row->accepted) reason = fmt::format("version {} != {}", seen.version, row->version);
+        break;
+      default:
+        row =
+            query(with_fallback(set + " WHERE id = 1 AND $1::bigint = $1::bigint"), {"0", std::to_string(value), tag});
+        break;
+    }
+    rec.at = run_.tb.now();
+    if (!row) return std::nullopt;
+    rec.accepted = row->accepted && reason.empty();
+    rec.reason = reason;
+    rec.version = row->version;
+    rec.last_written = row->last_written;
+    rec.last_seen = row->last_seen;
+    if (rec.accepted && !tag.empty()) {
+      rec.effect = fmt::format("version {} by {} replaces version {}{}", value, tag, row->prev_value,
+                               row->prev_tag.empty() ? "" : " by " + row->prev_tag);
+    }
+    record(std::move(rec));
+    return reason;
+  }
+
+ private:
+  void record(ResourceOpRecord rec) {
+    std::lock_guard<std::mutex> g(run_.hmu);
+    if (!run_.in_run(rec.at)) return;
+    const bool audit = rec.accepted && run_.s.resource.kind == ResourceKind::kFenced;
+    const Time at = rec.at;
+    const std::int64_t last_seen = rec.last_seen;
+    run_.h.resource_ops.push_back(std::move(rec));
+    if (audit) run_.h.audit_holders(at, "resource", last_seen);
+  }
+  Run& run_;
+  PgConn pg_;
+};
+
+// ------------------------------------------------------------ workloads --
+
+// The values written and the outcomes' words are the model's
+// (models/workloads/arithmetic.hpp); the random draws are the runner's own.
+
+Duration draw(Run& run, Duration lo, const std::optional<Duration>& hi) {
+  if (!hi || *hi <= lo) return lo;
+  std::lock_guard<std::mutex> l(run.rng_mu);
+  std::uniform_int_distribution<std::int64_t> d(lo.count(), hi->count());
+  return Duration{d(run.rng)};
+}
+
+/// The wait before CAS retry `k` (0 for the first): the model's rule
+/// (workloads::cas_retry_wait, RegisterWorkload::retry_wait) with the
+/// runner's own random numbers.
+Duration cas_retry_wait(Run& run, const WorkloadSpec& w, Duration base, int k) {
+  return workloads::cas_retry_wait(w, base, k, [&run](Duration lo, Duration hi) { return draw(run, lo, hi); });
+}
+
+enum class Step { kDone, kStop, kCrashed };
+
+/// Records the end of iteration `rec` (its outcome; done, if a success)
+/// unless the run has ended (kStop) or the client crashed since `epoch`
+/// (kCrashed); nullopt when recorded.
+std::optional<Step> finish_iteration(ClientState& c, std::size_t rec, bool success, const std::string& outcome,
+                                     int epoch) {
+  Run& run = c.run;
+  std::lock_guard<std::mutex> g(run.hmu);
+  const Time now = run.tb.now();
+  if (!run.in_run(now)) return Step::kStop;
+  if (c.gate.epoch() != epoch) return Step::kCrashed;
+  IterationRecord& it = run.h.iterations[rec];
+  if (success) {
+    it.success = true;
+    it.done = now;
+  }
+  it.outcome = outcome;
+  c.iteration.reset();
+  return std::nullopt;
+}
+
+/// One iteration (ClientNode::iterate, real time). kStop when the run
+/// stops; kCrashed when the client crashed during it (found at a safepoint:
+/// the crash has already ended the belief and marked the iteration).
+Step iterate(ClientState& c, Resource& res, int index) {
+  Run& run = c.run;
+  const WorkloadSpec& w = c.spec.workload;
+  const int epoch = c.gate.epoch();
+  auto crashed = [&] { return c.gate.epoch() != epoch; };
+  std::size_t rec;
+  {
+    std::lock_guard<std::mutex> g(run.hmu);
+    const Time now = run.tb.now();
+    if (!run.in_run(now)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    run.h.iterations.push_back(IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
+    rec = run.h.iterations.size() - 1;
+    c.iteration = rec;
+  }
+  auto lease = c.lock->acquire();
+  if (!lease) return crashed() ? Step::kCrashed : Step::kStop;
+  {
+    std::lock_guard<std::mutex> g(run.hmu);
+    if (crashed()) return Step::kCrashed;
+    run.h.iterations[rec].acquired = run.tb.now();
+  }
+  const bool fencing = c.spec.fencing && run.s.resource.kind == ResourceKind::kFenced;
+  const std::optional<std::int64_t> token = fencing ? lease->token : std::nullopt;
+  const Duration work = draw(run, w.work, w.work_max);
+  bool success = false;
+  std::string outcome;
+  int retries = 0;
+  for (;;) {
+    bool conflict = false;
+    std::string failure;
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    const auto seen = res.read(c, index, lease->value, token, failure);
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    if (!seen) {
+      outcome = failure;
+      break;
+    }
+    if (!c.sleep_for(work)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    const std::int64_t value = workloads::next_register_value(w, seen->value);
+    const auto refused =
+        res.write(c, index, lease->value, token, *seen, value, w.kind == WorkloadKind::kWriter ? c.spec.name : "");
+    if (!c.gate.pass(run.stop)) return Step::kStop;
+    if (crashed()) return Step::kCrashed;
+    if (!refused) {
+      outcome = "write timed out";
+    } else if (refused->empty()) {
+      success = true;
+      outcome = workloads::register_success_text(w, seen->value, seen->tag, value);
+    } else {
+      outcome = "write rejected: " + *refused;
+      conflict = run.s.resource.kind == ResourceKind::kCas;
+    }
+    if (!conflict || retries >= w.retries) break;
+    if (!c.sleep_for(cas_retry_wait(run, w, c.spec.retry_interval, retries))) return Step::kStop;
+    ++retries;
+    if (crashed()) return Step::kCrashed;
+  }
+  outcome += workloads::retries_suffix(retries);
+  if (const auto step = finish_iteration(c, rec, success, outcome, epoch)) return *step;
+  c.lock->release();
+  return crashed() ? Step::kCrashed : Step::kDone;
+}
+
+}  // namespace
+
+/// One client's whole run (ClientNode::run, real time). A crash
+/// (ClientState::crash) holds the thread until the restart; then it is a
+/// new process: new connections, nothing remembered, and it goes on at once
+/// with its next iteration not yet begun (ClientNode::on_restart).
+void client_main(ClientState& c) {
+  Run& run = c.run;
+  const WorkloadSpec& w = c.spec.workload;
+  try {
+    std::optional<Resource> connected;
+    try {
+      connected.emplace(run, c.spec.name, c.sockets);
+      c.lock->prepare();
+    } catch (const std::exception& e) {
+      run.say(c.spec.name + ": " + e.what());
+    }
+    run.arrive_and_wait();
+    if (!connected) return;
+    // A crash before the start cuts the sleep short: sleep on. A client
+    // that is down when its start comes begins when it restarts.
+    while (Clock::now() < run.tb.at(c.spec.start)) {
+      if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
+    }
+    int seen_epoch = c.gate.epoch();
+    auto come_back = [&] {
+      // After the restart (the gate was passed): a new process.
+      seen_epoch = c.gate.epoch();
+      c.lock->forget();
+      connected.reset();
+      connected.emplace(run, c.spec.name, c.sockets);
+      run.say(c.spec.name + ": restarted, with new connections");
+    };
+    if (seen_epoch != 0) come_back();
+    for (int index = 0; index < w.iterations && !run.stop;) {
+      const Step step = iterate(c, *connected, index++);
+      if (step == Step::kStop) return;
+      if (step == Step::kCrashed) {
+        if (!c.gate.pass(run.stop)) return;
+        come_back();
+        continue;
+      }
+      if (index < w.iterations) {
+        if (!c.sleep_for(draw(run, w.think, w.think_max))) return;
+        if (c.gate.epoch() != seen_epoch) come_back();
+      }
+    }
+  } catch (const std::exception& e) {
+    run.say(c.spec.name + ": " + e.what());
+  }
+}
+
+}  // namespace fencesim::real

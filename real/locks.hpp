@@ -1,0 +1,21 @@
+// real/locks.hpp — a client's lock against the real service: RedisLock
+// (hiredis, the model's Lua scripts, a renewal thread) or EtcdLock (the Go
+// helper real/etcd-lock on etcd's clientv3/concurrency).
+#pragma once
+
+#include <memory>
+
+#include "real/run.hpp"
+
+namespace fencesim::real {
+
+/// The lock of client `c` for the run's lock.service (redis or etcd). An
+/// EtcdLock starts its Go helper now (on the calling thread, which then is
+/// the one the helper's death signal follows) and waits for it to be ready;
+/// throws std::runtime_error with the helper's log when it does not start.
+std::unique_ptr<RealLock> make_lock(ClientState& c);
+
+/// etcd's lease TTL for the run: the scaled lock.ttl rounded up to whole seconds (at least 1).
+int etcd_ttl_seconds(const Run& r);
+
+}  // namespace fencesim::real
