@@ -1,7 +1,13 @@
 // models/lock_service.hpp — the seam between a run and its lock service.
 //
-// Everything the rest of fencesim knows about one kind of lock service (Redis
-// with Sentinel, Cluster or Redlock, etcd, the work queue, the lock table, `none`) sits behind two objects:
+// What a run, the checkers and the reports know about one kind of lock
+// service (Redis with Sentinel, Cluster or Redlock, etcd, the work queue, the
+// lock table, `none`) sits behind two objects. Not behind them: its settings
+// struct in LockSpec (models/scenario.hpp); its `lock` keys, which
+// loader/loader.cpp reads and loader/writer.cpp writes service by service;
+// and the rules of models/validate.cpp that tie it to other settings (etcd's
+// minimum lease TTL, clients[].ttl, the lock.keys a design can take). See
+// docs/ARCHITECTURE.md, "Adding a lock service". The two objects:
 //
 //  * a `ServiceDescriptor`: static knowledge of one `ServiceKind`, usable
 //    from a Scenario before any world exists. Its node groups (names, node

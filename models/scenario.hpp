@@ -295,9 +295,9 @@ struct ClientSpec {
   Duration start = 0s;
   bool fencing = true;
   bool renew = true;
-  /// kResolveRenewInterval (the default) becomes a third of the TTL in
-  /// effect when the scenario is resolved, so a hand-built ClientSpec{} is
-  /// valid.
+  /// kResolveRenewInterval (the default) becomes a third of this client's TTL in effect (default_renew_interval)
+  /// in resolve_scenario, and run_scenario does it on its copy: a hand-built ClientSpec{} runs, though
+  /// validate_scenario alone refuses it unresolved.
   Duration renew_interval = kResolveRenewInterval;
   sim::ClockKind renew_clock = sim::ClockKind::kMonotonic;
   Duration retry_interval = 100ms;

@@ -150,7 +150,7 @@ class ScenarioBuilder {
   }
   /// A work queue with visibility timeouts (`lock.service: "queue"`,
   /// docs/FORMAT.md "Work queue"; models/queue/queue.hpp): `messages`
-  /// (1 … 100,000, the rule in models/validate.cpp) enqueued at time 0, each received message invisible
+  /// (1 … 100,000, the rule in models/queue/queue.cpp) enqueued at time 0, each received message invisible
   /// for `visibility_timeout` on the queue's wall clock. The design's lease
   /// TTL is the visibility timeout, as the loader makes it. `tweak` may set
   /// `fifo` and `max_receives` (0: no dead-letter queue). Its workers run

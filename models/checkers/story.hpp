@@ -26,7 +26,10 @@ std::string join_locks(const Names& names) {
 std::string token_text(const std::optional<std::int64_t>& t);
 /// When a belief ended, or the end of the run.
 inline Time belief_end(const BeliefRecord& b, const CheckContext& ctx) { return b.end ? *b.end : ctx.run_end; }
-/// "A believed it held the lock (token 3, value v) from … until … (reason)".
+/// "A believed it held the lock (token 3, value v) from … until … (reason)";
+/// "lock row-1" for "the lock" with lock.keys; "(end of run)" for a belief
+/// still held; in the queue design "A believed it held msg-1 (receipt v,
+/// receive count 2) from … until … (reason)".
 std::string belief_line(const BeliefRecord& b, const CheckContext& ctx);
 /// The grant of lease `value`, or nullptr.
 const GrantRecord* grant_of(const History& h, const std::string& value);

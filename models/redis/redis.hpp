@@ -207,8 +207,15 @@ class RedisServer final : public sim::NodeBehaviour {
   void heartbeat_tick(std::uint64_t epoch);
   void heartbeat();
   void request_sync();
-  /// Asks again every second until a full resync arrives (see redis.cpp).
+  /// Asks again every second until a full resync arrives (see replication.cpp).
   void retry_sync(std::uint64_t epoch);
+  /// The replication messages (replication.cpp): the stream, the heartbeat,
+  /// PSYNC (SyncRequest), FULLRESYNC (FullSync) and REPLICAOF; others are ignored.
+  void replication_message(const sim::Message& m);
+  /// A primary answers PSYNC with a snapshot of its data set (syncCommand).
+  void sync_command(const sim::Message& m);
+  /// A replica replaces its data set with its primary's snapshot.
+  void full_resync(const sim::Message& m, const FullSync& fs);
   Entry make_entry_expiry(Entry e, Duration ttl) const;
   /// Appends the state of `key` after a write to the AOF (a no-op without
   /// persistence); under aof_always it is durable at once.

@@ -1,0 +1,334 @@
+// models/redis/server.cpp — one Redis server's command side: the commands
+// the lock clients send (GET, SET NX PX with the token's INCR, the renewal
+// and release scripts, DEL, INCR, SET), the keyspace and its expiry (lazy on
+// access, db.c expireIfNeeded; active, expire.c activeExpireCycle), and the
+// dispatch of every message a server receives. As Redis splits it (7.0:
+// server.c, t_string.c, db.c, expire.c), the rest of the server is in
+// persistence.cpp (aof.c, restart), replication.cpp (replication.c) and
+// cluster.cpp (cluster.c); Sentinel is sentinel.cpp, the service around
+// them redis.cpp. What is modelled, with sources: redis.hpp.
+#include "models/redis/redis.hpp"
+
+#include <fmt/format.h>
+
+#include "models/redis/cluster.hpp"
+
+#include <charconv>
+
+namespace fencesim::redis {
+
+using namespace std::chrono_literals;
+
+std::string Command::describe() const {
+  switch (op) {
+    case Op::kAcquire:
+      return fmt::format("SET {} {} NX PX {}{}", key, value, ttl.count() / 1'000'000, with_token ? " +INCR" : "");
+    case Op::kRenew: return fmt::format("RENEW {} {} {}", key, value, ttl.count() / 1'000'000);
+    case Op::kRelease: return fmt::format("RELEASE {} {}", key, value);
+    case Op::kGet: return "GET " + key;
+    case Op::kDel: return "DEL " + key;
+    case Op::kIncr: return "INCR " + key;
+    case Op::kSet: return "SET " + key + " " + value;
+  }
+  return "?";
+}
+
+std::string Reply::describe() const {
+  if (!error.empty()) return "-" + error;
+  if (nil) return "(nil)";
+  if (integer) return ":" + std::to_string(*integer);
+  return "+" + text;
+}
+
+namespace {
+constexpr Duration kActiveExpiryPeriod = 100ms;  // server.hz = 10
+
+std::shared_ptr<Reply> reply_int(std::int64_t v) {
+  auto r = sim::make_payload<Reply>();
+  r->integer = v;
+  return r;
+}
+/// Redis stores every value as a string; INCR parses it as a signed 64-bit
+/// integer (util.c string2ll: optional '-', digits, no spaces, no '+').
+std::optional<std::int64_t> as_integer(const std::string& s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  if (s.size() > 1 && (s[0] == '0' || (s[0] == '-' && s[1] == '0'))) return std::nullopt;
+  return v;
+}
+
+std::shared_ptr<Reply> reply_nil() {
+  auto r = sim::make_payload<Reply>();
+  r->nil = true;
+  return r;
+}
+}  // namespace
+
+RedisServer::RedisServer(RedisService& svc, sim::Node& node, int index, bool primary, NodeId primary_of)
+    : svc_(svc),
+      node_(node),
+      index_(index),
+      configured_primary_(primary),
+      configured_following_(primary_of),
+      primary_(primary),
+      following_(primary_of) {
+  node_.set_behaviour(this);
+}
+
+RedisServer::~RedisServer() = default;
+
+void RedisServer::enable_cluster(int shard) {
+  shard_ = shard;
+  cluster_ = std::make_unique<ClusterNode>(svc_, *this, shard);
+}
+
+void RedisServer::start() {
+  ++role_epoch_;
+  if (!primary_) return;
+  // Active expiry and the replication heartbeat run as node timers: a pause
+  // of the primary stalls them exactly as a stalled event loop would.
+  expiry_tick(role_epoch_);
+  heartbeat_tick(role_epoch_);
+}
+
+// Each tick schedules the next one itself (no self-referencing closure, which
+// would never be freed); a role change bumps role_epoch_ and stops the chain.
+void RedisServer::expiry_tick(std::uint64_t epoch) {
+  node_.after(kActiveExpiryPeriod, [this, epoch] {
+    if (!primary_ || role_epoch_ != epoch) return;
+    active_expire_cycle();
+    expiry_tick(epoch);
+  });
+}
+
+bool RedisServer::expired(const Entry& e) const {
+  return e.has_expiry && node_.clock(svc_.expiry_clock()) >= e.expire_at;
+}
+
+bool RedisServer::holds(const std::string& key, const std::string& value) const {
+  if (!node_.up()) return false;
+  auto it = data_.find(key);
+  return it != data_.end() && it->second.value == value && !expired(it->second);
+}
+
+Entry RedisServer::make_entry_expiry(Entry e, Duration ttl) const {
+  e.has_expiry = true;
+  e.expire_at = node_.clock(svc_.expiry_clock()) + ttl;
+  return e;
+}
+
+void RedisServer::apply(const Effect& eff) {
+  switch (eff.kind) {
+    case Effect::kSet: {
+      Entry e;
+      e.value = eff.value;
+      if (eff.has_expiry) {
+        e.has_expiry = true;
+        // Wall mode: the absolute deadline travels as is (PXAT). Monotonic
+        // mode: each node adds the TTL to its own monotonic clock.
+        e.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at : node_.monotonic() + eff.ttl;
+        svc_.watch_expiry(node_.id(), e.expire_at);
+      }
+      data_[eff.key] = e;
+      break;
+    }
+    case Effect::kDel: data_.erase(eff.key); break;
+    case Effect::kExpire: {
+      auto it = data_.find(eff.key);
+      if (it == data_.end()) break;
+      it->second.has_expiry = true;
+      it->second.expire_at = svc_.expiry_clock() == sim::ClockKind::kWall ? eff.expire_at : node_.monotonic() + eff.ttl;
+      svc_.watch_expiry(node_.id(), it->second.expire_at);
+      break;
+    }
+    case Effect::kIncr: {
+      // INCR on a missing key starts from 0; on an existing key it keeps the
+      // key's TTL (t_string.c incrDecrCommand overwrites the value only).
+      // The primary checked that the value is an integer before propagating.
+      auto it = data_.find(eff.key);
+      if (it == data_.end()) {
+        Entry e;
+        e.value = "1";
+        data_[eff.key] = e;
+      } else if (auto v = as_integer(it->second.value)) {
+        it->second.value = std::to_string(*v + 1);
+      }
+      break;
+    }
+    case Effect::kSetInt: {
+      Entry e;
+      e.value = std::to_string(eff.integer);
+      data_[eff.key] = e;
+      break;
+    }
+  }
+  aof_append(eff.key);
+}
+
+void RedisServer::expire_if_needed(const std::string& key) {
+  auto it = data_.find(key);
+  if (it == data_.end() || !expired(it->second)) return;
+  if (!primary_) return;  // replicas hide, never delete
+  expired_[key] = it->second.value;
+  write({Effect{Effect::kDel, key, "", 0, false, Time{0}, Duration{0}}});
+}
+
+void RedisServer::active_expire_cycle() {
+  std::vector<Effect> dels;
+  for (const auto& [k, e] : data_) {
+    if (!expired(e)) continue;
+    dels.push_back(Effect{Effect::kDel, k, "", 0, false, Time{0}, Duration{0}});
+    expired_[k] = e.value;
+  }
+  if (dels.empty()) return;
+  for (Effect& d : dels) write({d});
+  svc_.reevaluate();
+}
+
+/// GET: the value, or nil for a missing or logically expired key.
+void RedisServer::command_get(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || expired(it->second)) {
+    node_.reply(m, reply_nil());
+  } else {
+    auto r = sim::make_payload<Reply>();
+    r->text = it->second.value;  // a bulk string, counters included
+    node_.reply(m, r);
+  }
+}
+
+/// SET key value NX PX ttl and, with `with_token`, INCR of the counter key,
+/// as one write (protocol.hpp kAcquire).
+void RedisServer::command_acquire(const sim::Message& m, const Command& c) {
+  if (data_.count(c.key) != 0) {
+    node_.reply(m, reply_nil());  // SET NX fails: no INCR either
+    return;
+  }
+  std::vector<Effect> effects;
+  Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
+  set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  effects.push_back(set);
+  std::optional<std::int64_t> token;
+  if (c.with_token) {
+    expire_if_needed(c.counter_key);
+    effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
+  }
+  write(std::move(effects));
+  if (c.with_token) {
+    const auto it = data_.find(c.counter_key);
+    token = it != data_.end() ? as_integer(it->second.value).value_or(0) : 0;
+  }
+  svc_.on_grant(*this, m.from, c.key, c.value, token);
+  if (token) {
+    node_.reply(m, reply_int(*token));
+  } else {
+    auto r = sim::make_payload<Reply>();
+    r->text = "OK";
+    node_.reply(m, r);
+  }
+  svc_.reevaluate();
+}
+
+/// The renewal script: PEXPIRE key ttl if key still holds value.
+void RedisServer::command_renew(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || it->second.value != c.value) {
+    node_.reply(m, reply_int(0));
+    return;
+  }
+  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  write({ex});
+  node_.reply(m, reply_int(1));
+  svc_.reevaluate();
+}
+
+/// The release script: DEL key if it still holds value.
+void RedisServer::command_release(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || it->second.value != c.value) {
+    node_.reply(m, reply_int(0));
+    return;
+  }
+  write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+  node_.reply(m, reply_int(1));
+  svc_.reevaluate();
+}
+
+void RedisServer::handle_command(const sim::Message& m, const Command& c) {
+  // Cluster mode: CROSSSLOT, CLUSTERDOWN and MOVED come before the command.
+  if (cluster_ && cluster_->redirect(m, c)) return;
+  const bool is_write = c.op != Op::kGet;
+  if (is_write && !primary_) {
+    auto r = sim::make_payload<Reply>();
+    r->error = "READONLY You can't write against a read only replica.";
+    node_.reply(m, r);
+    return;
+  }
+  if (primary_) expire_if_needed(c.key);
+  switch (c.op) {
+    case Op::kGet: command_get(m, c); return;
+    case Op::kAcquire: command_acquire(m, c); return;
+    case Op::kRenew: command_renew(m, c); return;
+    case Op::kRelease: command_release(m, c); return;
+    case Op::kDel: {
+      const bool had = data_.count(c.key) != 0;
+      if (had) write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+      node_.reply(m, reply_int(had ? 1 : 0));
+      svc_.reevaluate();
+      return;
+    }
+    case Op::kIncr: {
+      if (auto it = data_.find(c.key); it != data_.end() && !as_integer(it->second.value)) {
+        auto r = sim::make_payload<Reply>();
+        r->error = "ERR value is not an integer or out of range";
+        node_.reply(m, r);
+        return;
+      }
+      write({Effect{Effect::kIncr, c.key, "", 0, false, Time{0}, Duration{0}}});
+      const auto it = data_.find(c.key);
+      node_.reply(m, reply_int(it != data_.end() ? as_integer(it->second.value).value_or(0) : 0));
+      return;
+    }
+    case Op::kSet: {
+      Effect set{Effect::kSet, c.key, c.value, 0, c.ttl > Duration{0}, Time{0}, c.ttl};
+      set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+      write({set});
+      auto r = sim::make_payload<Reply>();
+      r->text = "OK";
+      node_.reply(m, r);
+      svc_.reevaluate();
+      return;
+    }
+  }
+}
+
+void RedisServer::on_message(const sim::Message& m) {
+  if (const auto* c = m.as<Command>()) {
+    handle_command(m, *c);
+  } else if (const auto* cm = m.as<ClusterMsg>()) {
+    if (cluster_) cluster_->on_message(m, *cm);
+  } else if (m.as<ClusterSlotsRequest>() != nullptr) {
+    if (!cluster_) return;
+    auto r = sim::make_payload<ClusterSlotsReply>();
+    r->owners = cluster_->owners();
+    node_.reply(m, r);
+  } else if (m.as<Ping>() != nullptr) {
+    auto p = sim::make_payload<Pong>();
+    p->primary = primary_;
+    p->offset = offset_;
+    p->following = primary_ ? sim::kNoNode : following_;
+    node_.reply(m, p);
+  } else {
+    // The stream, the heartbeat, PSYNC / FULLRESYNC and REPLICAOF (replication.cpp).
+    replication_message(m);
+  }
+}
+
+void RedisServer::reset_counter(const std::string& key, std::int64_t value) {
+  write({Effect{Effect::kSetInt, key, "", value, false, Time{0}, Duration{0}}});
+}
+
+}  // namespace fencesim::redis
