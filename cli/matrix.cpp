@@ -97,6 +97,7 @@ int start_matrix(const MatrixArgs& a) {
   const std::optional<unsigned> jobs = jobs_option(a.command, a.jobs_text);
   if (!jobs) return kExitInput;
   if (!out_option(*a.command, a.out)) return kExitInput;
+  if (!junit_option(*a.command, a.junit)) return kExitInput;
   return cmd_matrix(a.file, seeds, *jobs, a.out, a.quiet, a.junit);
 }
 

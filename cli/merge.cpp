@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "fencesim/run.hpp"
 #include "fencesim/sweep.hpp"
 #include "fencesim/sweep_merge.hpp"
 
@@ -35,7 +36,9 @@ int cmd_merge(const std::vector<std::string>& paths, const std::string& out) {
   std::vector<std::string> notes;
   if (!fencesim::write_merged_sweep(*m, dir, notes, error)) {
     std::cerr << "fencesim: merge: " << error << "\n";
-    return kExitInput;
+    // Interrupted: 128 + the signal (130 for Ctrl-C), as sweep and a shell report it.
+    const int sig = fencesim::InterruptScope::signal();
+    return sig != 0 ? 128 + sig : kExitInput;
   }
   for (const std::string& n : notes) std::cerr << "fencesim: merge: note: " << n << "\n";
   print_sweep_written(m->sweep, m->sweep.source.empty() ? "FILE" : m->sweep.source, dir);

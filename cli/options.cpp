@@ -56,6 +56,33 @@ bool out_option(const CLI::App& command, const std::string& out) {
   return true;
 }
 
+bool junit_option(const CLI::App& command, const std::string& path) {
+  if (command.count("--junit") == 0) return true;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const std::string shown = fencesim::quote_text(path, 4096);
+  if (path.empty() || !p.has_filename()) {
+    std::cerr << "fencesim: --junit needs a file name, got " << shown << " (e.g. --junit out/junit.xml)\n";
+    return false;
+  }
+  if (fs::is_directory(p, ec)) {
+    std::cerr << "fencesim: --junit " << shown << " is a folder; give a file name (e.g. " << path << "/junit.xml)\n";
+    return false;
+  }
+  // Checked before anything runs, as --out is: the folder it goes in must
+  // exist or be creatable, by this user.
+  fs::path parent = fs::absolute(p, ec).parent_path();
+  while (!parent.empty() && !fs::exists(parent, ec) && parent != parent.parent_path()) parent = parent.parent_path();
+  if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0 ||
+      (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0)) {
+    std::cerr << "fencesim: --junit " << shown << " cannot be written (" << fencesim::quote_text(parent.string(), 4096)
+              << " is not a folder this user can write in)\n";
+    return false;
+  }
+  return true;
+}
+
 bool seed_option(const CLI::App& command, const std::string& text, std::optional<std::uint64_t>& seed) {
   if (command.count("--seed") == 0) return true;
   seed = fencesim::parse_seed(text);

@@ -14,6 +14,7 @@
 
 #include "fencesim/exit_codes.hpp"
 #include "fencesim/junit.hpp"
+#include "fencesim/run.hpp"
 
 namespace fencesim::cli {
 
@@ -26,7 +27,7 @@ inline constexpr int kExitInternal = fencesim::exit_code::kInternal;
 /// Where reports go without --out: `out/` (ignored by git), not `reports/`,
 /// which holds the project's stored reference reports (issue #30: a run with
 /// `--seed 42` used to write into the stored folder and break the golden test).
-inline constexpr const char* kDefaultOut = "out";
+inline constexpr const char* kDefaultOut = fencesim::kDefaultOut;
 
 /// The scenario file as reports name it: its file name without the folder,
 /// so that a report depends on the file's content and the seed only, not on
@@ -37,6 +38,11 @@ std::string report_source(const std::string& path);
 /// --junit FILE of run, sweep and matrix: writes the cases (fencesim/junit.hpp)
 /// when a file was asked for; false (after saying why) if it could not be written.
 bool junit_written(const std::string& path, const std::string& suite, const std::vector<fencesim::JUnitCase>& cases);
+
+/// --junit FILE, checked before anything runs: a file name (not a folder)
+/// whose folder exists or can be created by this user. False, with one
+/// line on stderr, otherwise; true when --junit was not given.
+bool junit_option(const CLI::App& command, const std::string& path);
 
 /// --out: a folder name (not ""), and one that can be a folder — checked
 /// before anything runs, so that a long sweep or shrink does not fail at its

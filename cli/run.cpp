@@ -205,6 +205,7 @@ int start_run(const RunArgs& a) {
   std::optional<std::uint64_t> seed;
   if (!seed_option(*a.command, a.seed_text, seed)) return kExitInput;
   if (!out_option(*a.command, a.out)) return kExitInput;
+  if (!junit_option(*a.command, a.junit)) return kExitInput;
   RunOutput o;
   o.out = a.out;
   o.quiet = a.quiet;

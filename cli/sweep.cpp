@@ -182,6 +182,7 @@ int start_sweep(const SweepArgs& a) {
     return kExitInput;
   }
   if (!out_option(*a.command, a.out)) return kExitInput;
+  if (!junit_option(*a.command, a.junit)) return kExitInput;
   fencesim::Shard shard;
   if (a.command->count("--shard") > 0) {
     const std::optional<fencesim::Shard> sh =

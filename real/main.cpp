@@ -57,12 +57,12 @@ std::optional<double> parse_scale(const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"fencesim-real: run a scenario against real Redis/etcd and PostgreSQL and check it", kProgram};
-  std::string file, out = "reports", scale_text = "1";
+  std::string file, out = fencesim::kDefaultOut, scale_text = "1";
   bool compare = false, quiet = false, keep = false;
   app.add_option("FILE", file, "scenario file")->required();
   app.add_option("--scale", scale_text,
                  "real seconds per scenario second, in (0, 10] (default 1; 0.25 runs 4x faster)");
-  app.add_option("--out", out, "report folder (default reports)");
+  app.add_option("--out", out, "report folder (default out)");
   app.add_flag("--compare", compare, "also run the simulation and compare the verdicts per property");
   app.add_flag("--quiet", quiet, "print only the verdicts");
   app.add_flag("--keep-dir", keep, "keep the temporary folder with the servers' data and logs");
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
                                              fencesim::quote_text(scale_text) + " (" + usage().hint() + ")");
   }
   const double scale = *parsed_scale;
-  if (out.empty()) return fencesim::cli::fail(kProgram, "--out needs a folder name (default: reports)");
+  if (out.empty()) return fencesim::cli::fail(kProgram, "--out needs a folder name (default: out)");
 
   fencesim::LoadResult lr = fencesim::load_scenario_file(file);
   if (!lr.ok()) {

@@ -633,7 +633,7 @@ std::string render_summary(const Scenario& s, const RunResult& r, const ReportMe
 }
 
 std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m) {
-  std::string base = out.empty() ? "reports" : out;
+  std::string base = out.empty() ? std::string(kDefaultOut) : out;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   return base + "/" + (m.seed_overridden ? fmt::format("{}-seed{}", s.name, r.seed) : s.name);
 }

@@ -101,8 +101,12 @@ std::string expectation_outcome(const Scenario& s, const RunResult& r);
 /// The terminal summary `fencesim run` prints.
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m);
 
+/// Where fencesim writes when no folder is given (`--out`): `out/`, which
+/// git ignores — never `reports/`, where the stored reports live.
+inline constexpr const char* kDefaultOut = "out";
+
 /// The folder a run writes: `<out>/<scenario>` or, with the seed overridden,
-/// `<out>/<scenario>-seed<N>`.
+/// `<out>/<scenario>-seed<N>`; an empty `out` is kDefaultOut.
 std::string report_dir(const std::string& out, const Scenario& s, const RunResult& r, const ReportMeta& m);
 
 /// One file for write_files: its name inside the folder, and what writes its

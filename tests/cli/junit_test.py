@@ -111,6 +111,26 @@ def test_matrix(binary, matrix, tmp):
     check("mutual_exclusion: violated in 2 of 2 runs" in out, "matrix: a cell's rates in <system-out>: %s" % out)
 
 
+def test_bad_junit_path(binary, scenarios, tmp):
+    """A --junit FILE that cannot be written is refused before anything runs
+    (it once ran the whole sweep, wrote its folder, then failed naming a
+    temporary file): exit 2, one line naming --junit, no report folder."""
+    blocker = os.path.join(tmp, "a-file")
+    with open(blocker, "w") as f:
+        f.write("x")
+    fenced = os.path.join(scenarios, "worked-example-fenced.json")
+    for label, junit in (("a folder", tmp), ("under a file", os.path.join(blocker, "j.xml"))):
+        for cmd in (["run", fenced], ["sweep", fenced, "--seeds", "1..3"]):
+            out = os.path.join(tmp, "out-" + cmd[0])
+            r = fencesim(binary, *cmd, "--out", out, "--junit", junit)
+            what = "%s --junit %s" % (cmd[0], label)
+            check(r.returncode == 2, "%s exits 2 (got %d)" % (what, r.returncode))
+            lines = r.stderr.strip().splitlines()
+            check(len(lines) == 1 and "--junit" in lines[0] and ".tmp" not in lines[0],
+                  "%s: one line naming --junit and not a temporary file: %r" % (what, r.stderr))
+            check(not os.path.exists(out), "%s: nothing ran (no %s)" % (what, out))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fencesim", required=True)
@@ -121,6 +141,8 @@ def main():
         test_run(a.fencesim, scenarios, tmp)
     with tempfile.TemporaryDirectory() as tmp:
         test_sweep(a.fencesim, scenarios, tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_bad_junit_path(a.fencesim, scenarios, tmp)
     with tempfile.TemporaryDirectory() as tmp:
         test_matrix(a.fencesim, os.path.join(a.source_dir, "tests", "explore", "matrix", "small.json"), tmp)
     print("%d passed, %d failed" % (0 if FAILURES else 1, 1 if FAILURES else 0))
