@@ -13,6 +13,7 @@ namespace fencesim {
 
 namespace {
 
+using loading::error_result;
 using loading::index_path;
 using loading::key_path;
 using loading::quote;
@@ -126,13 +127,6 @@ class GuardedSax {
   std::vector<Frame> frames_;
   ParseProblem problem_;
 };
-
-LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion = "",
-                        int line = 0, int column = 0) {
-  LoadResult r;
-  r.error = LoadError{file, std::move(path), std::move(message), std::move(suggestion), line, column};
-  return r;
-}
 
 }  // namespace
 

@@ -232,7 +232,14 @@ std::pair<Duration, Duration> get_range(const json& v, const std::string& path, 
 }
 
 // ---------------------------------------------------------------------------
-// JsonKeyReader.
+// Errors and JsonKeyReader.
+
+LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion,
+                        int line, int column) {
+  LoadResult r;
+  r.error = LoadError{file, std::move(path), std::move(message), std::move(suggestion), line, column};
+  return r;
+}
 
 KeyReader::Shape JsonKeyReader::shape(std::string_view key) const {
   const json* v = find(obj_, key);

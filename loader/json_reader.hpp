@@ -40,6 +40,12 @@ struct Failure {
 
 [[noreturn]] void fail(std::string path, std::string message, std::string suggestion = "");
 
+/// A LoadResult that holds only the error: `file` (as the user named it),
+/// the JSON path, the message, the suggestion and, for a syntax error, the
+/// line and column (1-based; 0 = none).
+LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion = "",
+                        int line = 0, int column = 0);
+
 // ---------------------------------------------------------------------------
 // Small text helpers.
 

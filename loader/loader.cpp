@@ -437,13 +437,6 @@ class Loader {
   ScenarioSource src_;  ///< where each expanded client came from, and which keys were written
 };
 
-LoadResult error_result(const std::string& file, std::string path, std::string message, std::string suggestion = "",
-                        int line = 0, int column = 0) {
-  LoadResult r;
-  r.error = LoadError{file, std::move(path), std::move(message), std::move(suggestion), line, column};
-  return r;
-}
-
 }  // namespace
 
 LoadResult load_scenario_text(std::string_view text, const std::string& file_label) {
@@ -484,7 +477,7 @@ LoadResult load_scenario_file(const std::string& path) {
 
 std::optional<LoadError> read_text_file(const std::string& path, std::string& text, const std::string& what) {
   const auto error_result = [](const std::string& file, std::string p, std::string message) {
-    return fencesim::error_result(file, std::move(p), std::move(message)).error;
+    return loading::error_result(file, std::move(p), std::move(message)).error;
   };
   std::error_code ec;
   if (path.empty()) return error_result("\"\"", "", "an empty file name; give the path of " + what);
