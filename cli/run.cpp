@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "models/program/errors.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -88,6 +90,11 @@ std::optional<fencesim::RunResult> run_job(const Job& j, std::optional<std::uint
     // a future path that builds the Scenario another way.
     std::cerr << "fencesim: " << j.file << ": " << e.problem.to_string() << "\n";
     code = std::max(code, kExitInput);
+    return std::nullopt;
+  } catch (const fencesim::program::ProgramError& e) {
+    std::cerr << "fencesim: " << j.file << " (seed " << seed.value_or(j.scenario.seed) << "): " << e.what()
+              << "\nNo report was written.\n";
+    code = std::max(code, e.exit_code());
     return std::nullopt;
   } catch (const std::bad_alloc&) {
     // The run's budgets (docs/FORMAT.md) keep it to about 2 to 3 GB; less than

@@ -209,6 +209,24 @@ json load_base(const json& root, const std::string& dir, std::optional<LoadError
   return out;
 }
 
+/// The scenario of cell (r, c): the base with the row's, the column's and
+/// the cell's own overrides merged in, in that order.
+LoadResult load_cell(const json& base, const AxisEntry& r, const AxisEntry& c, const std::string& label) {
+  json merged = base;
+  merged.merge_patch(r.overrides);
+  merged.merge_patch(c.overrides);
+  if (auto o = r.cell_overrides.find(c.axis.name); o != r.cell_overrides.end()) merged.merge_patch(o->second);
+  return load_scenario_json(merged, label + ": cell " + quote(r.axis.name) + " × " + quote(c.axis.name));
+}
+
+/// A file in the folder that a program client's relative `cwd` counts
+/// from: the base scenario file's, or the matrix file's for an inline base.
+std::string program_anchor(const json& root, const std::string& label, const std::string& dir) {
+  const json* b = find(root, "base");
+  if (b != nullptr && b->is_string()) return (std::filesystem::path(dir) / b->get<std::string>()).string();
+  return (std::filesystem::path(dir) / std::filesystem::path(label).filename()).string();
+}
+
 MatrixLoad load_matrix_json(const json& root, const std::string& label, const std::string& dir) {
   MatrixLoad out;
   MatrixSpec m;
@@ -260,17 +278,13 @@ MatrixLoad load_matrix_json(const json& root, const std::string& label, const st
         } else if (auto na = r.cell_na.find(c.axis.name); na != r.cell_na.end()) {
           cell.not_applicable = na->second;
         } else {
-          json merged = base;
-          merged.merge_patch(r.overrides);
-          merged.merge_patch(c.overrides);
-          if (auto o = r.cell_overrides.find(c.axis.name); o != r.cell_overrides.end()) merged.merge_patch(o->second);
-          LoadResult lr =
-              load_scenario_json(merged, label + ": cell " + quote(r.axis.name) + " × " + quote(c.axis.name));
+          LoadResult lr = load_cell(base, r, c, label);
           if (lr.error) {
             out.error = std::move(lr.error);
             return out;
           }
           cell.scenario = std::move(*lr.scenario);
+          resolve_program_folders(*cell.scenario, program_anchor(root, label, dir));
         }
         line.push_back(std::move(cell));
       }

@@ -14,6 +14,7 @@
 
 #include "loader/writer.hpp"
 #include "models/faults.hpp"
+#include "models/program/errors.hpp"
 
 namespace fencesim {
 
@@ -167,6 +168,12 @@ class Search {
       result = false;  // (valid() ran the same checks: not reached)
     } catch (const UnsupportedScenario&) {
       result = false;
+    } catch (const program::ProgramError& e) {
+      // A program that fails on a candidate would fail the user's own run
+      // of it too: stop, naming it, rather than guess.
+      error_ = ShrinkError{
+          e.kind == program::ProgramError::Kind::kFailure ? ShrinkError::Kind::kInternal : ShrinkError::Kind::kInput,
+          std::string("while running a candidate: ") + e.what()};
     } catch (const std::bad_alloc&) {
       error_ = ShrinkError{ShrinkError::Kind::kInternal, "out of memory while running a candidate"};
     } catch (const std::exception& e) {
@@ -325,6 +332,10 @@ std::optional<RunResult> checking_run(const Scenario& s, std::optional<ShrinkErr
     error = ShrinkError{ShrinkError::Kind::kInput, e.problem.to_string()};
   } catch (const UnsupportedScenario& e) {
     error = ShrinkError{ShrinkError::Kind::kInput, std::string("cannot run: ") + e.what()};
+  } catch (const program::ProgramError& e) {
+    error = ShrinkError{
+        e.kind == program::ProgramError::Kind::kFailure ? ShrinkError::Kind::kInternal : ShrinkError::Kind::kInput,
+        e.what()};
   } catch (const std::bad_alloc&) {
     error = ShrinkError{ShrinkError::Kind::kInternal, "out of memory"};
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "explore/percent.hpp"
 
 #include "loader/writer.hpp"
+#include "models/program/errors.hpp"
 #include "sim/rng.hpp"
 
 #include <fmt/format.h>
@@ -97,6 +98,9 @@ struct Shared {
       fail(SweepError::Kind::kInput, seed, fmt::format("seed {}: cannot run: {}", seed, e.what()));
     } catch (const InvalidScenario& e) {
       fail(SweepError::Kind::kInput, seed, fmt::format("seed {}: {}", seed, e.problem.to_string()));
+    } catch (const program::ProgramError& e) {
+      fail(e.kind == program::ProgramError::Kind::kFailure ? SweepError::Kind::kInternal : SweepError::Kind::kInput,
+           seed, fmt::format("seed {}: {}", seed, e.what()));
     } catch (const std::bad_alloc&) {
       fail(SweepError::Kind::kInternal, seed,
            fmt::format("seed {}: out of memory; a run can take up to about 2 GB (docs/FORMAT.md, limits), one per job: "

@@ -19,7 +19,10 @@ const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_i
                           // per-client lease TTL and etcd client library (docs/FORMAT.md "Clients")
                           "ttl", "library",
                           // the lock it takes (docs/FORMAT.md "More than one lock")
-                          "lock"};
+                          "lock",
+                          // the user's program (docs/FORMAT.md "Program clients")
+                          "program"};
+const Keys kProgramKeys = {"command", "env", "cwd", "yield_timeout"};
 const Keys kWorkloadKeys = {"kind", "block", "work", "iterations", "think", "retries", "retry_backoff"};
 const Keys kMetricBoundKeys = {"min", "max"};
 const Keys kNemesisKeys = {"kinds", "targets", "groups", "interval", "max_duration", "swarm"};
@@ -30,6 +33,7 @@ std::string elsewhere(const std::string& key, const std::string& where) {
   static const std::vector<std::pair<std::string, const Keys*>> kAfter = {{"resource", &kResourceKeys},
                                                                           {"a client", &kClientKeys},
                                                                           {"a workload", &kWorkloadKeys},
+                                                                          {"a program", &kProgramKeys},
                                                                           {"nemesis", &kNemesisKeys}};
   for (const auto& [block, keys] : kBlocks) {
     if (block != where && contains(*keys, key)) return quote(key) + " belongs in " + block;
@@ -56,7 +60,7 @@ std::vector<std::string> format_keys(const std::string& section) {
   using namespace loading;
   static const std::vector<std::pair<std::string_view, const Keys*>> kSections = {
       {"top", &kTopKeys},       {"network", &kNetworkKeys},   {"lock", &kLockCommonKeys}, {"resource", &kResourceKeys},
-      {"client", &kClientKeys}, {"workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}};
+      {"client", &kClientKeys}, {"workload", &kWorkloadKeys}, {"nemesis", &kNemesisKeys}, {"program", &kProgramKeys}};
   for (const auto& [name, keys] : kSections) {
     if (name == section) return std::vector<std::string>(keys->begin(), keys->end());
   }

@@ -17,6 +17,7 @@ extern const Keys kLockCommonKeys;
 extern const Keys kResourceKeys;
 extern const Keys kClientKeys;
 extern const Keys kWorkloadKeys;
+extern const Keys kProgramKeys;
 extern const Keys kMetricBoundKeys;
 extern const Keys kNemesisKeys;
 

@@ -472,7 +472,21 @@ LoadResult load_scenario_file(const std::string& path) {
     r.error = std::move(*e);
     return r;
   }
-  return load_scenario_text(text, path);
+  LoadResult r = load_scenario_text(text, path);
+  if (r.scenario) resolve_program_folders(*r.scenario, path);
+  return r;
+}
+
+void resolve_program_folders(Scenario& s, const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base = fs::absolute(fs::path(file), ec).parent_path();
+  for (ClientSpec& c : s.clients) {
+    if (c.program && fs::path(c.program->cwd).is_relative()) {
+      c.program->cwd = (base / c.program->cwd).lexically_normal().string();
+      while (c.program->cwd.size() > 1 && c.program->cwd.back() == '/') c.program->cwd.pop_back();
+    }
+  }
 }
 
 std::optional<LoadError> read_text_file(const std::string& path, std::string& text, const std::string& what) {

@@ -52,6 +52,11 @@ struct LoadResult {
 /// Reads and loads `path`. A missing, unreadable or oversized file is an error.
 LoadResult load_scenario_file(const std::string& path);
 
+/// Makes every program client's `cwd` (clients[].program.cwd) absolute:
+/// joined to the folder of the scenario file `file`. load_scenario_file
+/// does it; a caller that loads a file's JSON another way (matrix) calls it.
+void resolve_program_folders(Scenario& s, const std::string& file);
+
 /// Loads scenario text; `file_label` is used only in error messages.
 LoadResult load_scenario_text(std::string_view json, const std::string& file_label);
 

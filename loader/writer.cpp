@@ -130,7 +130,17 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.command_timeout != def.command_timeout) j["command_timeout"] = dur(c.command_timeout);
   if (c.resource != def.resource) j["resource"] = c.resource;
   if (!c.lock.empty()) j["lock"] = c.lock;
-  j["workload"] = workload_json(c.workload);
+  if (c.program) {
+    // The folder is absolute once loaded from a file, so a written file
+    // (shrink's, matrix's) runs the program wherever it is saved.
+    ojson p{{"command", c.program->command}};
+    if (!c.program->env.empty()) p["env"] = c.program->env;
+    if (c.program->cwd != ".") p["cwd"] = c.program->cwd;
+    if (c.program->yield_timeout != ProgramSpec{}.yield_timeout) p["yield_timeout"] = dur(c.program->yield_timeout);
+    j["program"] = p;
+  } else {
+    j["workload"] = workload_json(c.workload);
+  }
   if (c.check_lease_before_write) j["check_lease_before_write"] = dur(*c.check_lease_before_write);
   if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = word(c.on_lease_loss);
   if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);

@@ -290,6 +290,22 @@ struct WorkloadSpec {
 /// default_renew_interval (models/validate.hpp), a third of the TTL in effect.
 inline constexpr Duration kResolveRenewInterval = Duration::min();
 
+/// clients[].program (docs/FORMAT.md "Program clients", docs/PROTOCOL.md):
+/// the client is the user's program, run in lockstep with simulated time.
+struct ProgramSpec {
+  std::vector<std::string> command;        ///< argv; command[0] looked up in PATH
+  std::map<std::string, std::string> env;  ///< added to fencesim's environment
+  /// The folder the program runs in: absolute once loaded from a file (the
+  /// file's folder joined with program.cwd, which defaults to "."); a
+  /// hand-built spec's relative cwd is taken from fencesim's own.
+  std::string cwd;
+  /// Real time allowed for each answer of the program (its hello, each
+  /// yield, its ready after end) before the run stops with exit code 3.
+  Duration yield_timeout = 10s;
+
+  bool operator==(const ProgramSpec&) const = default;
+};
+
 struct ClientSpec {
   std::string name;  ///< node name (expanded: "worker-0" for count > 1)
   Duration start = 0s;
@@ -329,6 +345,9 @@ struct ClientSpec {
   /// client policies above, which a custom policy replaces (they must keep
   /// their defaults). Compared by identity.
   std::shared_ptr<const ClientPolicy> policy;
+  /// clients[].program: the client is this program (it has no built-in
+  /// workload; `workload` keeps its default and is not used).
+  std::optional<ProgramSpec> program;
 
   bool operator==(const ClientSpec&) const = default;
 };

@@ -698,6 +698,25 @@ Problem client_names_and_resources(const Scenario& s, const ScenarioSource& src)
 
 namespace {
 Problem validate_locks(const Scenario& s, const ScenarioSource& src);
+
+/// clients[].program (docs/FORMAT.md "Program clients"): what the loader
+/// checks of a file, for a hand-built Scenario too.
+Problem client_program(const ClientSpec& c, const std::string& path) {
+  if (!c.program) return std::nullopt;
+  const ProgramSpec& p = *c.program;
+  if (p.command.empty() || p.command.front().empty()) {
+    return problem(path + ".program.command", "the program's command must have at least one non-empty word",
+                   "e.g. [\"python3\", \"-m\", \"fencesim\", \"client.py\"]");
+  }
+  if (p.yield_timeout <= Duration{0}) {
+    return problem(path + ".program.yield_timeout", "must be positive, got " + fmt_d(p.yield_timeout));
+  }
+  if (c.policy != nullptr) {
+    return problem(path + ".program", "a program client has no built-in lock client for a ClientPolicy to drive",
+                   "drop the policy: the program's own code decides when it renews");
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 std::optional<ScenarioProblem> validate_clients(const Scenario& s, const ScenarioSource& src) {
@@ -712,7 +731,8 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     FENCESIM_CHECK(client_name(base_name(s.clients[i], from), path + ".name"));
     FENCESIM_CHECK(client_settings(s.clients[i], path));
     const bool worker = s.clients[i].workload.kind == WorkloadKind::kQueueWorker;
-    if (worker != service_descriptor(s.lock.service).per_message()) {
+    // A program client has no workload: what it does is the program's.
+    if (!s.clients[i].program && worker != service_descriptor(s.lock.service).per_message()) {
       return problem(path + ".workload.kind",
                      worker ? "the queue_worker workload needs \"service\": \"queue\" (it receives messages)"
                             : "the queue design runs only the queue_worker workload, got " +
@@ -720,6 +740,7 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
                      worker ? "" : "did you mean \"queue_worker\"?");
     }
     FENCESIM_CHECK(client_policies(s, s.clients[i], path));
+    FENCESIM_CHECK(client_program(s.clients[i], path));
   }
   FENCESIM_CHECK(client_names_and_resources(s, src));
   return validate_locks(s, src);

@@ -13,6 +13,7 @@
 #include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
 #include "models/policy_runtime.hpp"
+#include "models/program/program_client.hpp"
 #include "models/resource/resource.hpp"
 #include "models/sim_fault_env.hpp"
 #include "sim/simulation.hpp"
@@ -49,6 +50,7 @@ struct World {
   std::unique_ptr<LockService> service;
   std::unique_ptr<resource::ResourceService> resource;
   std::vector<std::unique_ptr<client::ClientNode>> clients;
+  std::vector<std::unique_ptr<program::ProgramClient>> programs;  ///< clients[].program, in client order
 };
 
 std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::string>& names) {
@@ -189,6 +191,15 @@ const ServiceDescriptor& service_kind(const Scenario& s) {
                             std::to_string(static_cast<int>(s.lock.service)));
 }
 
+/// Where program clients may send: the service's nodes and the copies.
+program::ProgramTargets program_targets(const NodeDirectory& dir) {
+  program::ProgramTargets t{dir.service_nodes(), dir.resources(), {}};
+  for (const NodeGroup& g : dir.groups) {
+    if (g.name != "clients" && !g.nodes.empty()) t.groups.push_back(g);
+  }
+  return t;
+}
+
 /// The nodes (in directory order, which fixes their ids), the lock service,
 /// the resource copies and the client nodes with their lock clients.
 std::unique_ptr<World> build_world(const Scenario& s) {
@@ -218,9 +229,14 @@ std::unique_ptr<World> build_world(const Scenario& s) {
   for (std::size_t i = 0; i < s.clients.size(); ++i) {
     const ClientSpec& c = s.clients[i];
     sim::Node& node = simu.node(client_ids[i]);
-    std::unique_ptr<client::LockClient> lock = w->service->make_client(node, w->history, c, i);
     const auto copy = simu.find_node(c.resource);
     if (!copy) throw UnsupportedScenario("client " + c.name + " is routed to an unknown resource copy " + c.resource);
+    if (c.program) {
+      w->programs.push_back(std::make_unique<program::ProgramClient>(node, w->history, s, c, i, "client " + c.name,
+                                                                     *copy, program_targets(dir)));
+      continue;
+    }
+    std::unique_ptr<client::LockClient> lock = w->service->make_client(node, w->history, c, i);
     w->clients.push_back(std::make_unique<client::ClientNode>(node, w->history, s, c, *copy, std::move(lock)));
   }
   return w;
@@ -255,6 +271,7 @@ void schedule_and_start(World& w, const std::vector<FaultSpec>& faults, Time run
   }
   w.service->start();
   for (auto& c : w.clients) c->start();
+  for (auto& p : w.programs) p->start();
 }
 
 /// Verdicts, metrics, whether every expectation is met, and the trace.
@@ -283,6 +300,10 @@ RunResult run_once(const Scenario& s, const RunOptions& opt) {
   const sim::RunStatus status = w->sim.run_until(s.duration, opt.event_budget, opt.pending_budget);
   out.budget_exceeded = status == sim::RunStatus::kEventBudgetExceeded;
   out.events = w->sim.events_processed();
+  for (auto& p : w->programs) {
+    p->finish();
+    out.program_output.emplace_back(p->name(), p->output());
+  }
 
   out.context.run_end = s.duration;
   out.context.last_fault_end = last_fault_end(out.faults, s.duration, out.context.any_fault);

@@ -74,10 +74,16 @@ struct RunResult {
   std::uint64_t events = 0;  ///< engine events processed
   bool budget_exceeded = false;
   bool all_met = true;
+  /// Program clients (clients[].program), in client order: each one's name
+  /// and the end of what its program wrote to stderr (docs/PROTOCOL.md
+  /// "Transport"). Not part of the fingerprint.
+  std::vector<std::pair<std::string, std::string>> program_output;
 };
 
 /// Throws PolicyMisuse (models/policy.hpp) when a custom policy broke a
-/// rule of models/policy.hpp "Determinism" that the debug checks catch.
+/// rule of models/policy.hpp "Determinism" that the debug checks catch, and
+/// program::ProgramError (models/program/errors.hpp) when a program client's
+/// program broke the protocol, died or hung: no result then.
 RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
 
 /// Does the scenario carry a custom ResourceCheck or ClientPolicy?

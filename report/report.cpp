@@ -135,6 +135,27 @@ class ReportKeyWriter final : public KeyWriter {
   ojson& j_;
 };
 
+/// report.json's metric_expectations: each bound of expect.metrics, its value and whether it was met.
+ojson metric_expectations_json(const RunResult& r) {
+  ojson mv = ojson::array();
+  for (const MetricVerdict& v : r.metric_verdicts) {
+    ojson b = ojson::object();
+    const auto number = [&](std::int64_t x) { return v.duration ? duration_json(sim::Duration{x}) : ojson(x); };
+    if (v.bound.min) b["min"] = number(*v.bound.min);
+    if (v.bound.max) b["max"] = number(*v.bound.max);
+    mv.push_back(ojson{{"metric", v.metric}, {"bound", b}, {"value", number(v.value)}, {"met", v.met}});
+  }
+  return mv;
+}
+
+/// report.json's programs: each program client's stderr (its last 16 KiB,
+/// docs/PROTOCOL.md "Transport").
+ojson programs_json(const RunResult& r) {
+  ojson programs = ojson::array();
+  for (const auto& [client, text] : r.program_output) programs.push_back(ojson{{"client", client}, {"stderr", text}});
+  return programs;
+}
+
 /// report.json's settings.clients[i].
 ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   ojson w{{"kind", to_string(c.workload.kind)},
@@ -171,6 +192,11 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   // "go", only when set, so reports of files without them are unchanged.
   if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
   if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
+  if (c.program) {
+    // The program is the client: no workload of ours.
+    cj.erase("workload");
+    cj["program"] = ojson{{"command", c.program->command}, {"cwd", c.program->cwd}};
+  }
   if (multiple_locks(s.lock)) {
     cj["lock"] = lock_of(s.lock, c);
     ReportKeyWriter w(cj);
@@ -356,17 +382,8 @@ std::string render_report_json(const Scenario& s, const RunResult& r, const Repo
                                                       {"accepted", a.accepted}};
   }
   j["metrics"] = metrics;
-  if (!r.metric_verdicts.empty()) {
-    ojson mv = ojson::array();
-    for (const MetricVerdict& v : r.metric_verdicts) {
-      ojson b = ojson::object();
-      const auto number = [&](std::int64_t x) { return v.duration ? duration_json(sim::Duration{x}) : ojson(x); };
-      if (v.bound.min) b["min"] = number(*v.bound.min);
-      if (v.bound.max) b["max"] = number(*v.bound.max);
-      mv.push_back(ojson{{"metric", v.metric}, {"bound", b}, {"value", number(v.value)}, {"met", v.met}});
-    }
-    j["metric_expectations"] = mv;
-  }
+  if (!r.metric_verdicts.empty()) j["metric_expectations"] = metric_expectations_json(r);
+  if (!r.program_output.empty()) j["programs"] = programs_json(r);
   j["run"] = ojson{{"events", r.events}, {"fingerprint", hex64(r.fingerprint)}, {"budget_exceeded", r.budget_exceeded}};
   j["outcome"] = ojson{{"all_expectations_met", r.all_met},
                        {"exit_code", r.budget_exceeded ? 2 : (r.all_met ? 0 : 1)},
@@ -558,10 +575,30 @@ std::string md_iterations(const RunResult& r) {
   return o;
 }
 
+/// "Program output": what each program client wrote to stderr.
+std::string md_program_output(const RunResult& r) {
+  if (r.program_output.empty()) return "";
+  std::string o = "\n## Program output\n\nThe end of what each program client wrote to stderr (at most 16 KiB).\n";
+  for (const auto& [client, text] : r.program_output) {
+    o += fmt::format("\n### {}\n\n", client);
+    if (text.empty()) {
+      o += "(nothing)\n";
+      continue;
+    }
+    // A fence longer than any run of backticks in the text.
+    std::size_t longest = 0, run = 0;
+    for (const char ch : text) longest = std::max(longest, run = ch == '`' ? run + 1 : 0);
+    const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+    o += fence + "\n" + text + (text.back() == '\n' ? "" : "\n") + fence + "\n";
+  }
+  return o;
+}
+
 }  // namespace
 
 std::string render_report_markdown(const Scenario& s, const RunResult& r, const ReportMeta& m) {
-  std::string o = md_header(s, r, m) + md_verdicts(s, r) + md_metrics(r) + md_faults(r) + md_iterations(r);
+  std::string o =
+      md_header(s, r, m) + md_verdicts(s, r) + md_metrics(r) + md_faults(r) + md_iterations(r) + md_program_output(r);
   o += fmt::format("\n---\nfencesim {} · {} events · fingerprint {}\n", version(), r.events, hex64(r.fingerprint));
   return o;
 }

@@ -31,6 +31,11 @@ class NodeBehaviour {
   virtual ~NodeBehaviour() = default;
   /// A message that is not a reply to one of this node's pending calls.
   virtual void on_message(const Message& m) { (void)m; }
+  /// True: a reply that matches no pending call of a process goes to
+  /// on_message too (a behaviour that sends from node code and matches
+  /// replies itself, models/program/). False (the default): it is dropped,
+  /// as a late reply to a call that timed out.
+  virtual bool receives_replies() const { return false; }
   /// The node has just crashed: drop volatile state. Processes are already
   /// cancelled and timers dropped.
   virtual void on_crash() {}

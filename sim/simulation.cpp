@@ -363,7 +363,10 @@ void Simulation::deliver(std::uint32_t slot) {
       c->reply = std::move(msg);
       notify(waiter);
     }
-    // Otherwise the call timed out and was forgotten: a late reply is dropped.
+    // Otherwise the call timed out and was forgotten: a late reply is
+    // dropped — unless the node's behaviour awaits replies itself
+    // (node code that sends without a process: a program client).
+    if (c == nullptr && to.behaviour_ != nullptr && to.behaviour_->receives_replies()) to.behaviour_->on_message(msg);
     return;
   }
   if (to.behaviour_ != nullptr) to.behaviour_->on_message(msg);

@@ -102,6 +102,7 @@ TEST(WordsAndSchema, EverySectionHasTheLoadersKeys) {
   EXPECT_EQ(schema_set("/$defs/resource/properties"), keys({"resource"}));
   EXPECT_EQ(schema_set("/$defs/client/properties"), keys({"client"}));
   EXPECT_EQ(schema_set("/$defs/workload/properties"), keys({"workload"}));
+  EXPECT_EQ(schema_set("/$defs/program/properties"), keys({"program"}));
   EXPECT_EQ(schema_set("/$defs/nemesis/properties"), keys({"nemesis"}));
   EXPECT_EQ(schema_set("/properties/network/properties"), keys({"network"}));
 }

@@ -1,0 +1,64 @@
+// models/program/codec.hpp — reading and writing the JSON of
+// docs/PROTOCOL.md: the fields of a request, service data as latin-1 JSON
+// strings, and the request kinds a program can send across the simulated
+// network (each kind: its payload from a request, its result from a reply).
+//
+// Errors: a request's bad field throws BadField (the field and what was
+// expected); ProgramClient turns it into the protocol error of the line.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+
+namespace fencesim::program {
+
+using json = nlohmann::json;
+
+/// A request field that is missing or of the wrong shape.
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Service data to JSON: each byte one code point U+0000–U+00FF.
+std::string bytes_to_json_text(const std::string& bytes);
+/// The reverse; BadField naming `field` for a code point above U+00FF.
+std::string json_text_to_bytes(const std::string& utf8, const std::string& field);
+
+/// Field readers: `required` ones throw BadField when the field is absent.
+std::string text_field(const json& j, const char* field, bool required);
+std::optional<std::int64_t> int_field(const json& j, const char* field, bool required);
+std::optional<bool> bool_field(const json& j, const char* field);
+
+/// What a request kind's encoder may need besides the request itself.
+struct RequestContext {
+  std::string client;       ///< the client's name
+  std::string lease_value;  ///< the open belief's value ("" without one)
+  int iteration = 0;        ///< the program's current iteration (0 before any)
+};
+
+/// One kind of request that crosses the simulated network
+/// (docs/PROTOCOL.md "Requests"): `type` is the message's "type".
+struct RequestKind {
+  const char* type;
+  /// Sent to a resource copy ("node" one of the copies, default the
+  /// client's copy); otherwise to a node of the lock service ("node" any of
+  /// its nodes, default its first: redis-0, etcd-0, the table, the queue).
+  bool to_resource;
+  /// The payload for request `j`; throws BadField.
+  sim::PayloadPtr (*encode)(const json& j, const RequestContext& ctx);
+  /// The result for a reply; nullopt when `m` is not an answer of this kind.
+  std::optional<json> (*decode)(const sim::Message& m);
+};
+
+/// Every request kind, in a fixed order: resource, table, queue, redis, etcd.
+const std::vector<RequestKind>& request_kinds();
+/// The kind of `type`; nullptr when no kind has it.
+const RequestKind* find_request_kind(const std::string& type);
+
+}  // namespace fencesim::program

@@ -1,0 +1,170 @@
+// Program clients (models/program/, program/host.cpp, docs/PROTOCOL.md)
+// with tests/programs/raw_client.py, a client written against the protocol
+// document alone: the lockstep, the history it feeds, faults, the errors,
+// warm processes.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "loader/loader.hpp"
+#include "models/program/errors.hpp"
+#include "models/world.hpp"
+
+namespace fencesim {
+namespace {
+
+using program::ProgramError;
+
+/// Two program clients running raw_client.py in `mode`, on an unfenced
+/// resource with no lock service; B starts 100 ms after A.
+Scenario scenario(const std::string& mode, const std::string& extra_client_keys = "",
+                  const std::string& faults = "[]") {
+  const std::string program = R"({"command": ["python3", "raw_client.py", ")" + mode + R"("]})";
+  const std::string text = R"({"version": 1, "scenario": "program-)" + mode + R"(", "seed": 1,
+    "duration": "10s", "settle": "2s", "network": {"latency": "1ms"},
+    "lock": {"service": "none"}, "resource": {"kind": "unfenced", "initial": 1000},
+    "clients": [{"name": "A", "program": )" +
+                           program + extra_client_keys + R"(},
+                {"name": "B", "start": "100ms", "program": )" +
+                           program + R"(}],
+    "faults": )" + faults + "}";
+  LoadResult r = load_scenario_text(text, "program_client_test");
+  if (!r.ok()) throw std::runtime_error(r.error->to_string());
+  resolve_program_folders(*r.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
+  return *r.scenario;
+}
+
+std::string notes_of(const RunResult& r, const std::string& client) {
+  std::string out;
+  for (const NoteRecord& n : r.history.notes) {
+    if (n.node == client && n.kind == "program") out += n.text + "\n";
+  }
+  return out;
+}
+
+TEST(ProgramClient, ReadModifyWriteRecordsTheHistoryOfABuiltInClient) {
+  const RunResult r = run_scenario(scenario("rmw"));
+  // A reads 1000 at 1 ms, writes 1001 at 503 ms; B reads 1000 at 101 ms
+  // (before A's write) and writes 1001 at 603 ms: a lost update.
+  ASSERT_EQ(r.history.resource_ops.size(), 4u);
+  EXPECT_EQ(r.history.resource_ops[0].client, "A");
+  EXPECT_EQ(r.history.resource_ops[0].at, sim::Time{std::chrono::milliseconds(1)});
+  EXPECT_EQ(r.history.resource_ops[3].client, "B");
+  EXPECT_TRUE(r.history.resource_ops[3].write);
+  EXPECT_EQ(r.history.resource_ops[3].read_value, 1000);
+  EXPECT_EQ(notes_of(r, "A"), "wrote 1001 at 504000000\n");
+  ASSERT_EQ(r.history.iterations.size(), 2u);
+  EXPECT_TRUE(r.history.iterations[0].success);
+  const auto lost = std::find_if(r.verdicts.begin(), r.verdicts.end(),
+                                 [](const Verdict& v) { return v.property == Property::kNoLostUpdate; });
+  ASSERT_NE(lost, r.verdicts.end());
+  EXPECT_EQ(lost->status, Status::kViolated);
+  // stderr is kept per client.
+  ASSERT_EQ(r.program_output.size(), 2u);
+  EXPECT_NE(r.program_output[0].second.find("init A restarts 0"), std::string::npos);
+}
+
+TEST(ProgramClient, SameSeedSameRun) {
+  const RunResult a = run_scenario(scenario("hold"));
+  const RunResult b = run_scenario(scenario("hold"));
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.events, b.events);
+  // The beliefs the program stated overlap: mutual exclusion is violated.
+  ASSERT_EQ(a.history.beliefs.size(), 2u);
+  EXPECT_EQ(a.history.beliefs[0].value, "A-v");
+  EXPECT_EQ(a.history.beliefs[0].end_reason, "release");
+  const auto me = std::find_if(a.verdicts.begin(), a.verdicts.end(),
+                               [](const Verdict& v) { return v.property == Property::kMutualExclusion; });
+  ASSERT_NE(me, a.verdicts.end());
+  EXPECT_EQ(me->status, Status::kNotApplicable);  // lock.service none takes no lock
+}
+
+TEST(ProgramClient, TimersCountOnTheClientsClocksAndAPauseHoldsDeliveries) {
+  // A is paused from 500 ms to 4.5 s: its 1 s timer fires when the pause
+  // ends, and its wall-clock timer 2 s after that reading.
+  const RunResult r =
+      run_scenario(scenario("clock", "", R"([{"at": "500ms", "kind": "pause", "target": "A", "duration": "4s"}])"));
+  EXPECT_EQ(notes_of(r, "A"), "a 4500000000/4500000000 b 6500000000/6500000000\nnow 6500000000\n");
+  // B starts at 100 ms.
+  EXPECT_EQ(notes_of(r, "B"), "a 1100000000/1100000000 b 3100000000/3100000000\nnow 3100000000\n");
+}
+
+TEST(ProgramClient, ACrashKillsTheProcessAndTheRestartStartsANewOne) {
+  const RunResult r =
+      run_scenario(scenario("crash", "", R"([{"at": "1s", "kind": "crash", "target": "A", "restart_after": "2s"}])"));
+  ASSERT_GE(r.history.beliefs.size(), 3u);
+  EXPECT_EQ(r.history.beliefs[0].value, "A-0");
+  EXPECT_EQ(r.history.beliefs[0].end_reason, "crash");
+  EXPECT_EQ(notes_of(r, "A"), "done after 1 restarts\n");
+  EXPECT_NE(r.program_output[0].second.find("init A restarts 1"), std::string::npos);
+}
+
+ProgramError error_of(const Scenario& s) {
+  try {
+    run_scenario(s);
+  } catch (const ProgramError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the run did not stop with a ProgramError";
+  return ProgramError(ProgramError::Kind::kFailure, "");
+}
+
+TEST(ProgramClient, ProtocolErrorsQuoteTheLineAndExitTwo) {
+  for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
+           {"garbage", "expected a JSON object in line: this is not json"},
+           {"unknown", "unknown message type \"sned\" in line: {\"type\": \"sned\", \"id\": 1}"},
+           {"dup-id", "the id 4 was used before"},
+           {"bad-node", "\"nowhere\" is not one"},
+           {"no-hello", "expected {\"type\":\"hello\",...} in its first line"}}) {
+    const ProgramError e = error_of(scenario(mode));
+    EXPECT_EQ(e.kind, ProgramError::Kind::kProtocol) << mode;
+    EXPECT_EQ(e.exit_code(), 2) << mode;
+    EXPECT_NE(std::string(e.what()).find("client A: the program broke the protocol"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProgramClient, AProgramThatDiesOrHangsStopsTheRunWithExitThree) {
+  const ProgramError died = error_of(scenario("die"));
+  EXPECT_EQ(died.exit_code(), 3);
+  EXPECT_NE(std::string(died.what()).find("exited with status 7"), std::string::npos) << died.what();
+  EXPECT_NE(std::string(died.what()).find("boom: the program failed on purpose"), std::string::npos) << died.what();
+
+  Scenario s = scenario("never-yield");
+  // Long enough for Python to start on a loaded machine.
+  s.clients[0].program->yield_timeout = std::chrono::seconds(3);
+  s.clients[1].program->yield_timeout = std::chrono::seconds(3);
+  const ProgramError e = error_of(s);
+  EXPECT_EQ(e.exit_code(), 3);
+  EXPECT_NE(std::string(e.what()).find("sent no yield within 3s (program.yield_timeout) after: {\"type\":\"init\""),
+            std::string::npos)
+      << e.what();
+}
+
+TEST(ProgramClient, AProgramThatCannotStartIsBadInput) {
+  Scenario s = scenario("rmw");
+  s.clients[0].program->command = {"no-such-program-fencesim"};
+  const ProgramError e = error_of(s);
+  EXPECT_EQ(e.kind, ProgramError::Kind::kStart);
+  EXPECT_EQ(e.exit_code(), 2);
+  EXPECT_NE(std::string(e.what()).find("cannot start the program no-such-program-fencesim"), std::string::npos);
+}
+
+TEST(ProgramClient, AReusableProgramStaysWarmBetweenRunsAndGivesTheSameRun) {
+  const RunResult first = run_scenario(scenario("reuse"));
+  const RunResult second = run_scenario(scenario("reuse"));
+  EXPECT_EQ(first.fingerprint, second.fingerprint);
+  // The same processes served both runs (a warm process may serve another
+  // client than before): the same pids, in some order.
+  auto pids = [](const RunResult& r) {
+    std::set<std::string> out;
+    for (const auto& [client, text] : r.program_output) out.insert(text.substr(0, text.find(" init")));
+    return out;
+  };
+  EXPECT_EQ(pids(first), pids(second));
+  EXPECT_EQ(pids(first).size(), 2u);
+}
+
+}  // namespace
+}  // namespace fencesim

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""A program client written against docs/PROTOCOL.md with no SDK: the
+tests of models/program/ (tests/models/program_client_test.cpp) run it in
+the modes below (argv[1]). Standard library only."""
+import json
+import os
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "rmw"
+
+
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+
+
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+def call(m):
+    """Sends one request, yields, and returns the delivery that answers it."""
+    send(m)
+    send({"type": "yield"})
+    return recv()
+
+
+def rmw(init, hold):
+    """Read-modify-write of the resource; with `hold`, believes it holds the
+    lock around it (no lock service is asked: the beliefs are the test's)."""
+    send({"type": "iteration", "event": "start"})
+    if hold:
+        send({"type": "held", "value": init["client"] + "-v", "token": None})
+    r = call({"type": "resource", "id": 1, "op": "read"})
+    v = r["result"]["value"]
+    call({"type": "timer", "id": 2, "after": 500_000_000})
+    w = call({"type": "resource", "id": 3, "op": "write", "value": v + 1, "read_value": v})
+    if hold:
+        send({"type": "released"})
+    send({"type": "iteration", "event": "end", "success": w["result"]["accepted"]})
+    send({"type": "note", "text": "wrote %d at %d" % (v + 1, w["time"]["monotonic"])})
+
+
+def main():
+    reuse = MODE == "reuse"
+    if MODE == "no-hello":
+        send({"type": "yield"})
+        recv()
+        return
+    send({"type": "hello", "protocol": 1, "sdk": "raw", "reuse": reuse})
+    while True:
+        init = recv()
+        sys.stderr.write("pid %d init %s restarts %d\n" % (os.getpid(), init["client"], init["restarts"]))
+        if MODE in ("rmw", "reuse"):
+            rmw(init, hold=False)
+        elif MODE == "hold":
+            rmw(init, hold=True)
+        elif MODE == "garbage":
+            sys.stdout.write("this is not json\n")
+            sys.stdout.flush()
+        elif MODE == "unknown":
+            send({"type": "sned", "id": 1})
+        elif MODE == "dup-id":
+            send({"type": "timer", "id": 4, "after": 1})
+            send({"type": "timer", "id": 4, "after": 2})
+        elif MODE == "bad-node":
+            send({"type": "resource", "id": 1, "op": "read", "node": "nowhere"})
+        elif MODE == "never-yield":
+            sys.stdin.readline()  # waits for ever: fencesim must give up
+        elif MODE == "die":
+            sys.stderr.write("boom: the program failed on purpose\n")
+            sys.exit(7)
+        elif MODE == "clock":
+            # Reports the clocks of the deliveries of three timers, one of
+            # them at a wall-clock reading.
+            a = call({"type": "timer", "id": 1, "after": 1_000_000_000})
+            b = call({"type": "timer", "id": 2, "at": a["time"]["wall"] + 2_000_000_000, "clock": "wall"})
+            send({"type": "timer", "id": 3, "after": 5_000_000_000})
+            send({"type": "cancel", "id": 3})
+            send({"type": "now", "id": 4})  # answered at once, before any yield
+            n = recv()
+            send({"type": "note", "text": "a %d/%d b %d/%d" % (a["time"]["monotonic"], a["time"]["wall"],
+                                                             b["time"]["monotonic"], b["time"]["wall"])})
+            send({"type": "note", "text": "now %d" % n["time"]["monotonic"]})
+        elif MODE == "crash":
+            send({"type": "held", "value": "%s-%d" % (init["client"], init["restarts"]), "token": None})
+            call({"type": "timer", "id": 1, "after": 3_000_000_000})
+            send({"type": "released"})
+            send({"type": "note", "text": "done after %d restarts" % init["restarts"]})
+        send({"type": "yield"})
+        end = recv()
+        if end["type"] != "end":
+            sys.stderr.write("unexpected %s\n" % json.dumps(end))
+            sys.exit(3)
+        if not reuse:
+            return
+        send({"type": "ready"})
+
+
+main()
