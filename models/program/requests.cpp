@@ -3,6 +3,8 @@
 
 namespace fencesim::program {
 
-std::vector<RequestKind> service_request_kinds() { return {}; }
+RequestKind redis_request_kind();
+
+std::vector<RequestKind> service_request_kinds() { return {redis_request_kind()}; }
 
 }  // namespace fencesim::program

@@ -2,6 +2,7 @@
 // the AOF (lock.persistence; Redis 7.0.15 aof.c), a power loss, and the
 // restart (with what the AOF held, or empty; in which role). The rest of
 // the server: server.cpp; what is modelled, with sources: redis.hpp.
+#include "models/redis/commands/script.hpp"
 #include "models/redis/redis.hpp"
 
 #include <fmt/format.h>
@@ -87,6 +88,7 @@ void RedisServer::on_power_loss() {
 
 void RedisServer::on_crash() {
   ++role_epoch_;
+  scripts_.reset();  // the script cache lives in memory only
   // A process crash: what was written to the AOF file reaches the disk
   // from the page cache (on_power_loss has emptied it for a machine crash).
   aof_fsync();

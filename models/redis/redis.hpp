@@ -118,6 +118,11 @@
 
 namespace fencesim::redis {
 
+namespace commands {
+class ScriptCache;
+}
+struct RawCommand;
+
 class RedisService;
 class ClusterNode;
 
@@ -194,6 +199,12 @@ class RedisServer final : public sim::NodeBehaviour {
 
  private:
   void handle_command(const sim::Message& m, const Command& c);
+  /// A program's command (commands/wire.hpp, raw.cpp).
+  void handle_raw(const sim::Message& m, const RawCommand& c);
+  /// A program's command or script has run: what it did to the lock keys
+  /// is a grant when a key now holds a value it did not hold (raw.cpp).
+  void note_raw_grants(NodeId client, const std::map<std::string, std::string>& before,
+                       const std::vector<Effect>& effects);
   void command_get(const sim::Message& m, const Command& c);
   void command_acquire(const sim::Message& m, const Command& c);
   void command_renew(const sim::Message& m, const Command& c);
@@ -244,7 +255,10 @@ class RedisServer final : public sim::NodeBehaviour {
   std::uint64_t sent_offset_ = 0;  ///< primary: offset streamed so far
   std::map<std::string, Entry> data_;
   std::map<std::string, std::string> expired_;  ///< key → value deleted by expiry (for reports)
-  std::set<NodeId> replicas_;                   ///< primary: connected replicas
+  /// The script cache and Lua interpreter, made at a program's first
+  /// command (built-in clients never need it); lost on a crash.
+  std::unique_ptr<commands::ScriptCache> scripts_;
+  std::set<NodeId> replicas_;  ///< primary: connected replicas
   Time last_sync_request_{-1};
   /// A replica has received a full resync from the primary it follows (at
   /// time 0 every replica is in sync).
@@ -385,6 +399,10 @@ class RedisService final : public LockService {
   const RedisSpec& spec() const { return spec_; }
   const std::string& key() const { return key_; }
   std::string counter_key() const { return redis_counter_key(lock_); }
+  /// Every lock of the scenario: lock.key, then lock.keys.
+  std::vector<std::string> lock_keys() const;
+  /// The token counter of lock `key` (redis_counter_key_of).
+  std::string counter_key_of(const std::string& key) const { return redis_counter_key_of(lock_, key); }
   sim::ClockKind expiry_clock() const { return spec_.expiry_clock; }
   bool redlock() const { return spec_.redlock > 0; }
   /// Redlock: a majority of the pools (or primaries); else of the servers.

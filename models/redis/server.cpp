@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "models/redis/cluster.hpp"
+#include "models/redis/commands/script.hpp"
+#include "models/redis/commands/wire.hpp"
 
 #include <charconv>
 
@@ -308,6 +310,8 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
 void RedisServer::on_message(const sim::Message& m) {
   if (const auto* c = m.as<Command>()) {
     handle_command(m, *c);
+  } else if (const auto* raw = m.as<RawCommand>()) {
+    handle_raw(m, *raw);
   } else if (const auto* cm = m.as<ClusterMsg>()) {
     if (cluster_) cluster_->on_message(m, *cm);
   } else if (m.as<ClusterSlotsRequest>() != nullptr) {

@@ -44,6 +44,43 @@ def rmw(init, hold):
     send({"type": "note", "text": "wrote %d at %d" % (v + 1, w["time"]["monotonic"])})
 
 
+SEED_ACQUIRE = ("if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
+                "return redis.call('INCR', KEYS[2]) end return false")
+RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+
+def seed(init, iterations):
+    """The seed article's client: acquire with the SET NX PX + INCR script,
+    read, work 500 ms, write with the token, release; `iterations` times."""
+    ids = iter(range(1, 1_000_000))
+    lock = init["lock"]
+    for n in range(iterations):
+        value = "%s-%d" % (init["client"], n)
+        send({"type": "iteration", "event": "start"})
+        while True:
+            r = call({"type": "redis", "id": next(ids),
+                      "args": ["EVAL", SEED_ACQUIRE, 2, lock["key"], lock["counter_key"], value,
+                               lock["ttl"] // 1_000_000]})
+            if "result" in r and isinstance(r["result"], int):
+                break
+            call({"type": "timer", "id": next(ids), "after": 100_000_000})
+        token = r["result"]
+        send({"type": "held", "value": value, "token": token})
+        send({"type": "iteration", "event": "acquired"})
+        rd = call({"type": "resource", "id": next(ids), "op": "read", "token": token})
+        v = rd["result"]["value"]
+        call({"type": "timer", "id": next(ids), "after": 500_000_000})
+        w = call({"type": "resource", "id": next(ids), "op": "write", "value": v + 100, "read_value": v,
+                  "token": token})
+        ok = "result" in w and w["result"]["accepted"]
+        send({"type": "released"})
+        call({"type": "redis", "id": next(ids), "args": ["EVAL", RELEASE, 1, lock["key"], value]})
+        send({"type": "iteration", "event": "end", "success": ok,
+              "outcome": "ok" if ok else "write rejected"})
+        if n + 1 < iterations:
+            call({"type": "timer", "id": next(ids), "after": 4_000_000_000})
+
+
 def main():
     reuse = MODE == "reuse"
     if MODE == "no-hello":
@@ -58,6 +95,8 @@ def main():
             rmw(init, hold=False)
         elif MODE == "hold":
             rmw(init, hold=True)
+        elif MODE == "seed":
+            seed(init, 1 if init["client"] == "A" else 3)
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
