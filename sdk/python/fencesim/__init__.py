@@ -1,0 +1,201 @@
+"""fencesim's Python SDK: your own lock client inside fencesim's
+deterministic simulation (docs/PROTOCOL.md, version 1).
+
+    import fencesim, redis
+    r = fencesim.redis()                       # redis.Redis on the simulated Redis
+    lock = fencesim.tracked(r.lock("lock", timeout=10))
+    if lock.acquire():
+        v = fencesim.resource.read()["value"]
+        fencesim.resource.write(v + 1, read_value=v)
+        lock.release()
+
+Run a script with ``python3 -m fencesim client.py`` (warm between runs) or
+call ``fencesim.run(main)`` from it. See sdk/python/README.md.
+"""
+from . import _patch, _state
+from ._core import ProtocolError, RequestTimeout
+
+__all__ = ["run", "client", "redis", "redis_pool", "held", "released", "lost", "iteration_start",
+           "iteration_acquired", "iteration_end", "note", "resource", "spawn", "sleep", "now", "tracked",
+           "request", "etcd", "table", "queue", "rng", "ProtocolError", "RequestTimeout"]
+
+
+def client():
+    """The ``init`` message of this run: ``client()["client"]`` is the name."""
+    return _state.channel().init
+
+
+def now():
+    """The client's clocks now, in ns: ``{"wall": …, "monotonic": …}``."""
+    return dict(_state.channel().time)
+
+
+def sleep(seconds):
+    """Waits ``seconds`` of the client's monotonic time (time.sleep is this)."""
+    _patch._sleep(seconds)
+
+
+def rng():
+    """The client's random stream (a random.Random seeded by fencesim)."""
+    return _patch.rng()
+
+
+def request(type, **fields):
+    """Any request of PROTOCOL.md that crosses the simulated network; its
+    ``result``. Raises RequestTimeout on ``"error": "timeout"``."""
+    msg = {"type": type}
+    msg.update({k: v for k, v in fields.items() if v is not None})
+    got = _state.channel().request(msg)
+    if "error" in got:
+        raise RequestTimeout("%s request: %s" % (type, got["error"]))
+    return got.get("result")
+
+
+def etcd(method, **fields):
+    """An etcd v3 call (PROTOCOL.md "etcd requests"): etcd("Put", key="k", value="v")."""
+    return request("etcd", method=method, **fields)
+
+
+def table(op, **fields):
+    """A lock-table statement (PROTOCOL.md "Lock-table statements")."""
+    return request("table", op=op, **fields)
+
+
+def queue(op, **fields):
+    """A work-queue call (PROTOCOL.md "Queue calls")."""
+    return request("queue", op=op, **fields)
+
+
+class _Resource:
+    """The resource (PROTOCOL.md "Resource operations")."""
+
+    @staticmethod
+    def read(token=None, node=None):
+        return request("resource", op="read", token=token, node=node)
+
+    @staticmethod
+    def write(value, token=None, read_value=None, expected_version=None, tag=None, node=None):
+        return request("resource", op="write", value=value, token=token, read_value=read_value,
+                       expected_version=expected_version, tag=tag, node=node)
+
+
+resource = _Resource()
+
+
+def _say(msg):
+    _state.channel().send(msg)
+
+
+def held(value, token=None):
+    """From now on the program believes it holds its lock (PROTOCOL.md "Beliefs")."""
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    _say({"type": "held", "value": value, "token": token})
+
+
+def released():
+    """The belief ends: the program is releasing the lock."""
+    _say({"type": "released"})
+
+
+def lost(reason=""):
+    """The belief ends: the program learned that its lease is gone."""
+    _say({"type": "lost", "reason": reason})
+
+
+def iteration_start():
+    _say({"type": "iteration", "event": "start"})
+
+
+def iteration_acquired():
+    _say({"type": "iteration", "event": "acquired"})
+
+
+def iteration_end(success, outcome=None):
+    msg = {"type": "iteration", "event": "end", "success": bool(success)}
+    if outcome:
+        msg["outcome"] = outcome
+    _say(msg)
+
+
+def note(text):
+    """A line on the timeline at the current time."""
+    _say({"type": "note", "text": str(text)})
+
+
+def spawn(fn, name=None):
+    """Starts ``fn`` as a task beside the current one (a renewal loop beside
+    the work). Tasks take turns only when one waits (PROTOCOL.md "Lockstep")."""
+    return _state.channel().spawn(fn, name)
+
+
+def redis_pool(node=None, connection=0, **kwargs):
+    """A redis-py ConnectionPool on the simulated Redis (``node``: a node of
+    init's ``nodes``, default the first)."""
+    from . import _redis
+    return _redis.pool(node=node, connection=connection, **kwargs)
+
+
+def redis(node=None, connection=0, **kwargs):
+    """``redis.Redis(connection_pool=redis_pool(...))``."""
+    import redis as _r
+    return _r.Redis(connection_pool=redis_pool(node=node, connection=connection, **kwargs))
+
+
+class tracked:
+    """Wraps a redis-py ``Lock`` so its acquire, release and extend report
+    beliefs: held after a successful acquire (value: the lock's token),
+    released when the release is sent, lost when an extend or reacquire is
+    refused (LockNotOwnedError). ``token``: a function returning the fencing
+    token to report with the belief, or None."""
+
+    def __init__(self, lock, token=None):
+        self.lock = lock
+        self._token = token
+
+    def __getattr__(self, name):
+        return getattr(self.lock, name)
+
+    def acquire(self, *args, **kwargs):
+        ok = self.lock.acquire(*args, **kwargs)
+        if ok:
+            held(self.lock.local.token, self._token() if self._token else None)
+        return ok
+
+    def release(self):
+        released()
+        return self.lock.release()
+
+    def extend(self, *args, **kwargs):
+        from redis.exceptions import LockNotOwnedError
+        try:
+            return self.lock.extend(*args, **kwargs)
+        except LockNotOwnedError:
+            lost("extend refused: the lock is no longer owned")
+            raise
+
+    def reacquire(self):
+        from redis.exceptions import LockNotOwnedError
+        try:
+            return self.lock.reacquire()
+        except LockNotOwnedError:
+            lost("reacquire refused: the lock is no longer owned")
+            raise
+
+    def __enter__(self):
+        from redis.exceptions import LockError
+        if self.acquire():
+            return self
+        raise LockError("Unable to acquire lock within the time specified")
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def run(main, reuse=False, script=None):
+    """Runs ``main()`` as the program of one client (``reuse``: stay for the
+    next run of a sweep, calling ``main`` again for each ``init``)."""
+    if _state._channel is not None:
+        return main()  # already served (python3 -m fencesim script.py): just the program
+    from . import _runner
+    return _runner.serve(main, reuse)

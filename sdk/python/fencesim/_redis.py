@@ -1,0 +1,98 @@
+"""redis-py (Debian's python3-redis 4.3) talking to the simulated Redis.
+
+``SimConnection`` replaces redis-py's socket connection: ``send_command``
+keeps the argv, ``read_response`` sends it as a ``redis`` request
+(PROTOCOL.md "Redis commands") and turns the JSON RESP answer back into
+what redis-py's own parser returns (bytes, ints, lists, errors through
+``BaseParser.parse_error``, so NoScriptError, ReadOnlyError… are redis-py's
+own classes). Everything above the connection — ``redis.Redis``, its
+response callbacks, ``redis.lock.Lock``, ``Script`` — is redis-py's code,
+unchanged.
+"""
+import redis
+from redis.connection import BaseParser, Connection
+from redis.exceptions import ResponseError, TimeoutError as RedisTimeoutError
+
+from . import _state
+
+
+def _to_wire(arg, encoder):
+    return encoder.encode(arg).decode("latin-1")
+
+
+def _from_resp(v):
+    if v is None or isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        return v.encode("latin-1")
+    if isinstance(v, list):
+        return [_from_resp(x) for x in v]
+    if "status" in v:
+        return v["status"].encode("latin-1")
+    if "error" in v:
+        return BaseParser().parse_error(v["error"])
+    raise ValueError("fencesim: not a RESP value: %r" % (v,))
+
+
+class SimConnection(Connection):
+    """A redis-py connection to a simulated Redis node (``node``: its name,
+    default the service's first; ``connection``: the connection number)."""
+
+    def __init__(self, node=None, connection=0, **kwargs):
+        kwargs.pop("host", None)
+        kwargs.pop("port", None)
+        super().__init__(**kwargs)
+        self.node = node
+        self.connection_number = connection
+        self._argv = None
+
+    def repr_pieces(self):
+        return [("node", self.node or "(default)"), ("db", self.db)]
+
+    def connect(self):
+        pass
+
+    def disconnect(self, *args):
+        self._argv = None
+
+    def can_read(self, timeout=0):
+        return False
+
+    def check_health(self):
+        pass
+
+    def send_packed_command(self, command, check_health=True):
+        raise NotImplementedError("fencesim: send_command only (no pipelines of packed commands)")
+
+    def send_command(self, *args, **kwargs):
+        if isinstance(args[0], str):
+            args = tuple(args[0].split()) + args[1:]
+        self._argv = [_to_wire(a, self.encoder) for a in args]
+
+    def read_response(self, disable_decoding=False):
+        argv, self._argv = self._argv, None
+        msg = {"type": "redis", "args": argv, "connection": self.connection_number}
+        if self.node:
+            msg["node"] = self.node
+        if self.socket_timeout:
+            msg["timeout"] = int(self.socket_timeout * 1e9)
+        got = _state.channel().request(msg)
+        if "error" in got:
+            raise RedisTimeoutError("Timeout reading from %s" % (self.node or "redis"))
+        response = _from_resp(got["result"])
+        if isinstance(response, ResponseError):
+            raise response
+        if disable_decoding:
+            return response
+        return _decode(response, self.encoder)
+
+
+def _decode(v, encoder):
+    if isinstance(v, list):
+        return [_decode(x, encoder) for x in v]
+    return encoder.decode(v)
+
+
+def pool(node=None, connection=0, **kwargs):
+    """A ConnectionPool of SimConnection: ``redis.Redis(connection_pool=pool())``."""
+    return redis.ConnectionPool(connection_class=SimConnection, node=node, connection=connection, **kwargs)

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The program-client scenarios of scenarios/programs/ (issue 31), in the
+golden tier:
+
+  check STEM       `fencesim run` exits 0 (its expect block met), twice,
+                   and the two reports are byte-identical (same seed, same
+                   run, with Python program clients)
+  fails STEM CODE  `fencesim run` exits CODE, writes no report, and says
+                   which client and why on one message
+  sweep STEM       a sweep of 20 seeds gives the same sweep.json with
+                   --jobs 1 and --jobs 2 (warm processes per worker)
+"""
+import argparse
+import filecmp
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(fencesim, src, stem, out, extra=()):
+    env = dict(os.environ)
+    env["PATH"] = "/usr/bin:" + env.get("PATH", "")  # Debian's python3, which has python3-redis
+    quiet = ["--quiet"] if extra[0] == "run" else []
+    return subprocess.run([fencesim, extra[0], os.path.join(src, "scenarios", "programs", stem + ".json"),
+                           *extra[1:], "--out", out, *quiet], env=env, capture_output=True, text=True, timeout=600)
+
+
+def same_tree(a, b):
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or cmp.diff_files or cmp.funny_files:
+        return False
+    return all(same_tree(os.path.join(a, d), os.path.join(b, d)) for d in cmp.common_dirs)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--fencesim", required=True)
+    p.add_argument("--source-dir", required=True)
+    p.add_argument("what", choices=["check", "fails", "sweep"])
+    p.add_argument("stem")
+    p.add_argument("code", nargs="?", type=int)
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory() as t:
+        one, two = os.path.join(t, "1"), os.path.join(t, "2")
+        if a.what == "check":
+            for out in (one, two):
+                r = run(a.fencesim, a.source_dir, a.stem, out, ["run"])
+                if r.returncode != 0:
+                    sys.exit("%s: exit %d\n%s%s" % (a.stem, r.returncode, r.stdout, r.stderr))
+            if not same_tree(one, two):
+                sys.exit("%s: two runs of the same seed wrote different reports" % a.stem)
+        elif a.what == "fails":
+            r = run(a.fencesim, a.source_dir, a.stem, one, ["run"])
+            if r.returncode != a.code:
+                sys.exit("%s: exit %d, expected %d\n%s" % (a.stem, r.returncode, a.code, r.stderr))
+            if os.path.exists(one) and os.listdir(one):
+                sys.exit("%s: a report was written for a run that stopped" % a.stem)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("fencesim:")]
+            if len(lines) != 1 or "client A:" not in lines[0]:
+                sys.exit("%s: expected one message naming client A, got:\n%s" % (a.stem, r.stderr))
+        else:
+            for out, jobs in ((one, "1"), (two, "2")):
+                r = run(a.fencesim, a.source_dir, a.stem, out, ["sweep", "--seeds", "1..20", "--jobs", jobs])
+                if r.returncode not in (0, 1):
+                    sys.exit("%s: sweep exit %d\n%s" % (a.stem, r.returncode, r.stderr))
+            for d in os.listdir(one):
+                if not filecmp.cmp(os.path.join(one, d, "sweep.json"), os.path.join(two, d, "sweep.json"), False):
+                    sys.exit("%s: --jobs 1 and --jobs 2 gave different sweep.json" % a.stem)
+    print("ok")
+
+
+main()
