@@ -112,11 +112,12 @@ class Child {
     return out;
   }
 
-  /// Waits for a clean exit at most yield_timeout; kills it otherwise.
-  void finish_exit() {
-    ::close(in_);
+  /// Closes its stdin and waits for a clean exit at most `limit` (default
+  /// yield_timeout); kills it otherwise.
+  void finish_exit(std::optional<sim::Duration> limit = std::nullopt) {
+    if (in_ >= 0) ::close(in_);
     in_ = -1;
-    const auto deadline = Clock::now() + std::chrono::nanoseconds(launch_.yield_timeout.count());
+    const auto deadline = Clock::now() + std::chrono::nanoseconds(limit.value_or(launch_.yield_timeout).count());
     while (pid_ > 0 && Clock::now() < deadline) {
       drain_stderr();
       int status = 0;
@@ -283,8 +284,19 @@ void Child::start() {
   }
 }
 
-/// The warm processes of this thread, by what started them.
-using Pool = std::map<std::string, std::vector<std::unique_ptr<Child>>>;
+/// The warm processes of this thread, by what started them. When the
+/// thread ends (a sweep's worker, or the program) each is told by the end
+/// of its stdin and given a second to exit before it is killed.
+struct Pool : std::map<std::string, std::vector<std::unique_ptr<Child>>> {
+  Pool() = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() {
+    for (auto& [key, children] : *this) {
+      for (auto& c : children) c->finish_exit(std::chrono::seconds(1));
+    }
+  }
+};
 Pool& pool() {
   thread_local Pool p;
   return p;

@@ -16,6 +16,7 @@ import sys
 import threading
 
 PROTOCOL = 1
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
 
 
 class ProtocolError(Exception):
@@ -32,64 +33,80 @@ class _RunEnded(BaseException):
 
 
 class _Task:
-    def __init__(self, sched, fn, name):
+    """A task: the main one runs on the process's main thread, each spawned
+    one on its own thread. Exactly one holds the baton at a time."""
+
+    def __init__(self, sched, fn, name, thread=True):
         self.sched = sched
         self.fn = fn
         self.name = name
         self.go = threading.Event()
         self.done = False
-        self.error = None
-        self.thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self.thread = threading.Thread(target=self._main, name=name, daemon=True) if thread else None
 
     def _main(self):
-        self.go.wait()
-        self.go.clear()
+        sched = self.sched
         try:
-            if not self.sched.ended:
-                self.fn()
+            sched._wait_for_baton(self)
+            self.fn()
         except _RunEnded:
-            pass
+            return
         except SystemExit as e:
             if e.code not in (None, 0):
-                self.error = e
+                sched.fail(e)
         except BaseException as e:  # the program's own failure
-            self.error = e
-        finally:
-            self.done = True
-            self.sched._back.set()
+            sched.fail(e)
+        self.done = True
+        if not sched.ended:
+            sched._schedule_from(self, finished=True)
 
 
 class Channel:
-    """stdin/stdout JSON lines, ids, and the scheduler of tasks."""
+    """stdin/stdout JSON lines, ids, and the scheduler of tasks.
+
+    The scheduler has no thread of its own: a task that must wait runs it
+    (hands the baton to the next ready task, or, when none is ready, sends
+    yield and reads the next delivery). A program with one task therefore
+    never switches threads."""
 
     def __init__(self, stdin, stdout):
         self._in = stdin
         self._out = stdout
-        self._back = threading.Event()
         self._ready = collections.deque()
         self._tasks = []
         self._waiters = {}  # id -> [task, delivery or None]
+        self._by_thread = {}
         self._next_id = 1
-        self.current = None
+        self._end_waiter = None
+        self.end_message = None
+        self.main = None
         self.init = None
         self.time = {"wall": 0, "monotonic": 0}
         self.ended = False
 
     # --- lines -----------------------------------------------------------
     def send(self, msg):
-        self._out.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        """Queues one line; lines go out together at the next flush (before
+        the program waits for fencesim: its yield, or a `now`)."""
+        self._out.write(_dumps(msg) + "\n")
+
+    def flush(self):
         self._out.flush()
 
     def read(self):
         line = self._in.readline()
         if not line:
-            raise _RunEnded()  # fencesim has gone: nothing more will come
+            # fencesim closed our stdin: it is done with this process.
+            if threading.current_thread() is threading.main_thread():
+                raise SystemExit(0)
+            os._exit(0)
         try:
             msg = json.loads(line)
         except ValueError:
             raise ProtocolError("fencesim sent a line that is not JSON: %r" % line[:200])
-        if "time" in msg:
-            self.time = msg["time"]
+        t = msg.get("time")
+        if t is not None:
+            self.time = t
         return msg
 
     # --- requests (from a task) ----------------------------------------------
@@ -100,52 +117,81 @@ class Channel:
 
     def request(self, msg):
         """Sends a request with a fresh id and waits for its delivery."""
-        i = self.new_id()
+        i = self._next_id
+        self._next_id += 1
         msg["id"] = i
         self.send(msg)
         return self.wait(i)
 
+    def current(self):
+        return self._by_thread.get(threading.get_ident())
+
     def wait(self, i):
-        task = self.current
-        if task is None:
-            raise RuntimeError("fencesim: a request outside a task")
-        self._waiters[i] = [task, None]
-        self._block(task)
-        got = self._waiters.pop(i)[1]
-        return got
+        me = self.current()
+        if me is None:
+            raise RuntimeError("fencesim: a request from a thread fencesim did not start (use fencesim.spawn)")
+        w = [me, None]
+        self._waiters[i] = w
+        self._schedule_from(me)
+        self._waiters.pop(i, None)
+        return w[1]
 
     def cancel(self, i):
         if self._waiters.pop(i, None) is not None:
             self.send({"type": "cancel", "id": i})
 
-    def _block(self, task):
-        self._back.set()
-        task.go.wait()
-        task.go.clear()
+    # --- scheduling -------------------------------------------------------
+    def fail(self, e):
+        """A task raised: the program has failed (fencesim stops the run, exit 3)."""
+        import traceback
+        traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(1)
+
+    def _wait_for_baton(self, me):
+        me.go.wait()
+        me.go.clear()
         if self.ended:
             raise _RunEnded()
 
-    # --- scheduling (the main thread) ------------------------------------------
+    def _schedule_from(self, me, finished=False):
+        """`me` cannot go on (it waits for a delivery, or it has finished):
+        runs the next ready task, reading deliveries while none is ready.
+        Returns when `me` may go on (never, when it has finished)."""
+        while True:
+            if self._ready:
+                nxt = self._ready.popleft()
+                if nxt is me:
+                    return
+                nxt.go.set()
+                if not finished:
+                    self._wait_for_baton(me)
+                return
+            self._out.write('{"type":"yield"}\n')
+            self._out.flush()
+            msg = self.read()
+            if msg.get("type") == "end":
+                self.end_message = msg
+                if self._end_waiter is not None:
+                    self._ready.append(self._end_waiter)
+                    continue
+                # The run ends while the main task still works: unwind it.
+                self.ended = True
+                if me is not self.main:
+                    self.main.go.set()
+                raise _RunEnded()
+            self.deliver(msg)
+
     def spawn(self, fn, name=None):
         t = _Task(self, fn, name or "task-%d" % (len(self._tasks) + 1))
         self._tasks.append(t)
         t.thread.start()
+        self._by_thread[t.thread.ident] = t
         self._ready.append(t)
         return t
 
-    def _run_ready(self):
-        while self._ready:
-            t = self._ready.popleft()
-            self.current = t
-            self._back.clear()
-            t.go.set()
-            self._back.wait()
-            self.current = None
-            if t.done and t.error is not None:
-                raise t.error
-
     def deliver(self, msg):
-        """Wakes the task a delivery is for."""
+        """Makes the task a delivery is for ready."""
         kind = msg.get("type")
         if kind in ("reply", "timer", "watch"):
             w = self._waiters.get(msg.get("id"))
@@ -156,33 +202,37 @@ class Channel:
         else:
             raise ProtocolError("unexpected message from fencesim: %r" % (msg,))
 
-    def run_until_end(self):
-        """Runs tasks and deliveries until ``end``; returns it."""
-        while True:
-            self._run_ready()
-            self.send({"type": "yield"})
-            msg = self.read()
-            if msg.get("type") == "end":
-                return msg
-            self.deliver(msg)
+    def run_main(self, fn):
+        """Runs `fn` as the main task on this thread, then every other task
+        until `end`; returns the end message."""
+        self.main = _Task(self, fn, "main", thread=False)
+        self._by_thread[threading.get_ident()] = self.main
+        fn()
+        self.main.done = True
+        self._end_waiter = self.main
+        self._schedule_from(self.main)
+        return self.end_message
 
     def finish(self):
         """The run is over: every task still waiting is unwound."""
         self.ended = True
         for t in self._tasks:
             if not t.done:
-                self._back.clear()
                 t.go.set()
-                self._back.wait()
+                t.thread.join(5)
         self._tasks = []
         self._ready.clear()
         self._waiters.clear()
+        self._by_thread = {}
+        self._end_waiter = None
+        self.end_message = None
+        self.main = None
 
 
 def open_channel():
     """The protocol's pipes. The user's ``print`` goes to stderr: stdout is
     fencesim's (PROTOCOL.md "Transport")."""
-    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    out = os.fdopen(os.dup(1), "w", buffering=1 << 16, encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return Channel(sys.stdin, out)

@@ -12,11 +12,9 @@ def serve(main, reuse):
     ch = open_channel()
     _state.set_channel(ch)
     ch.send({"type": "hello", "protocol": PROTOCOL, "sdk": "fencesim-python 0.1", "reuse": bool(reuse)})
+    ch.flush()
     while True:
-        try:
-            msg = ch.read()
-        except _RunEnded:
-            return 0  # fencesim closed our stdin: it is done with us
+        msg = ch.read()
         if msg.get("type") != "init":
             raise ProtocolError("expected init, got %r" % (msg,))
         ch.init = msg
@@ -24,18 +22,15 @@ def serve(main, reuse):
         ch.ended = False
         _patch.install(ch, msg["seed"])
         try:
-            ch.spawn(main, "main")
-            ch.run_until_end()
+            ch.run_main(main)
         except _RunEnded:
-            return 0
-        except BaseException:
-            traceback.print_exc(file=sys.stderr)
-            sys.stderr.flush()
-            import os
-            os._exit(1)  # the program failed: fencesim reports it (exit 3)
+            pass
+        except BaseException as e:
+            ch.fail(e)
         finally:
             ch.finish()
             _patch.uninstall()
         if not reuse:
             return 0
         ch.send({"type": "ready"})
+        ch.flush()
