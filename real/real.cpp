@@ -58,6 +58,10 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
   for (const ClientSpec& c : s.clients) {
+    if (c.program) {
+      return "client " + c.name + " is a program (clients[].program): fencesim-real does not run program clients yet "
+             "(docs/PROTOCOL.md \"The real stack\")";
+    }
     if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
         c.workload.kind != WorkloadKind::kWriter) {
       return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));

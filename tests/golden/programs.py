@@ -9,6 +9,9 @@ golden tier:
                    which client and why on one message
   sweep STEM       a sweep of 20 seeds gives the same sweep.json with
                    --jobs 1 and --jobs 2 (warm processes per worker)
+  readme -         the 20-line client of sdk/python/README.md runs as two
+                   program clients, one paused past the TTL: no_lost_update
+                   is violated, as its text says
 """
 import argparse
 import filecmp
@@ -33,11 +36,38 @@ def same_tree(a, b):
     return all(same_tree(os.path.join(a, d), os.path.join(b, d)) for d in cmp.common_dirs)
 
 
+def readme(a, t):
+    text = open(os.path.join(a.source_dir, "sdk", "python", "README.md")).read()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    if len(code.strip().splitlines()) > 20:
+        sys.exit("the README's client has more than 20 lines")
+    with open(os.path.join(t, "client.py"), "w") as f:
+        f.write(code)
+    program = {"command": ["python3", "-m", "fencesim", "client.py"],
+               "env": {"PYTHONPATH": os.path.join(a.source_dir, "sdk", "python")}}
+    scenario = {"version": 1, "scenario": "readme-client", "duration": "30s", "settle": "5s",
+                "network": {"latency": "1ms"}, "lock": {"service": "redis", "ttl": "10s", "replicas": 0,
+                                                        "sentinels": 0},
+                "resource": {"kind": "unfenced", "initial": 0},
+                "clients": [{"name": "A", "program": program}, {"name": "B", "start": "1s", "program": program}],
+                "faults": [{"at": "100ms", "kind": "pause", "target": "A", "duration": "12s"}],
+                "expect": {"mutual_exclusion": "violated", "no_lost_update": "violated"}}
+    import json
+    with open(os.path.join(t, "readme.json"), "w") as f:
+        json.dump(scenario, f)
+    env = dict(os.environ)
+    env["PATH"] = "/usr/bin:" + env.get("PATH", "")
+    r = subprocess.run([a.fencesim, "run", os.path.join(t, "readme.json"), "--out", os.path.join(t, "out"),
+                        "--quiet"], env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        sys.exit("the README's client: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--fencesim", required=True)
     p.add_argument("--source-dir", required=True)
-    p.add_argument("what", choices=["check", "fails", "sweep"])
+    p.add_argument("what", choices=["check", "fails", "sweep", "readme"])
     p.add_argument("stem")
     p.add_argument("code", nargs="?", type=int)
     a = p.parse_args()
@@ -59,6 +89,8 @@ def main():
             lines = [l for l in r.stderr.splitlines() if l.startswith("fencesim:")]
             if len(lines) != 1 or "client A:" not in lines[0]:
                 sys.exit("%s: expected one message naming client A, got:\n%s" % (a.stem, r.stderr))
+        elif a.what == "readme":
+            readme(a, t)
         else:
             for out, jobs in ((one, "1"), (two, "2")):
                 r = run(a.fencesim, a.source_dir, a.stem, out, ["sweep", "--seeds", "1..20", "--jobs", jobs])
