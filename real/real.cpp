@@ -59,7 +59,8 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
   for (const ClientSpec& c : s.clients) {
     if (c.program) {
-      return "client " + c.name + " is a program (clients[].program): fencesim-real does not run program clients yet "
+      return "client " + c.name +
+             " is a program (clients[].program): fencesim-real does not run program clients yet "
              "(docs/PROTOCOL.md \"The real stack\")";
     }
     if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&

@@ -75,7 +75,7 @@ std::optional<bool> bool_field(const json& j, const char* field) {
 namespace {
 
 /// docs/PROTOCOL.md "Resource operations".
-sim::PayloadPtr encode_resource(const json& j, const RequestContext& ctx) {
+sim::PayloadPtr encode_resource(const json& j, std::int64_t, RequestContext& ctx) {
   const std::string op = text_field(j, "op", true);
   if (op == "read") {
     auto r = sim::make_payload<resource::ReadRequest>();
@@ -107,7 +107,7 @@ std::optional<json> decode_resource(const sim::Message& m) {
 }
 
 /// docs/PROTOCOL.md "Lock-table statements" (models/table/table.hpp).
-sim::PayloadPtr encode_table(const json& j, const RequestContext& ctx) {
+sim::PayloadPtr encode_table(const json& j, std::int64_t, RequestContext& ctx) {
   static const std::pair<const char*, table::Op> kOps[] = {
       {"insert", table::Op::kInsert}, {"acquire", table::Op::kAcquire}, {"extend", table::Op::kExtend},
       {"unlock", table::Op::kUnlock}, {"get", table::Op::kGet},         {"cas", table::Op::kCas}};
@@ -139,7 +139,7 @@ std::optional<json> decode_table(const sim::Message& m) {
 }
 
 /// docs/PROTOCOL.md "Queue calls" (models/queue/queue.hpp).
-sim::PayloadPtr encode_queue(const json& j, const RequestContext&) {
+sim::PayloadPtr encode_queue(const json& j, std::int64_t, RequestContext&) {
   const std::string op = text_field(j, "op", true);
   if (op == "receive") return sim::make_payload<queue::ReceiveRequest>();
   if (op == "change_visibility") {

@@ -40,6 +40,9 @@ struct RequestContext {
   std::string client;       ///< the client's name
   std::string lease_value;  ///< the open belief's value ("" without one)
   int iteration = 0;        ///< the program's current iteration (0 before any)
+  /// Set by an encoder whose request gets no reply but a pushed message
+  /// later (an etcd watch): `decode_push` answers it, with no timeout.
+  bool answered_by_push = false;
 };
 
 /// One kind of request that crosses the simulated network
@@ -50,10 +53,16 @@ struct RequestKind {
   /// client's copy); otherwise to a node of the lock service ("node" any of
   /// its nodes, default its first: redis-0, etcd-0, the table, the queue).
   bool to_resource;
-  /// The payload for request `j`; throws BadField.
-  sim::PayloadPtr (*encode)(const json& j, const RequestContext& ctx);
+  /// The payload for request `j` (`id`: the program's id for it); throws BadField.
+  sim::PayloadPtr (*encode)(const json& j, std::int64_t id, RequestContext& ctx);
   /// The result for a reply; nullopt when `m` is not an answer of this kind.
   std::optional<json> (*decode)(const sim::Message& m);
+  /// A pushed message (not a reply) that answers a request made with
+  /// `answered_by_push`: the program's id of that request and the
+  /// delivery's fields; nullopt when `m` is not one. nullptr: none.
+  std::optional<std::pair<std::int64_t, json>> (*decode_push)(const sim::Message& m) = nullptr;
+  /// The delivery's "type" for a pushed answer ("watch").
+  const char* push_type = "";
 };
 
 /// Every request kind, in a fixed order: resource, table, queue, redis, etcd.

@@ -184,9 +184,15 @@ void ProgramClient::handle_request(const RequestKind& kind, const json& j, std::
   const sim::NodeId to = target_node(kind, j);
   RequestContext ctx{spec_.name, belief_ ? history_.beliefs[*belief_].value : std::string(),
                      iteration_ ? history_.iterations[*iteration_].index : 0};
-  sim::PayloadPtr body = kind.encode(j, ctx);
+  sim::PayloadPtr body = kind.encode(j, id, ctx);
   const Duration timeout{int_field(j, "timeout", false).value_or(spec_.command_timeout.count())};
   if (timeout < Duration{0}) throw BadField("\"timeout\" must not be negative");
+  if (ctx.answered_by_push) {
+    // No reply comes: a pushed message later (an etcd watch's event).
+    node_.send(to, std::move(body));
+    pushes_.insert(id);
+    return;
+  }
   Pending p{node_.send(to, std::move(body)), &kind, {}, false};
   if (timeout > Duration{0}) {
     const std::uint64_t gen = generation_;
@@ -233,6 +239,7 @@ void ProgramClient::handle_cancel(const json& j) {
     timers_.erase(t);
     return;
   }
+  if (pushes_.erase(id) != 0) return;
   if (auto p = pending_.find(id); p != pending_.end()) {
     if (p->second.has_timeout) node_.cancel(p->second.timeout);
     by_msg_.erase(p->second.message);
@@ -292,8 +299,25 @@ void ProgramClient::handle_iteration(const json& j) {
   iteration_.reset();
 }
 
+void ProgramClient::on_push(const sim::Message& m) {
+  for (const RequestKind& k : request_kinds()) {
+    if (k.decode_push == nullptr) continue;
+    std::optional<std::pair<std::int64_t, json>> p = k.decode_push(m);
+    if (!p) continue;
+    if (pushes_.erase(p->first) == 0) return;  // cancelled, or from before a crash
+    json msg = std::move(p->second);
+    msg["type"] = k.push_type;
+    msg["id"] = p->first;
+    deliver(std::move(msg));
+    return;
+  }
+}
+
 void ProgramClient::on_message(const sim::Message& m) {
-  if (m.reply_to == 0) return;  // pushed messages (Sentinel's +switch-master) are not delivered in version 1
+  if (m.reply_to == 0) {
+    on_push(m);  // other pushed messages (Sentinel's +switch-master) are not delivered in version 1
+    return;
+  }
   auto b = by_msg_.find(m.reply_to);
   if (b == by_msg_.end()) return;  // timed out, cancelled, or from before a crash
   const std::int64_t id = b->second;
@@ -314,6 +338,7 @@ void ProgramClient::drop_process() {
   pending_.clear();
   by_msg_.clear();
   timers_.clear();
+  pushes_.clear();
 }
 
 void ProgramClient::on_crash() {

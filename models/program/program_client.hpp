@@ -92,6 +92,8 @@ class ProgramClient final : public sim::NodeBehaviour {
   /// One line of the program; true for its yield.
   bool handle(const std::string& line);
   void handle_request(const RequestKind& kind, const json& j, std::int64_t id);
+  /// A pushed message: the delivery of the request it answers, if any.
+  void on_push(const sim::Message& m);
   void handle_timer(const json& j, std::int64_t id);
   void handle_cancel(const json& j);
   void handle_belief(const std::string& type, const json& j);
@@ -120,6 +122,7 @@ class ProgramClient final : public sim::NodeBehaviour {
   std::map<std::int64_t, Pending> pending_;       ///< by the program's id
   std::map<std::uint64_t, std::int64_t> by_msg_;  ///< message id -> the program's id
   std::map<std::int64_t, sim::TimerId> timers_;   ///< by the program's id
+  std::set<std::int64_t> pushes_;                 ///< requests answered by a pushed message (etcd watches)
   std::optional<std::size_t> belief_;
   std::optional<std::size_t> iteration_;  ///< the open iteration's record
   int iterations_ = 0;

@@ -30,7 +30,7 @@ json resp_json(const RespValue& v) {
   return nullptr;
 }
 
-sim::PayloadPtr encode_redis(const json& j, const RequestContext&) {
+sim::PayloadPtr encode_redis(const json& j, std::int64_t, RequestContext&) {
   const auto args = j.find("args");
   if (args == j.end() || !args->is_array() || args->empty()) {
     throw BadField("\"args\" must be a non-empty array: the command and its arguments, e.g. [\"GET\", \"lock\"]");
