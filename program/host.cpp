@@ -103,6 +103,25 @@ class Child {
     }
   }
 
+  /// A line if one comes within `wait`; kExited once the program has gone.
+  Channel::Poll poll_line(std::chrono::milliseconds wait, std::string& line) {
+    for (int round = 0; round < 2; ++round) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return Channel::Poll::kLine;
+      }
+      if (out_ < 0) {
+        int status = 0;
+        if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+        return Channel::Poll::kExited;
+      }
+      if (round == 0) wait_readable(static_cast<int>(wait.count()));
+    }
+    return Channel::Poll::kNothing;
+  }
+  int pid() const { return pid_; }
+
   /// What the program wrote to stderr since the last call (its last
   /// 16 KiB), drained now.
   std::string take_output() {
@@ -313,6 +332,10 @@ class ChildChannel final : public Channel {
   bool reusable() const override { return reuse_; }
   bool send(const std::string& line) override { return child_->write_line(line); }
   std::optional<std::string> receive(const std::string& after) override { return child_->read_line(after); }
+  Poll poll_line(std::chrono::milliseconds wait, std::string& line) override {
+    return child_ ? child_->poll_line(wait, line) : Poll::kExited;
+  }
+  int pid() const override { return child_ ? child_->pid() : -1; }
   std::string output() override {
     std::string out = std::move(kept_);
     kept_.clear();

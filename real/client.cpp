@@ -4,6 +4,9 @@
 //     the newest row version, so check and write are atomic).
 #include "real/client.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "models/program/channel.hpp"
 #include "models/workloads/arithmetic.hpp"
 #include "real/locks.hpp"
 
@@ -358,6 +361,183 @@ void client_main(ClientState& c) {
         if (!c.sleep_for(draw(run, w.think, w.think_max))) return;
         if (c.gate.epoch() != seen_epoch) come_back();
       }
+    }
+  } catch (const std::exception& e) {
+    run.say(c.spec.name + ": " + e.what());
+  }
+}
+
+// ------------------------------------------------------- program clients --
+
+namespace {
+
+using pjson = nlohmann::json;
+
+/// One line of a program under fencesim-real; its answer ("" for none).
+std::string program_line(ClientState& c, Resource& res, const pjson& j) {
+  Run& run = c.run;
+  const std::string type = j.value("type", "");
+  const Time now = run.tb.now();
+  if (type == "held") {
+    const std::string value = j.value("value", "");
+    const std::optional<std::int64_t> token = j.contains("token") && j["token"].is_number_integer()
+                                                  ? std::optional(j["token"].get<std::int64_t>())
+                                                  : std::nullopt;
+    {
+      // The runner does not see the program's commands: its belief is
+      // when the grant is recorded (a few ms after the server's).
+      std::lock_guard<std::mutex> g(run.hmu);
+      if (run.in_run(now)) run.h.grant(now, c.spec.name, value, token, "redis-0");
+      run.live.emplace(value, Clock::now());
+    }
+    c.begin_belief(RealLock::Lease{value, token}, now);
+  } else if (type == "released") {
+    {
+      std::lock_guard<std::mutex> g(run.hmu);
+      run.released.insert(c.lease_value);
+    }
+    c.end_belief("release", false);
+  } else if (type == "lost") {
+    c.end_belief(j.value("reason", "lease lost"), true);
+  } else if (type == "note") {
+    std::lock_guard<std::mutex> g(run.hmu);
+    if (run.in_run(now)) run.h.note(now, c.spec.name, "program", j.value("text", ""));
+  } else if (type == "iteration") {
+    std::lock_guard<std::mutex> g(run.hmu);
+    const std::string ev = j.value("event", "");
+    if (ev == "start" && run.in_run(now)) {
+      const int index =
+          static_cast<int>(std::count_if(run.h.iterations.begin(), run.h.iterations.end(),
+                                         [&](const IterationRecord& r) { return r.client == c.spec.name; }));
+      run.h.iterations.push_back(
+          IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
+      c.iteration = run.h.iterations.size() - 1;
+    } else if (ev == "acquired" && c.iteration) {
+      run.h.iterations[*c.iteration].acquired = now;
+    } else if (ev == "end" && c.iteration) {
+      IterationRecord& r = run.h.iterations[*c.iteration];
+      r.success = j.value("success", false);
+      r.outcome = j.value("outcome", r.success ? "ok" : "failed");
+      if (r.success) r.done = now;
+      c.iteration.reset();
+    }
+  } else if (type == "resource") {
+    const pjson id = j.value("id", pjson());
+    const std::optional<std::int64_t> token = j.contains("token") && j["token"].is_number_integer()
+                                                  ? std::optional(j["token"].get<std::int64_t>())
+                                                  : std::nullopt;
+    int iteration = 0;
+    {
+      std::lock_guard<std::mutex> g(run.hmu);
+      if (c.iteration) iteration = run.h.iterations[*c.iteration].index;
+    }
+    std::string failure;
+    if (j.value("op", "") == "read") {
+      const auto seen = res.read(c, iteration, c.lease_value, token, failure);
+      if (!seen)
+        return pjson{{"type", "reply"}, {"id", id}, {"result", {{"accepted", false}, {"reason", failure}}}}.dump();
+      return pjson{{"type", "reply"},
+                   {"id", id},
+                   {"result",
+                    {{"accepted", true},
+                     {"value", seen->value},
+                     {"version", seen->version},
+                     {"tag", seen->tag},
+                     {"reason", ""}}}}
+          .dump();
+    }
+    Resource::Seen seen{j.value("read_value", std::int64_t{0}), j.value("expected_version", std::int64_t{0}), ""};
+    const auto reason = res.write(c, iteration, c.lease_value, token, seen, j.value("value", std::int64_t{0}),
+                                  j.value("tag", std::string()));
+    if (!reason) return pjson{{"type", "reply"}, {"id", id}, {"error", "timeout"}}.dump();
+    return pjson{{"type", "reply"},
+                 {"id", id},
+                 {"result", {{"accepted", reason->empty()}, {"reason", *reason}, {"value", j.value("value", 0)}}}}
+        .dump();
+  } else if (type != "yield" && j.contains("id")) {
+    // Timers, now and service requests go to real servers and real time here.
+    return pjson{{"type", "reply"}, {"id", j["id"]}, {"error", "not under fencesim-real"}}.dump();
+  }
+  return "";
+}
+
+/// Starts the program (through the client's link to the primary); its
+/// hello is read, nothing more.
+std::unique_ptr<program::Channel> start_program(ClientState& c) {
+  Run& run = c.run;
+  const ProgramSpec& p = *c.spec.program;
+  const auto port = run.primary_port(c.spec.name);
+  if (!port) throw std::runtime_error("no Redis primary to give the program");
+  const int link = run.dial(c.spec.name, run.redis_name_of_port(*port), *port);
+  program::Launch l{p.command,   p.env,
+                    p.cwd,       p.yield_timeout,
+                    c.spec.name, "client " + c.spec.name,
+                    "real",      {{"FENCESIM_REDIS", "127.0.0.1:" + std::to_string(link)}}};
+  return program::launch(l);
+}
+
+/// Serves a started program until it exits, crashes or the run stops.
+void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int restarts, int epoch) {
+  Run& run = c.run;
+  c.program_pid = ch->pid();
+  Resource res(run, c.spec.name, c.sockets);
+  const pjson init{
+      {"type", "init"},
+      {"protocol", 1},
+      {"client", c.spec.name},
+      {"index", c.index},
+      {"restarts", restarts},
+      {"scenario", run.s.name},
+      {"service", "redis"},
+      {"lock",
+       {{"key", run.s.lock.key}, {"ttl", run.s.lock.ttl.count()}, {"counter_key", redis_counter_key(run.s.lock)}}}};
+  ch->send(init.dump());
+  std::string line;
+  while (!run.stop && c.gate.epoch() == epoch) {
+    const auto st = ch->poll_line(std::chrono::milliseconds(50), line);
+    if (st == program::Channel::Poll::kExited) break;
+    if (st == program::Channel::Poll::kNothing) continue;
+    const pjson j = pjson::parse(line, nullptr, false);
+    if (!j.is_object()) {
+      run.say(c.spec.name + ": the program broke the protocol: " + line.substr(0, 200));
+      break;
+    }
+    if (const std::string answer = program_line(c, res, j); !answer.empty()) ch->send(answer);
+  }
+  c.program_pid = 0;
+  if (run.stop && c.gate.epoch() == epoch) {
+    try {
+      ch->end(R"({"type":"end"})");
+    } catch (const std::exception&) {
+    }
+  }
+  const std::string out = ch->output();
+  if (!out.empty()) run.say(c.spec.name + " (stderr): " + out.substr(out.size() > 2000 ? out.size() - 2000 : 0));
+}
+
+}  // namespace
+
+void program_main(ClientState& c) {
+  Run& run = c.run;
+  try {
+    // Started before time 0, as the built-in clients connect before it: the
+    // interpreter's start-up is not part of the run.
+    std::unique_ptr<program::Channel> first;
+    try {
+      first = start_program(c);
+    } catch (const std::exception& e) {
+      run.say(c.spec.name + ": " + e.what());
+    }
+    run.arrive_and_wait();
+    if (!first) return;
+    while (Clock::now() < run.tb.at(c.spec.start)) {
+      if (!c.gate.sleep_until(run.tb.at(c.spec.start), run.stop)) return;
+    }
+    for (int restarts = 0; !run.stop; ++restarts) {
+      if (!c.gate.pass(run.stop)) return;  // down after a crash: until the restart
+      const int epoch = c.gate.epoch();
+      serve_program(c, restarts == 0 ? std::move(first) : start_program(c), restarts, epoch);
+      if (c.gate.epoch() == epoch) return;  // it ended by itself, or the run stopped
     }
   } catch (const std::exception& e) {
     run.say(c.spec.name + ": " + e.what());

@@ -26,4 +26,14 @@ struct PgConn {
 /// iterations until the run stops. Never throws (errors become log lines).
 void client_main(ClientState& c);
 
+/// One program client's whole run (clients[].program, docs/PROTOCOL.md "The
+/// real stack"), on its own thread: at its start, the program is started
+/// with FENCESIM_BACKEND=real and FENCESIM_REDIS naming its link to the
+/// primary; it talks to Redis itself, and to this thread for its beliefs
+/// (a belief also records the grant: the runner does not see the program's
+/// commands), resource operations (on the PostgreSQL row, recorded as a
+/// built-in client's), iterations and notes. A crash kills the process;
+/// the restart starts a new one. Never throws.
+void program_main(ClientState& c);
+
 }  // namespace fencesim::real

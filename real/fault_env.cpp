@@ -105,6 +105,7 @@ bool RealFaultEnv::pause(const std::string& node, Duration d, std::string& why) 
   if (ClientState* c = client(node)) {
     c->gate.close();
     if (c->helper) c->helper->child().signal(SIGSTOP);
+    if (const int pid = c->program_pid.load(); pid > 0) ::kill(-pid, SIGSTOP);
   } else if (RedisProc* p = find_proc(run_, node)) {
     p->child->signal(SIGSTOP);
   } else if (node == "resource") {
@@ -120,6 +121,7 @@ bool RealFaultEnv::pause(const std::string& node, Duration d, std::string& why) 
 void RealFaultEnv::resume(const std::string& node) {
   if (ClientState* c = client(node)) {
     if (c->helper) c->helper->child().signal(SIGCONT);
+    if (const int pid = c->program_pid.load(); pid > 0) ::kill(-pid, SIGCONT);
     c->gate.open();
   } else if (RedisProc* p = find_proc(run_, node)) {
     p->child->signal(SIGCONT);

@@ -59,9 +59,12 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
   for (const ClientSpec& c : s.clients) {
     if (c.program) {
-      return "client " + c.name +
-             " is a program (clients[].program): fencesim-real does not run program clients yet "
-             "(docs/PROTOCOL.md \"The real stack\")";
+      if (s.lock.service != ServiceKind::kRedis || s.lock.redis.sentinels > 0 || s.lock.redis.replicas > 0) {
+        return "client " + c.name +
+               " is a program: fencesim-real runs program clients against one Redis primary "
+               "(no replicas, no Sentinel) for now";
+      }
+      continue;
     }
     if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
         c.workload.kind != WorkloadKind::kWriter) {
@@ -235,11 +238,16 @@ struct Crew {
   void start(Run& r) {
     for (std::size_t i = 0; i < r.s.clients.size(); ++i) {
       clients.push_back(std::make_unique<ClientState>(r, r.s.clients[i], i));
-      clients.back()->lock = make_lock(*clients.back());
+      // A program client brings its own lock client (docs/PROTOCOL.md "The real stack").
+      if (!r.s.clients[i].program) clients.back()->lock = make_lock(*clients.back());
     }
     for (auto& c : clients) {
       ClientState* cp = c.get();
-      threads.emplace_back([cp] { client_main(*cp); });
+      if (cp->spec.program) {
+        threads.emplace_back([cp] { program_main(*cp); });
+      } else {
+        threads.emplace_back([cp] { client_main(*cp); });
+      }
     }
     std::unique_lock<std::mutex> l(r.start_mu);
     if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
@@ -337,6 +345,12 @@ void judge(const Scenario& s, History h, RunResult& res) {
 RealResult run_real(const Scenario& s, const RealOptions& opt) {
   if (std::string why = unsupported_reason(s); !why.empty()) throw NotSupported(why);
   if (!(opt.scale > 0 && opt.scale <= 10)) throw NotSupported("--scale must be in (0, 10]");
+  if (opt.scale != 1 &&
+      std::any_of(s.clients.begin(), s.clients.end(), [](const ClientSpec& c) { return c.program; })) {
+    // A program's sleeps and its library's TTLs are in seconds of the
+    // machine's time: they cannot be scaled from outside.
+    throw NotSupported("program clients run on real time: use --scale 1");
+  }
   const auto wall0 = Clock::now();
   RealResult out;
   TempDir dir(s.name, opt.keep_dir);

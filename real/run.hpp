@@ -479,6 +479,7 @@ struct ClientState {
   Sockets sockets;  // Redis and PostgreSQL connections (a crash shuts them down); outlives `lock`
   std::unique_ptr<RealLock> lock;
   LineChild* helper = nullptr;           // etcd: the Go helper (SIGSTOP target)
+  std::atomic<int> program_pid{0};       // a program client's process (its group: SIGSTOP, SIGKILL), 0 if none
   ClientClock clock;                     // its wall and monotonic clocks (clock faults move them)
   std::optional<std::size_t> iteration;  // index into History::iterations while one runs (under run.hmu)
 
@@ -508,7 +509,8 @@ struct ClientState {
   void crash() {
     gate.crash();
     sockets.shutdown_all();
-    lock->crash();
+    if (lock) lock->crash();
+    if (const int pid = program_pid.load(); pid > 0) ::kill(-pid, SIGKILL);  // a program client's process dies
     end_belief("crash", false);
     std::lock_guard<std::mutex> g(run.hmu);
     if (iteration) {

@@ -10,6 +10,7 @@
 // the run stops with an error; it never changes what a run records.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,12 @@ class Channel {
   virtual void end(const std::string& end_line) = 0;
   /// The last 16 KiB the program wrote to stderr.
   virtual std::string output() = 0;
+
+  /// Without lockstep (fencesim-real): waits at most `wait` for a line.
+  enum class Poll { kLine, kNothing, kExited };
+  virtual Poll poll_line(std::chrono::milliseconds wait, std::string& line) = 0;
+  /// The process's id (it leads its own process group).
+  virtual int pid() const = 0;
 };
 
 /// Starts (or takes a warm) process for `l` and reads its hello. Throws

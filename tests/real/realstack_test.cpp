@@ -419,3 +419,32 @@ TEST(RealStack, MissingProgramNamesTheDebianPackage) {
 
 }  // namespace
 }  // namespace fencesim::real
+
+namespace fencesim::real {
+namespace {
+
+// Issue 31: example 2's program — redis-py's own Lock, unchanged, with a
+// paused holder and an unfenced read-modify-write — against a real
+// redis-server and PostgreSQL, the SDK's real backend (FENCESIM_BACKEND=
+// real: a real redis-py connection, real time, the holder SIGSTOPped), and
+// in the simulation: the same verdicts. On real time (a program's sleeps
+// cannot be scaled), shortened to 16 s: the race is over by 12.2 s.
+TEST(RealStack, ProgramRedisPyLockPause) {
+  const char* path = std::getenv("PATH");
+  ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);  // Debian's python3-redis
+  LoadResult lr =
+      load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/redis-py-lock-pause.json");
+  ASSERT_TRUE(lr.ok()) << lr.error->to_string();
+  Scenario s = *lr.scenario;
+  s.duration = std::chrono::seconds(16);
+  s.settle = std::chrono::seconds(3);
+  RealResult real;
+  compare_both_ways(s, "program-redis-py-lock-pause", 1.0, &real);
+  // What the scenario is about happened for real: A's late write lost B's update.
+  std::size_t a_writes = 0;
+  for (const ResourceOpRecord& op : real.run.history.resource_ops) a_writes += op.client == "A" && op.write;
+  EXPECT_EQ(a_writes, 1u);
+}
+
+}  // namespace
+}  // namespace fencesim::real

@@ -32,7 +32,8 @@ def now():
 
 def sleep(seconds):
     """Waits ``seconds`` of the client's monotonic time (time.sleep is this)."""
-    _patch._sleep(seconds)
+    import time
+    time.sleep(seconds)  # patched in the simulation; real under fencesim-real
 
 
 def rng():
@@ -132,6 +133,12 @@ def spawn(fn, name=None):
 def redis_pool(node=None, connection=0, **kwargs):
     """A redis-py ConnectionPool on the simulated Redis (``node``: a node of
     init's ``nodes``, default the first)."""
+    import os
+    if os.environ.get("FENCESIM_BACKEND") == "real":
+        import redis as _r
+        from . import _real
+        host, port = _real.redis_address()
+        return _r.ConnectionPool(host=host, port=port, **kwargs)
     from . import _redis
     return _redis.pool(node=node, connection=connection, **kwargs)
 

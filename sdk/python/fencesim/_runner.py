@@ -9,6 +9,10 @@ from ._core import PROTOCOL, ProtocolError, _RunEnded, open_channel
 
 
 def serve(main, reuse):
+    import os
+    if os.environ.get("FENCESIM_BACKEND") == "real":
+        from . import _real
+        return _real.serve(main)
     ch = open_channel()
     _state.set_channel(ch)
     ch.send({"type": "hello", "protocol": PROTOCOL, "sdk": "fencesim-python 0.1", "reuse": bool(reuse)})

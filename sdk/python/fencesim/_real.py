@@ -1,0 +1,95 @@
+"""The real backend (``FENCESIM_BACKEND=real``, fencesim-real): the same
+program against the runner's real servers, on real time.
+
+No lockstep and no patches: ``time`` is the machine's, ``fencesim.redis()``
+is a real redis-py client to the server in ``FENCESIM_REDIS``
+(``host:port``), ``spawn`` starts a real thread. Beliefs, resource
+operations, iterations and notes still go to the runner over the protocol
+(PROTOCOL.md "The real stack"); a resource operation waits for its reply.
+"""
+import json
+import os
+import sys
+import threading
+
+from ._core import PROTOCOL, ProtocolError
+
+
+class RealChannel:
+    def __init__(self, stdin, stdout):
+        self._in = stdin
+        self._out = stdout
+        self._lock = threading.Lock()  # one request at a time on the pipe
+        self._next_id = 1
+        self.init = None
+        self.ended = False
+
+    @property
+    def time(self):
+        import time
+        return {"wall": time.time_ns(), "monotonic": time.monotonic_ns()}
+
+    def send(self, msg):
+        with self._lock:
+            self._out.write(json.dumps(msg, separators=(",", ":")) + "\n")
+            self._out.flush()
+
+    def flush(self):
+        self._out.flush()
+
+    def read(self):
+        line = self._in.readline()
+        if not line:
+            raise SystemExit(0)
+        return json.loads(line)
+
+    def request(self, msg):
+        with self._lock:
+            msg["id"] = self._next_id
+            self._next_id += 1
+            self._out.write(json.dumps(msg, separators=(",", ":")) + "\n")
+            self._out.flush()
+            got = self.read()
+            if got.get("type") == "end":
+                raise SystemExit(0)  # the run is over while we waited
+            if got.get("id") != msg["id"]:
+                raise ProtocolError("expected the reply to %d, got %r" % (msg["id"], got))
+            return got
+
+    def spawn(self, fn, name=None):
+        t = threading.Thread(target=fn, name=name, daemon=True)
+        t.start()
+        return t
+
+
+def redis_address():
+    host, _, port = os.environ.get("FENCESIM_REDIS", "127.0.0.1:6379").split(",")[0].rpartition(":")
+    return host or "127.0.0.1", int(port)
+
+
+def serve(main):
+    from . import _state
+    out = os.fdopen(os.dup(1), "w", buffering=1 << 16, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    ch = RealChannel(sys.stdin, out)
+    _state.set_channel(ch)
+    try:
+        import redis  # noqa: F401  (imported before the run starts, as a warm process would have it)
+    except ImportError:
+        pass
+    ch.send({"type": "hello", "protocol": PROTOCOL, "sdk": "fencesim-python 0.1 (real)", "reuse": False})
+    ch.init = ch.read()
+    try:
+        main()
+    except SystemExit:
+        raise
+    except BaseException:
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(1)
+    ch.send({"type": "yield"})
+    while True:  # idle until the runner ends the run
+        if ch.read().get("type") == "end":
+            return 0
