@@ -373,16 +373,17 @@ namespace {
 
 using pjson = nlohmann::json;
 
-/// One line of a program under fencesim-real; its answer ("" for none).
-std::string program_line(ClientState& c, Resource& res, const pjson& j) {
+std::optional<std::int64_t> token_of(const pjson& j) {
+  const auto t = j.find("token");
+  return t != j.end() && t->is_number_integer() ? std::optional(t->get<std::int64_t>()) : std::nullopt;
+}
+
+/// held / released / lost.
+void program_belief(ClientState& c, const std::string& type, const pjson& j, Time now) {
   Run& run = c.run;
-  const std::string type = j.value("type", "");
-  const Time now = run.tb.now();
   if (type == "held") {
     const std::string value = j.value("value", "");
-    const std::optional<std::int64_t> token = j.contains("token") && j["token"].is_number_integer()
-                                                  ? std::optional(j["token"].get<std::int64_t>())
-                                                  : std::nullopt;
+    const std::optional<std::int64_t> token = token_of(j);
     {
       // The runner does not see the program's commands: its belief is
       // when the grant is recorded (a few ms after the server's).
@@ -397,63 +398,75 @@ std::string program_line(ClientState& c, Resource& res, const pjson& j) {
       run.released.insert(c.lease_value);
     }
     c.end_belief("release", false);
-  } else if (type == "lost") {
+  } else {
     c.end_belief(j.value("reason", "lease lost"), true);
+  }
+}
+
+/// iteration start / acquired / end.
+void program_iteration(ClientState& c, const pjson& j, Time now) {
+  Run& run = c.run;
+  std::lock_guard<std::mutex> g(run.hmu);
+  const std::string ev = j.value("event", "");
+  if (ev == "start" && run.in_run(now)) {
+    const auto index = std::count_if(run.h.iterations.begin(), run.h.iterations.end(),
+                                     [&](const IterationRecord& r) { return r.client == c.spec.name; });
+    run.h.iterations.push_back(
+        IterationRecord{c.spec.name, static_cast<int>(index), now, std::nullopt, std::nullopt, false, "started", now});
+    c.iteration = run.h.iterations.size() - 1;
+  } else if (ev == "acquired" && c.iteration) {
+    run.h.iterations[*c.iteration].acquired = now;
+  } else if (ev == "end" && c.iteration) {
+    IterationRecord& r = run.h.iterations[*c.iteration];
+    r.success = j.value("success", false);
+    r.outcome = j.value("outcome", r.success ? "ok" : "failed");
+    if (r.success) r.done = now;
+    c.iteration.reset();
+  }
+}
+
+/// A resource read or write on the PostgreSQL row; the reply line.
+std::string program_resource(ClientState& c, Resource& res, const pjson& j) {
+  const pjson id = j.value("id", pjson());
+  int iteration = 0;
+  {
+    std::lock_guard<std::mutex> g(c.run.hmu);
+    if (c.iteration) iteration = c.run.h.iterations[*c.iteration].index;
+  }
+  pjson result;
+  if (j.value("op", "") == "read") {
+    std::string failure;
+    const auto seen = res.read(c, iteration, c.lease_value, token_of(j), failure);
+    result = seen ? pjson{{"accepted", true},
+                          {"value", seen->value},
+                          {"version", seen->version},
+                          {"tag", seen->tag},
+                          {"reason", ""}}
+                  : pjson{{"accepted", false}, {"reason", failure}};
+  } else {
+    const Resource::Seen seen{j.value("read_value", std::int64_t{0}), j.value("expected_version", std::int64_t{0}), ""};
+    const auto reason = res.write(c, iteration, c.lease_value, token_of(j), seen, j.value("value", std::int64_t{0}),
+                                  j.value("tag", std::string()));
+    if (!reason) return pjson{{"type", "reply"}, {"id", id}, {"error", "timeout"}}.dump();
+    result = pjson{{"accepted", reason->empty()}, {"reason", *reason}, {"value", j.value("value", 0)}};
+  }
+  return pjson{{"type", "reply"}, {"id", id}, {"result", result}}.dump();
+}
+
+/// One line of a program under fencesim-real; its answer ("" for none).
+std::string program_line(ClientState& c, Resource& res, const pjson& j) {
+  Run& run = c.run;
+  const std::string type = j.value("type", "");
+  const Time now = run.tb.now();
+  if (type == "held" || type == "released" || type == "lost") {
+    program_belief(c, type, j, now);
   } else if (type == "note") {
     std::lock_guard<std::mutex> g(run.hmu);
     if (run.in_run(now)) run.h.note(now, c.spec.name, "program", j.value("text", ""));
   } else if (type == "iteration") {
-    std::lock_guard<std::mutex> g(run.hmu);
-    const std::string ev = j.value("event", "");
-    if (ev == "start" && run.in_run(now)) {
-      const int index =
-          static_cast<int>(std::count_if(run.h.iterations.begin(), run.h.iterations.end(),
-                                         [&](const IterationRecord& r) { return r.client == c.spec.name; }));
-      run.h.iterations.push_back(
-          IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
-      c.iteration = run.h.iterations.size() - 1;
-    } else if (ev == "acquired" && c.iteration) {
-      run.h.iterations[*c.iteration].acquired = now;
-    } else if (ev == "end" && c.iteration) {
-      IterationRecord& r = run.h.iterations[*c.iteration];
-      r.success = j.value("success", false);
-      r.outcome = j.value("outcome", r.success ? "ok" : "failed");
-      if (r.success) r.done = now;
-      c.iteration.reset();
-    }
+    program_iteration(c, j, now);
   } else if (type == "resource") {
-    const pjson id = j.value("id", pjson());
-    const std::optional<std::int64_t> token = j.contains("token") && j["token"].is_number_integer()
-                                                  ? std::optional(j["token"].get<std::int64_t>())
-                                                  : std::nullopt;
-    int iteration = 0;
-    {
-      std::lock_guard<std::mutex> g(run.hmu);
-      if (c.iteration) iteration = run.h.iterations[*c.iteration].index;
-    }
-    std::string failure;
-    if (j.value("op", "") == "read") {
-      const auto seen = res.read(c, iteration, c.lease_value, token, failure);
-      if (!seen)
-        return pjson{{"type", "reply"}, {"id", id}, {"result", {{"accepted", false}, {"reason", failure}}}}.dump();
-      return pjson{{"type", "reply"},
-                   {"id", id},
-                   {"result",
-                    {{"accepted", true},
-                     {"value", seen->value},
-                     {"version", seen->version},
-                     {"tag", seen->tag},
-                     {"reason", ""}}}}
-          .dump();
-    }
-    Resource::Seen seen{j.value("read_value", std::int64_t{0}), j.value("expected_version", std::int64_t{0}), ""};
-    const auto reason = res.write(c, iteration, c.lease_value, token, seen, j.value("value", std::int64_t{0}),
-                                  j.value("tag", std::string()));
-    if (!reason) return pjson{{"type", "reply"}, {"id", id}, {"error", "timeout"}}.dump();
-    return pjson{{"type", "reply"},
-                 {"id", id},
-                 {"result", {{"accepted", reason->empty()}, {"reason", *reason}, {"value", j.value("value", 0)}}}}
-        .dump();
+    return program_resource(c, res, j);
   } else if (type != "yield" && j.contains("id")) {
     // Timers, now and service requests go to real servers and real time here.
     return pjson{{"type", "reply"}, {"id", j["id"]}, {"error", "not under fencesim-real"}}.dump();

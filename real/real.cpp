@@ -38,6 +38,34 @@
 
 namespace fencesim::real {
 
+namespace {
+/// Why client `c` of `s` cannot run against real servers ("" when it can).
+std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
+  if (c.program) {
+    if (s.lock.service != ServiceKind::kRedis || s.lock.redis.sentinels > 0 || s.lock.redis.replicas > 0) {
+      return "client " + c.name +
+             " is a program: fencesim-real runs program clients against one Redis primary "
+             "(no replicas, no Sentinel) for now";
+    }
+    return "";
+  }
+  if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
+      c.workload.kind != WorkloadKind::kWriter) {
+    return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));
+  }
+  if (c.check_lease_before_write || c.on_lease_loss != LeaseLossPolicy::kContinue || c.lease_loss_after) {
+    return "client policies (check_lease_before_write, on_lease_loss, lease_loss_after) of client " + c.name;
+  }
+  if (c.resource != "resource") return "client " + c.name + " routed to a resource replica";
+  if (c.ttl) return "a client's own ttl (clients[].ttl) of client " + c.name + ": every real client uses lock.ttl";
+  if (c.library != EtcdLibrary::kGo) {
+    return "client " + c.name + "'s \"library\": \"jetcd\": the real etcd clients are etcd's Go client";
+  }
+  if (c.policy) return "a custom ClientPolicy (C++ only) of client " + c.name;
+  return "";
+}
+}  // namespace
+
 std::string unsupported_reason(const Scenario& s) {
   if (s.lock.service != ServiceKind::kRedis && s.lock.service != ServiceKind::kEtcd) {
     return fmt::format("lock.service \"{}\": only redis and etcd run against real servers", to_string(s.lock.service));
@@ -58,27 +86,7 @@ std::string unsupported_reason(const Scenario& s) {
   if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";
   for (const ClientSpec& c : s.clients) {
-    if (c.program) {
-      if (s.lock.service != ServiceKind::kRedis || s.lock.redis.sentinels > 0 || s.lock.redis.replicas > 0) {
-        return "client " + c.name +
-               " is a program: fencesim-real runs program clients against one Redis primary "
-               "(no replicas, no Sentinel) for now";
-      }
-      continue;
-    }
-    if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
-        c.workload.kind != WorkloadKind::kWriter) {
-      return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));
-    }
-    if (c.check_lease_before_write || c.on_lease_loss != LeaseLossPolicy::kContinue || c.lease_loss_after) {
-      return "client policies (check_lease_before_write, on_lease_loss, lease_loss_after) of client " + c.name;
-    }
-    if (c.resource != "resource") return "client " + c.name + " routed to a resource replica";
-    if (c.ttl) return "a client's own ttl (clients[].ttl) of client " + c.name + ": every real client uses lock.ttl";
-    if (c.library != EtcdLibrary::kGo) {
-      return "client " + c.name + "'s \"library\": \"jetcd\": the real etcd clients are etcd's Go client";
-    }
-    if (c.policy) return "a custom ClientPolicy (C++ only) of client " + c.name;
+    if (std::string why = client_unsupported_reason(s, c); !why.empty()) return why;
   }
   for (const FaultSpec& f : s.faults) {
     if (f.at_max) return "a fault with a ranged start (" + f.origin + ")";

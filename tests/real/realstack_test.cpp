@@ -432,8 +432,7 @@ namespace {
 TEST(RealStack, ProgramRedisPyLockPause) {
   const char* path = std::getenv("PATH");
   ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);  // Debian's python3-redis
-  LoadResult lr =
-      load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/redis-py-lock-pause.json");
+  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/redis-py-lock-pause.json");
   ASSERT_TRUE(lr.ok()) << lr.error->to_string();
   Scenario s = *lr.scenario;
   s.duration = std::chrono::seconds(16);
