@@ -89,6 +89,8 @@ void RedisServer::on_power_loss() {
 void RedisServer::on_crash() {
   ++role_epoch_;
   scripts_.reset();  // the script cache lives in memory only
+  connections_.clear();
+  key_versions_.clear();
   // A process crash: what was written to the AOF file reaches the disk
   // from the page cache (on_power_loss has emptied it for a machine crash).
   aof_fsync();

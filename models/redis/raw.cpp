@@ -25,9 +25,16 @@
 //    acquire script; otherwise none. The lease then ends the way every
 //    Redis lease does (RedisService::reevaluate).
 //
-// Not modelled yet: MULTI/EXEC/WATCH, WAIT, Redis Cluster's MOVED and
-// CROSSSLOT for program commands (a cluster server answers with an error
-// that says so), pub/sub, blocking commands.
+//  * MULTI/EXEC/DISCARD/WATCH/UNWATCH per (client, connection), as 7.0's
+//    multi.c: queued commands answer QUEUED, one that cannot run (unknown,
+//    wrong arity) is refused at once and EXEC then answers EXECABORT; EXEC
+//    runs the queue as one atomic step and answers nil when a WATCHed key
+//    was written since (any write the server applied to it, its expiry's
+//    deletion included). The state is lost when the server crashes.
+//
+// Not modelled yet: WAIT, Redis Cluster's MOVED and CROSSSLOT for program
+// commands (a cluster server answers with an error that says so), pub/sub,
+// blocking commands.
 #include <fmt/format.h>
 
 #include "models/redis/commands/script.hpp"
@@ -74,15 +81,81 @@ void reply(sim::Node& node, const sim::Message& m, commands::RespValue v) {
 
 }  // namespace
 
+namespace {
+std::string lower(const std::string& s) {
+  std::string out;
+  for (const char ch : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  return out;
+}
+}  // namespace
+
 void RedisServer::handle_raw(const sim::Message& m, const RawCommand& c) {
   if (cluster_) {
     reply(node_, m,
           commands::RespValue::error("ERR fencesim does not route a program's commands in Redis Cluster mode yet"));
     return;
   }
-  if (!primary_ && !c.argv.empty() && writes(c.argv[0])) {
-    reply(node_, m, commands::RespValue::error("READONLY You can't write against a read only replica."));
+  const std::string name = c.argv.empty() ? "" : lower(c.argv[0]);
+  if (name == "multi" || name == "exec" || name == "discard" || name == "watch" || name == "unwatch") {
+    reply(node_, m, transaction_command(m, c, name));
     return;
+  }
+  if (auto conn = connections_.find({m.from, c.connection}); conn != connections_.end() && conn->second.in_multi) {
+    // multi.c queueMultiCommand: a command that cannot run is refused now
+    // and dooms the transaction; the others are queued.
+    if (commands::check_command(c.argv) == commands::CommandCheck::kUnknown ||
+        commands::check_command(c.argv) == commands::CommandCheck::kWrongArity) {
+      conn->second.queue_failed = true;
+      commands::Keyspace none;
+      std::vector<Effect> no_effects;
+      reply(node_, m, commands::execute(none, c.argv, Time{0}, no_effects));  // its error text
+      return;
+    }
+    conn->second.queued.push_back(c.argv);
+    reply(node_, m, commands::RespValue::status("QUEUED"));
+    return;
+  }
+  reply(node_, m, std::move(run_atomically(m.from, {c.argv}).front()));
+}
+
+commands::RespValue RedisServer::transaction_command(const sim::Message& m, const RawCommand& c,
+                                                     const std::string& name) {
+  using commands::RespValue;
+  Connection& conn = connections_[{m.from, c.connection}];
+  if (name == "multi") {
+    if (conn.in_multi) return RespValue::error("ERR MULTI calls can not be nested");
+    conn.in_multi = true;
+    return RespValue::status("OK");
+  }
+  if (name == "watch" || name == "unwatch") {
+    if (conn.in_multi) return RespValue::error("ERR WATCH inside MULTI is not allowed");
+    if (name == "unwatch") {
+      conn.watched.clear();
+      return RespValue::status("OK");
+    }
+    if (c.argv.size() < 2) return RespValue::error("ERR wrong number of arguments for 'watch' command");
+    for (std::size_t i = 1; i < c.argv.size(); ++i) conn.watched.emplace(c.argv[i], key_versions_[c.argv[i]]);
+    return RespValue::status("OK");
+  }
+  if (!conn.in_multi) return RespValue::error(name == "exec" ? "ERR EXEC without MULTI" : "ERR DISCARD without MULTI");
+  Connection done = std::move(conn);
+  conn = Connection{};  // EXEC and DISCARD end the transaction and unwatch every key
+  if (name == "discard") return RespValue::status("OK");
+  if (done.queue_failed) return RespValue::error("EXECABORT Transaction discarded because of previous errors.");
+  for (const auto& [key, version] : done.watched) {
+    if (key_versions_[key] != version) return RespValue::nil();  // a watched key was written: aborted
+  }
+  return RespValue::of_array(run_atomically(m.from, done.queued));
+}
+
+std::vector<commands::RespValue> RedisServer::run_atomically(NodeId client,
+                                                             const std::vector<std::vector<std::string>>& cmds) {
+  std::vector<commands::RespValue> replies;
+  for (const auto& argv : cmds) {
+    if (!primary_ && !argv.empty() && writes(argv[0])) {
+      replies.push_back(commands::RespValue::error("READONLY You can't write against a read only replica."));
+      return replies.size() == cmds.size() ? replies : std::vector<commands::RespValue>(cmds.size(), replies.back());
+    }
   }
   if (!scripts_) scripts_ = std::make_unique<commands::ScriptCache>();
   const commands::ExpiryClock clock{node_.clock(svc_.expiry_clock()), node_.wall(), primary_};
@@ -93,25 +166,24 @@ void RedisServer::handle_raw(const sim::Message& m, const RawCommand& c) {
   }
   commands::Keyspace scratch = data_;
   std::vector<Effect> effects;
-  commands::RespValue result = scripts_->execute(scratch, c.argv, clock, effects);
+  for (const auto& argv : cmds) replies.push_back(scripts_->execute(scratch, argv, clock, effects));
   if (!primary_ && !effects.empty()) {
     // A script that wrote on a replica (plain writes were refused above).
-    reply(node_, m, commands::RespValue::error("READONLY You can't write against a read only replica."));
-    return;
+    return std::vector<commands::RespValue>(
+        cmds.size(), commands::RespValue::error("READONLY You can't write against a read only replica."));
   }
-  if (!effects.empty()) {
-    for (const Effect& e : effects) {
-      // A key the command found expired and deleted: its value is the one
-      // that expired (RedisService's lease-end reason).
-      if (auto it = data_.find(e.key); e.kind == Effect::kDel && it != data_.end() && expired(it->second)) {
-        expired_[e.key] = it->second.value;
-      }
+  if (effects.empty()) return replies;
+  for (const Effect& e : effects) {
+    // A key the command found expired and deleted: its value is the one
+    // that expired (RedisService's lease-end reason).
+    if (auto it = data_.find(e.key); e.kind == Effect::kDel && it != data_.end() && expired(it->second)) {
+      expired_[e.key] = it->second.value;
     }
-    write(effects);
-    note_raw_grants(m.from, before, effects);
   }
-  reply(node_, m, std::move(result));
-  if (!effects.empty()) svc_.reevaluate();
+  write(effects);
+  note_raw_grants(client, before, effects);
+  svc_.reevaluate();
+  return replies;
 }
 
 void RedisServer::note_raw_grants(NodeId client, const std::map<std::string, std::string>& before,

@@ -112,6 +112,7 @@
 
 #include "models/history.hpp"
 #include "models/lock_service.hpp"
+#include "models/redis/commands/commands.hpp"
 #include "models/redis/protocol.hpp"
 #include "models/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -201,6 +202,11 @@ class RedisServer final : public sim::NodeBehaviour {
   void handle_command(const sim::Message& m, const Command& c);
   /// A program's command (commands/wire.hpp, raw.cpp).
   void handle_raw(const sim::Message& m, const RawCommand& c);
+  /// MULTI, EXEC, DISCARD, WATCH, UNWATCH of one connection (raw.cpp).
+  commands::RespValue transaction_command(const sim::Message& m, const RawCommand& c, const std::string& name);
+  /// Runs `cmds` as one atomic step (one command, or an EXEC's queue):
+  /// their replies, their effects written, grants noted.
+  std::vector<commands::RespValue> run_atomically(NodeId client, const std::vector<std::vector<std::string>>& cmds);
   /// A program's command or script has run: what it did to the lock keys
   /// is a grant when a key now holds a value it did not hold (raw.cpp).
   void note_raw_grants(NodeId client, const std::map<std::string, std::string>& before,
@@ -258,6 +264,18 @@ class RedisServer final : public sim::NodeBehaviour {
   /// The script cache and Lua interpreter, made at a program's first
   /// command (built-in clients never need it); lost on a crash.
   std::unique_ptr<commands::ScriptCache> scripts_;
+  /// A program connection's MULTI/WATCH state (multi.c), by (client node,
+  /// connection number); lost on a crash.
+  struct Connection {
+    bool in_multi = false;
+    bool queue_failed = false;  ///< a command was refused while queueing: EXEC answers EXECABORT
+    std::vector<std::vector<std::string>> queued;
+    std::map<std::string, std::uint64_t> watched;  ///< key -> its version at WATCH
+  };
+  std::map<std::pair<NodeId, std::uint32_t>, Connection> connections_;
+  /// Each key's count of writes, kept while any connection exists (WATCH
+  /// compares it; multi.c touchWatchedKey).
+  std::map<std::string, std::uint64_t> key_versions_;
   std::set<NodeId> replicas_;  ///< primary: connected replicas
   Time last_sync_request_{-1};
   /// A replica has received a full resync from the primary it follows (at

@@ -122,6 +122,7 @@ Entry RedisServer::make_entry_expiry(Entry e, Duration ttl) const {
 }
 
 void RedisServer::apply(const Effect& eff) {
+  if (!connections_.empty()) ++key_versions_[eff.key];  // a program WATCHes (raw.cpp)
   switch (eff.kind) {
     case Effect::kSet: {
       Entry e;

@@ -97,6 +97,23 @@ def main():
             rmw(init, hold=True)
         elif MODE == "seed":
             seed(init, 1 if init["client"] == "A" else 3)
+        elif MODE == "tx":
+            ids = iter(range(1, 1000))
+            out = []
+
+            def redis(*args):
+                r = call({"type": "redis", "id": next(ids), "args": list(args)})
+                out.append(r["result"])
+            if init["client"] == "A":
+                redis("WATCH", "k")
+                call({"type": "timer", "id": next(ids), "after": 200_000_000})
+                redis("MULTI"); redis("SET", "k", "A"); redis("INCR", "c"); redis("EXEC")  # noqa: E702
+                redis("MULTI"); redis("SET", "k", "A2"); redis("INCR", "c"); redis("EXEC")  # noqa: E702
+                redis("MULTI"); redis("NOSUCH"); redis("EXEC")  # noqa: E702
+                redis("EXEC"); redis("GET", "k"); redis("GET", "c")  # noqa: E702
+            else:
+                redis("SET", "k", "B")
+            send({"type": "note", "text": json.dumps(out, separators=(",", ":"))})
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()

@@ -34,6 +34,10 @@ def _from_resp(v):
     raise ValueError("fencesim: not a RESP value: %r" % (v,))
 
 
+class _Packed(list):
+    """Commands redis-py packed for a SimConnection: argv lists, not RESP bytes."""
+
+
 class SimConnection(Connection):
     """A redis-py connection to a simulated Redis node (``node``: its name,
     default the service's first; ``connection``: the connection number)."""
@@ -44,7 +48,7 @@ class SimConnection(Connection):
         super().__init__(**kwargs)
         self.node = node
         self.connection_number = connection
-        self._argv = None
+        self._queue = []  # argvs sent, whose replies are still to be read
 
     def repr_pieces(self):
         return [("node", self.node or "(default)"), ("db", self.db)]
@@ -53,7 +57,7 @@ class SimConnection(Connection):
         pass
 
     def disconnect(self, *args):
-        self._argv = None
+        self._queue = []
 
     def can_read(self, timeout=0):
         return False
@@ -61,16 +65,29 @@ class SimConnection(Connection):
     def check_health(self):
         pass
 
-    def send_packed_command(self, command, check_health=True):
-        raise NotImplementedError("fencesim: send_command only (no pipelines of packed commands)")
-
-    def send_command(self, *args, **kwargs):
+    def pack_command(self, *args):
         if isinstance(args[0], str):
             args = tuple(args[0].split()) + args[1:]
-        self._argv = [_to_wire(a, self.encoder) for a in args]
+        return _Packed([[_to_wire(a, self.encoder) for a in args]])
+
+    def pack_commands(self, commands):
+        """A pipeline's commands (redis-py packs them, then reads one reply
+        per command): each is sent as its own request, in order."""
+        packed = _Packed([])
+        for args in commands:
+            packed.extend(self.pack_command(*args))
+        return packed
+
+    def send_packed_command(self, command, check_health=True):
+        if not isinstance(command, _Packed):
+            raise NotImplementedError("fencesim: raw RESP bytes cannot be sent to the simulated Redis")
+        self._queue.extend(command)
+
+    def send_command(self, *args, **kwargs):
+        self._queue.extend(self.pack_command(*args))
 
     def read_response(self, disable_decoding=False):
-        argv, self._argv = self._argv, None
+        argv = self._queue.pop(0)
         msg = {"type": "redis", "args": argv, "connection": self.connection_number}
         if self.node:
             msg["node"] = self.node

@@ -209,3 +209,31 @@ TEST(ProgramClient, TheSeedArticlesScriptGrantsWithTokensInTheSimulatedRedis) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+/// MULTI/EXEC/WATCH on a program's connection (models/redis/raw.cpp, Redis
+/// 7.0 multi.c): B's SET between A's WATCH and EXEC aborts A's transaction
+/// (nil); the next one runs atomically; a refused command dooms the next.
+TEST(ProgramClient, RedisTransactionsWatchAbortAndExecAbort) {
+  const std::string text = R"({"version": 1, "scenario": "tx", "seed": 1, "duration": "5s", "settle": "1s",
+    "network": {"latency": "1ms"}, "lock": {"service": "redis", "ttl": "10s", "replicas": 0, "sentinels": 0},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "tx"]}},
+                {"name": "B", "start": "100ms", "program": {"command": ["python3", "raw_client.py", "tx"]}}]})";
+  LoadResult l = load_scenario_text(text, "tx");
+  ASSERT_TRUE(l.ok()) << l.error->to_string();
+  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
+  const RunResult r = run_scenario(*l.scenario);
+  EXPECT_EQ(notes_of(r, "B"), "[{\"status\":\"OK\"}]\n");
+  EXPECT_EQ(notes_of(r, "A"),
+            "[{\"status\":\"OK\"},{\"status\":\"OK\"},{\"status\":\"QUEUED\"},{\"status\":\"QUEUED\"},null,"
+            "{\"status\":\"OK\"},{\"status\":\"QUEUED\"},{\"status\":\"QUEUED\"},[{\"status\":\"OK\"},1],"
+            "{\"status\":\"OK\"},{\"error\":\"ERR unknown command 'NOSUCH', with args beginning with: \"},"
+            "{\"error\":\"EXECABORT Transaction discarded because of previous errors.\"},"
+            "{\"error\":\"ERR EXEC without MULTI\"},\"A2\",\"1\"]\n");
+}
+
+}  // namespace
+}  // namespace fencesim
