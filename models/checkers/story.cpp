@@ -54,13 +54,27 @@ std::string fault_line(const FaultRecord& f) {
 
 void add_faults_between(const History& h, Time from, Time to, const std::string& node,
                         std::vector<std::string>& story) {
+  std::vector<std::pair<Time, std::string>> steps;
   for (const FaultRecord& f : h.faults) {
     if (f.skipped) continue;
     const Time end = f.end ? *f.end : f.start;
     if (f.start > to || end < from) continue;
     if (!node.empty() && f.target != node) continue;
-    story.push_back(fault_line(f));
+    steps.emplace_back(f.start, fault_line(f));
   }
+  // A program client's own notes (docs/PROTOCOL.md "note": what its code
+  // did, e.g. "redis.lock.Lock.acquire() returned True") in the same span,
+  // in time order with the faults. Built-in clients write none.
+  bool notes = false;
+  for (const NoteRecord& n : h.notes) {
+    if (n.kind != "program" || n.at < from || n.at > to || (!node.empty() && n.node != node)) continue;
+    steps.emplace_back(n.at, fmt::format("{}: {}: {}", format_time(n.at), n.node, n.text));
+    notes = true;
+  }
+  if (notes) {
+    std::stable_sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+  for (auto& [at, line] : steps) story.push_back(std::move(line));
 }
 
 std::vector<std::string> story_in_time_order(std::vector<std::pair<Time, std::string>> steps) {

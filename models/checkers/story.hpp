@@ -34,7 +34,8 @@ std::string belief_line(const BeliefRecord& b, const CheckContext& ctx);
 /// The grant of lease `value`, or nullptr.
 const GrantRecord* grant_of(const History& h, const std::string& value);
 /// "t: fault pause on A (for 12s)", for every fault that ran in [from, to]
-/// on `node` (on any node if `node` is empty).
+/// on `node` (on any node if `node` is empty), and "t: A: <text>" for each
+/// note a program client wrote (kind "program") in that span, in time order.
 void add_faults_between(const History& h, Time from, Time to, const std::string& node, std::vector<std::string>& story);
 /// "t: fault kind on target (detail)".
 std::string fault_line(const FaultRecord& f);

@@ -9,6 +9,8 @@ golden tier:
                    which client and why on one message
   sweep STEM       a sweep of 20 seeds gives the same sweep.json with
                    --jobs 1 and --jobs 2 (warm processes per worker)
+  story STEM TEXT  its report.md says TEXT (a counterexample's story names
+                   the program's own calls)
   readme -         the 20-line client of sdk/python/README.md runs as two
                    program clients, one paused past the TTL: no_lost_update
                    is violated, as its text says
@@ -67,9 +69,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--fencesim", required=True)
     p.add_argument("--source-dir", required=True)
-    p.add_argument("what", choices=["check", "fails", "sweep", "readme"])
+    p.add_argument("what", choices=["check", "fails", "sweep", "readme", "story"])
     p.add_argument("stem")
-    p.add_argument("code", nargs="?", type=int)
+    p.add_argument("code", nargs="?")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as t:
         one, two = os.path.join(t, "1"), os.path.join(t, "2")
@@ -82,8 +84,8 @@ def main():
                 sys.exit("%s: two runs of the same seed wrote different reports" % a.stem)
         elif a.what == "fails":
             r = run(a.fencesim, a.source_dir, a.stem, one, ["run"])
-            if r.returncode != a.code:
-                sys.exit("%s: exit %d, expected %d\n%s" % (a.stem, r.returncode, a.code, r.stderr))
+            if r.returncode != int(a.code):
+                sys.exit("%s: exit %d, expected %s\n%s" % (a.stem, r.returncode, a.code, r.stderr))
             if os.path.exists(one) and os.listdir(one):
                 sys.exit("%s: a report was written for a run that stopped" % a.stem)
             lines = [l for l in r.stderr.splitlines() if l.startswith("fencesim:")]
@@ -91,6 +93,11 @@ def main():
                 sys.exit("%s: expected one message naming client A, got:\n%s" % (a.stem, r.stderr))
         elif a.what == "readme":
             readme(a, t)
+        elif a.what == "story":
+            r = run(a.fencesim, a.source_dir, a.stem, one, ["run"])
+            report = open(os.path.join(one, os.listdir(one)[0], "report.md")).read()
+            if a.code not in report:
+                sys.exit("%s: the report does not say %r" % (a.stem, a.code))
         else:
             for out, jobs in ((one, "1"), (two, "2")):
                 r = run(a.fencesim, a.source_dir, a.stem, out, ["sweep", "--seeds", "1..20", "--jobs", jobs])

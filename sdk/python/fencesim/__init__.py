@@ -151,10 +151,12 @@ def redis(node=None, connection=0, **kwargs):
 
 class tracked:
     """Wraps a redis-py ``Lock`` so its acquire, release and extend report
-    beliefs: held after a successful acquire (value: the lock's token),
-    released when the release is sent, lost when an extend or reacquire is
-    refused (LockNotOwnedError). ``token``: a function returning the fencing
-    token to report with the belief, or None."""
+    beliefs and name themselves on the timeline and in the counterexample's
+    story (notes "redis.lock.Lock.acquire() returned True", …): held after a
+    successful acquire (value: the lock's token), released when the release
+    is sent, lost when an extend or reacquire is refused
+    (LockNotOwnedError). ``token``: a function returning the fencing token
+    to report with the belief, or None."""
 
     def __init__(self, lock, token=None):
         self.lock = lock
@@ -163,20 +165,30 @@ class tracked:
     def __getattr__(self, name):
         return getattr(self.lock, name)
 
+    def _call(self, name, fn, *args, **kwargs):
+        from redis.exceptions import LockError
+        try:
+            result = fn(*args, **kwargs)
+        except LockError as e:
+            note("redis.lock.Lock.%s() raised %s" % (name, type(e).__name__))
+            raise
+        note("redis.lock.Lock.%s() returned %r" % (name, result))
+        return result
+
     def acquire(self, *args, **kwargs):
-        ok = self.lock.acquire(*args, **kwargs)
+        ok = self._call("acquire", self.lock.acquire, *args, **kwargs)
         if ok:
             held(self.lock.local.token, self._token() if self._token else None)
         return ok
 
     def release(self):
         released()
-        return self.lock.release()
+        return self._call("release", self.lock.release)
 
     def extend(self, *args, **kwargs):
         from redis.exceptions import LockNotOwnedError
         try:
-            return self.lock.extend(*args, **kwargs)
+            return self._call("extend", self.lock.extend, *args, **kwargs)
         except LockNotOwnedError:
             lost("extend refused: the lock is no longer owned")
             raise
@@ -184,7 +196,7 @@ class tracked:
     def reacquire(self):
         from redis.exceptions import LockNotOwnedError
         try:
-            return self.lock.reacquire()
+            return self._call("reacquire", self.lock.reacquire)
         except LockNotOwnedError:
             lost("reacquire refused: the lock is no longer owned")
             raise
