@@ -91,6 +91,10 @@ void RedisServer::on_crash() {
   scripts_.reset();  // the script cache lives in memory only
   connections_.clear();
   key_versions_.clear();
+  acked_.clear();
+  last_write_.clear();
+  waits_.clear();  // a WAIT's client gets no answer from a crashed server
+  asking_ = false;
   // A process crash: what was written to the AOF file reaches the disk
   // from the page cache (on_power_loss has emptied it for a machine crash).
   aof_fsync();

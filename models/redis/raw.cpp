@@ -32,7 +32,13 @@
 //    was written since (any write the server applied to it, its expiry's
 //    deletion included). The state is lost when the server crashes.
 //
-// Not modelled yet: WAIT, Redis Cluster's MOVED and CROSSSLOT for program
+//  * WAIT numreplicas timeout, as 7.0's replication.c waitCommand: the
+//    replicas that acknowledged the connection's last write; the primary
+//    asks them (REPLCONF GETACK, every 100 ms while a WAIT is pending: the
+//    only time these messages flow) and answers when enough have, or at
+//    the timeout on its own clock.
+//
+// Not modelled yet: Redis Cluster's MOVED and CROSSSLOT for program
 // commands (a cluster server answers with an error that says so), pub/sub,
 // blocking commands.
 #include <fmt/format.h>
@@ -100,6 +106,10 @@ void RedisServer::handle_raw(const sim::Message& m, const RawCommand& c) {
     reply(node_, m, transaction_command(m, c, name));
     return;
   }
+  if (name == "wait") {
+    wait_command(m, c);
+    return;
+  }
   if (auto conn = connections_.find({m.from, c.connection}); conn != connections_.end() && conn->second.in_multi) {
     // multi.c queueMultiCommand: a command that cannot run is refused now
     // and dooms the transaction; the others are queued.
@@ -115,7 +125,7 @@ void RedisServer::handle_raw(const sim::Message& m, const RawCommand& c) {
     reply(node_, m, commands::RespValue::status("QUEUED"));
     return;
   }
-  reply(node_, m, std::move(run_atomically(m.from, {c.argv}).front()));
+  reply(node_, m, std::move(run_atomically(m.from, {c.argv}, c.connection).front()));
 }
 
 commands::RespValue RedisServer::transaction_command(const sim::Message& m, const RawCommand& c,
@@ -145,11 +155,12 @@ commands::RespValue RedisServer::transaction_command(const sim::Message& m, cons
   for (const auto& [key, version] : done.watched) {
     if (key_versions_[key] != version) return RespValue::nil();  // a watched key was written: aborted
   }
-  return RespValue::of_array(run_atomically(m.from, done.queued));
+  return RespValue::of_array(run_atomically(m.from, done.queued, c.connection));
 }
 
 std::vector<commands::RespValue> RedisServer::run_atomically(NodeId client,
-                                                             const std::vector<std::vector<std::string>>& cmds) {
+                                                             const std::vector<std::vector<std::string>>& cmds,
+                                                             std::uint32_t connection) {
   std::vector<commands::RespValue> replies;
   for (const auto& argv : cmds) {
     if (!primary_ && !argv.empty() && writes(argv[0])) {
@@ -181,9 +192,81 @@ std::vector<commands::RespValue> RedisServer::run_atomically(NodeId client,
     }
   }
   write(effects);
+  last_write_[{client, connection}] = offset_;
   note_raw_grants(client, before, effects);
   svc_.reevaluate();
   return replies;
+}
+
+void RedisServer::wait_command(const sim::Message& m, const RawCommand& c) {
+  using commands::RespValue;
+  // replication.c waitCommand (7.0): on a replica, an error; the number of
+  // replicas that acknowledged the client's last write, at once if enough
+  // have, else when enough have or at the timeout (milliseconds, 0: never).
+  if (c.argv.size() != 3) return reply(node_, m, RespValue::error("ERR wrong number of arguments for 'wait' command"));
+  if (!primary_) {
+    return reply(node_, m,
+                 RespValue::error("ERR WAIT cannot be used with replica instances. Please also note that since Redis "
+                                  "4.0 if a replica is configured to be writable (which is not the default) writes to "
+                                  "replicas are just local and are not propagated."));
+  }
+  std::int64_t needed = 0, timeout = 0;
+  if (!commands::string_to_int64(c.argv[1], needed)) {
+    return reply(node_, m, RespValue::error("ERR value is not an integer or out of range"));
+  }
+  if (!commands::string_to_int64(c.argv[2], timeout)) {
+    return reply(node_, m, RespValue::error("ERR timeout is not an integer or out of range"));
+  }
+  if (timeout < 0) return reply(node_, m, RespValue::error("ERR timeout is negative"));
+  const std::uint64_t target = last_write_[{m.from, c.connection}];
+  if (acked_at_least(target) >= needed || target == 0) {
+    return reply(
+        node_, m,
+        RespValue::of_integer(target == 0 ? static_cast<std::int64_t>(replicas_.size()) : acked_at_least(target)));
+  }
+  const std::uint64_t id = ++next_wait_;
+  waits_.push_back(PendingWait{m, target, needed, id});
+  if (!asking_) ask_for_acks(role_epoch_);
+  if (timeout > 0) {
+    const std::uint64_t epoch = role_epoch_;
+    node_.after(std::chrono::milliseconds(timeout), [this, id, epoch] {
+      if (role_epoch_ != epoch) return;
+      for (auto it = waits_.begin(); it != waits_.end(); ++it) {
+        if (it->id != id) continue;
+        reply(node_, it->request, commands::RespValue::of_integer(acked_at_least(it->target)));
+        waits_.erase(it);
+        return;
+      }
+    });
+  }
+}
+
+std::int64_t RedisServer::acked_at_least(std::uint64_t offset) const {
+  std::int64_t n = 0;
+  for (NodeId r : replicas_) {
+    if (auto it = acked_.find(r); it != acked_.end() && it->second >= offset) ++n;
+  }
+  return n;
+}
+
+void RedisServer::ask_for_acks(std::uint64_t epoch) {
+  asking_ = !waits_.empty() && primary_ && role_epoch_ == epoch;
+  if (!asking_) return;
+  for (NodeId r : replicas_) node_.send(r, sim::make_payload<ReplGetAck>());
+  node_.after(std::chrono::milliseconds(100), [this, epoch] { ask_for_acks(epoch); });
+}
+
+void RedisServer::on_replica_ack(NodeId replica, std::uint64_t offset) {
+  std::uint64_t& acked = acked_[replica];
+  acked = std::max(acked, offset);
+  for (auto it = waits_.begin(); it != waits_.end();) {
+    if (acked_at_least(it->target) >= it->needed) {
+      reply(node_, it->request, commands::RespValue::of_integer(acked_at_least(it->target)));
+      it = waits_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void RedisServer::note_raw_grants(NodeId client, const std::map<std::string, std::string>& before,

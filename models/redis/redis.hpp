@@ -204,9 +204,19 @@ class RedisServer final : public sim::NodeBehaviour {
   void handle_raw(const sim::Message& m, const RawCommand& c);
   /// MULTI, EXEC, DISCARD, WATCH, UNWATCH of one connection (raw.cpp).
   commands::RespValue transaction_command(const sim::Message& m, const RawCommand& c, const std::string& name);
+  /// WAIT numreplicas timeout (raw.cpp): answered now, or when enough
+  /// replicas have acknowledged the connection's last write, or at the timeout.
+  void wait_command(const sim::Message& m, const RawCommand& c);
+  /// A replica's REPLCONF ACK (raw.cpp): answers the WAITs it completes.
+  void on_replica_ack(NodeId replica, std::uint64_t offset);
+  /// Asks the replicas for their offsets every 100 ms while a WAIT is pending.
+  void ask_for_acks(std::uint64_t epoch);
+  /// The replicas whose acknowledged offset is at least `offset`.
+  std::int64_t acked_at_least(std::uint64_t offset) const;
   /// Runs `cmds` as one atomic step (one command, or an EXEC's queue):
   /// their replies, their effects written, grants noted.
-  std::vector<commands::RespValue> run_atomically(NodeId client, const std::vector<std::vector<std::string>>& cmds);
+  std::vector<commands::RespValue> run_atomically(NodeId client, const std::vector<std::vector<std::string>>& cmds,
+                                                  std::uint32_t connection = 0);
   /// A program's command or script has run: what it did to the lock keys
   /// is a grant when a key now holds a value it did not hold (raw.cpp).
   void note_raw_grants(NodeId client, const std::map<std::string, std::string>& before,
@@ -276,6 +286,19 @@ class RedisServer final : public sim::NodeBehaviour {
   /// Each key's count of writes, kept while any connection exists (WATCH
   /// compares it; multi.c touchWatchedKey).
   std::map<std::string, std::uint64_t> key_versions_;
+  /// WAIT: each replica's acknowledged offset, each program connection's
+  /// last write (its offset), and the WAITs not yet answered.
+  std::map<NodeId, std::uint64_t> acked_;
+  std::map<std::pair<NodeId, std::uint32_t>, std::uint64_t> last_write_;
+  struct PendingWait {
+    sim::Message request;
+    std::uint64_t target = 0;
+    std::int64_t needed = 0;
+    std::uint64_t id = 0;
+  };
+  std::vector<PendingWait> waits_;
+  std::uint64_t next_wait_ = 0;
+  bool asking_ = false;        ///< the GETACK loop runs
   std::set<NodeId> replicas_;  ///< primary: connected replicas
   Time last_sync_request_{-1};
   /// A replica has received a full resync from the primary it follows (at

@@ -313,6 +313,12 @@ void RedisServer::on_message(const sim::Message& m) {
     handle_command(m, *c);
   } else if (const auto* raw = m.as<RawCommand>()) {
     handle_raw(m, *raw);
+  } else if (m.as<ReplGetAck>() != nullptr) {
+    auto ack = sim::make_payload<ReplAck>();
+    ack->offset = offset_;
+    node_.send(m.from, ack);
+  } else if (const auto* ack = m.as<ReplAck>()) {
+    on_replica_ack(m.from, ack->offset);
   } else if (const auto* cm = m.as<ClusterMsg>()) {
     if (cluster_) cluster_->on_message(m, *cm);
   } else if (m.as<ClusterSlotsRequest>() != nullptr) {

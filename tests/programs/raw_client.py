@@ -114,6 +114,23 @@ def main():
             else:
                 redis("SET", "k", "B")
             send({"type": "note", "text": json.dumps(out, separators=(",", ":"))})
+        elif MODE == "wait":
+            ids = iter(range(1, 1000))
+            out = []
+
+            def redis(*args):
+                r = call({"type": "redis", "id": next(ids), "args": list(args), "timeout": 0})
+                out.append([r["result"], r["time"]["monotonic"] // 1_000_000])
+            redis("WAIT", 2, 1000)      # no write yet: every connected replica, at once
+            redis("SET", "k", "v")
+            redis("WAIT", 2, 1000)      # both replicas acknowledge after the replication delay
+            call({"type": "timer", "id": next(ids), "after": 1_000_000_000})  # redis-2 is cut off at 1s
+            redis("SET", "k", "w")
+            redis("WAIT", 2, 500)       # one replica only: answered at the timeout
+            redis("WAIT", 1, 0)         # enough already
+            redis("WAIT", "x", 0)
+            out.append(call({"type": "redis", "id": next(ids), "node": "redis-1", "args": ["WAIT", 1, 0]})["result"])
+            send({"type": "note", "text": json.dumps(out, separators=(",", ":"))})
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()

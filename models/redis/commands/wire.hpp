@@ -26,4 +26,16 @@ struct RawReply final : sim::Payload {
   std::string describe() const override { return value.describe(); }
 };
 
+/// WAIT (replication.c waitCommand): the primary asks its replicas for
+/// their replication offset (REPLCONF GETACK), each answers with it
+/// (REPLCONF ACK). Only sent while a program's WAIT is pending, so no
+/// scenario without one sees them.
+struct ReplGetAck final : sim::Payload {
+  std::string describe() const override { return "REPLCONF GETACK"; }
+};
+struct ReplAck final : sim::Payload {
+  std::uint64_t offset = 0;
+  std::string describe() const override { return "REPLCONF ACK " + std::to_string(offset); }
+};
+
 }  // namespace fencesim::redis

@@ -237,3 +237,30 @@ TEST(ProgramClient, RedisTransactionsWatchAbortAndExecAbort) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+/// WAIT (models/redis/raw.cpp, Redis 7.0 waitCommand): the replicas that
+/// acknowledged the connection's last write; with redis-2 cut off, the
+/// answer comes at the timeout with 1. A replica refuses WAIT.
+TEST(ProgramClient, RedisWaitCountsReplicaAcknowledgements) {
+  const std::string text = R"({"version": 1, "scenario": "wait", "seed": 1, "duration": "5s", "settle": "1s",
+    "network": {"latency": "1ms"}, "lock": {"service": "redis", "ttl": "10s", "replicas": 2, "sentinels": 0},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "wait"]}}],
+    "faults": [{"at": "1s", "kind": "partition", "isolate": ["redis-2"], "duration": "10s"}]})";
+  LoadResult l = load_scenario_text(text, "wait");
+  ASSERT_TRUE(l.ok()) << l.error->to_string();
+  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
+  const RunResult r = run_scenario(*l.scenario);
+  EXPECT_EQ(notes_of(r, "A"),
+            "[[2,2],[{\"status\":\"OK\"},4],[2,108],[{\"status\":\"OK\"},1110],[1,1612],[1,1614],"
+            "[{\"error\":\"ERR value is not an integer or out of range\"},1616],"
+            "{\"error\":\"ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+            "replica is configured to be writable (which is not the default) writes to replicas are just local and "
+            "are not propagated.\"}]\n");
+}
+
+}  // namespace
+}  // namespace fencesim
