@@ -491,4 +491,19 @@ bool ClusterNode::redirect(const sim::Message& m, const Command& c) {
   return false;
 }
 
+std::optional<std::string> ClusterNode::refusal(const std::vector<std::string>& keys) const {
+  // cluster.c getNodeByQuery for a program's command: no keys, any node;
+  // keys in more than one slot, CROSSSLOT; else the slot's owner or MOVED.
+  if (keys.empty()) return std::nullopt;
+  const int slot = key_hash_slot(keys.front());
+  for (const std::string& k : keys) {
+    if (key_hash_slot(k) != slot) return std::string("CROSSSLOT Keys in request don't hash to the same slot");
+  }
+  if (!state_ok_) return std::string("CLUSTERDOWN The cluster is down");
+  const int shard = shard_of_slot(slot, static_cast<int>(owner_.size()));
+  const NodeId o = owner_[static_cast<std::size_t>(shard)];
+  if (o != me_) return fmt::format("MOVED {} {}", slot, name_of(o));
+  return std::nullopt;
+}
+
 }  // namespace fencesim::redis

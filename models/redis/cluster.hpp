@@ -151,6 +151,10 @@ class ClusterNode {
   /// The checks before a command runs: CROSSSLOT, CLUSTERDOWN, MOVED. True
   /// when the command was answered with one of them.
   bool redirect(const sim::Message& m, const Command& c);
+  /// The same for a program's command with these keys: the error text
+  /// (CROSSSLOT, CLUSTERDOWN, "MOVED <slot> <node name>"), or nullopt when
+  /// this node serves it (raw.cpp).
+  std::optional<std::string> refusal(const std::vector<std::string>& keys) const;
   /// The owner of `shard` in this node's view.
   NodeId owner(int shard) const { return owner_[static_cast<std::size_t>(shard)]; }
   const std::vector<NodeId>& owners() const { return owner_; }

@@ -38,11 +38,14 @@
 //    only time these messages flow) and answers when enough have, or at
 //    the timeout on its own clock.
 //
-// Not modelled yet: Redis Cluster's MOVED and CROSSSLOT for program
-// commands (a cluster server answers with an error that says so), pub/sub,
-// blocking commands.
+//  * Redis Cluster (cluster.c getNodeByQuery): a command whose keys span
+//    slots answers CROSSSLOT, one whose slot another node owns "MOVED
+//    <slot> <node name>" (a node name where Redis gives host:port).
+//
+// Not modelled yet: pub/sub, blocking commands, ASK during a migration.
 #include <fmt/format.h>
 
+#include "models/redis/cluster.hpp"
 #include "models/redis/commands/script.hpp"
 #include "models/redis/commands/wire.hpp"
 #include "models/redis/redis.hpp"
@@ -88,6 +91,32 @@ void reply(sim::Node& node, const sim::Message& m, commands::RespValue v) {
 }  // namespace
 
 namespace {
+
+/// The keys of a command (its key-specs in Redis 7.0's commands table):
+/// EVAL/EVALSHA's numkeys keys, every argument of DEL/EXISTS/UNLINK/WATCH,
+/// the first argument of the string and expiry commands; none for the
+/// others (SCRIPT, WAIT, MULTI, EXEC…), which any node serves.
+std::vector<std::string> command_keys(const std::string& name, const std::vector<std::string>& argv) {
+  if (name == "eval" || name == "evalsha") {
+    std::int64_t n = 0;
+    if (argv.size() < 3 || !commands::string_to_int64(argv[2], n) || n < 0 ||
+        static_cast<std::size_t>(n) > argv.size() - 3) {
+      return {};  // the command's own error answers it
+    }
+    return {argv.begin() + 3, argv.begin() + 3 + n};
+  }
+  if (name == "del" || name == "exists" || name == "unlink" || name == "watch") {
+    return {argv.begin() + std::min<std::size_t>(1, argv.size()), argv.end()};
+  }
+  static const char* const kOneKey[] = {"get",       "set",  "setnx",  "getdel", "getset",  "incr",
+                                        "incrby",    "decr", "decrby", "expire", "pexpire", "expireat",
+                                        "pexpireat", "ttl",  "pttl",   "persist"};
+  for (const char* k : kOneKey) {
+    if (name == k && argv.size() >= 2) return {argv[1]};
+  }
+  return {};
+}
+
 std::string lower(const std::string& s) {
   std::string out;
   for (const char ch : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
@@ -96,12 +125,13 @@ std::string lower(const std::string& s) {
 }  // namespace
 
 void RedisServer::handle_raw(const sim::Message& m, const RawCommand& c) {
-  if (cluster_) {
-    reply(node_, m,
-          commands::RespValue::error("ERR fencesim does not route a program's commands in Redis Cluster mode yet"));
-    return;
-  }
   const std::string name = c.argv.empty() ? "" : lower(c.argv[0]);
+  if (cluster_) {
+    if (std::optional<std::string> no = cluster_->refusal(command_keys(name, c.argv))) {
+      reply(node_, m, commands::RespValue::error(*no));
+      return;
+    }
+  }
   if (name == "multi" || name == "exec" || name == "discard" || name == "watch" || name == "unwatch") {
     reply(node_, m, transaction_command(m, c, name));
     return;

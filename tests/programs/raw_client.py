@@ -131,6 +131,16 @@ def main():
             redis("WAIT", "x", 0)
             out.append(call({"type": "redis", "id": next(ids), "node": "redis-1", "args": ["WAIT", 1, 0]})["result"])
             send({"type": "note", "text": json.dumps(out, separators=(",", ":"))})
+        elif MODE == "cluster":
+            ids = iter(range(1, 1000))
+            out = []
+            for node in init["nodes"]["redis"]:
+                for args in (["SET", "k", "v"], ["EVAL", "return 1", 2, "a", "b"],
+                             ["EVAL", SEED_ACQUIRE, 2, "{t}l", "{t}c", "v", 10000], ["SCRIPT", "LOAD", "return 1"]):
+                    r = call({"type": "redis", "id": next(ids), "node": node, "args": args})
+                    res = r["result"]
+                    out.append(res["error"].split(" ")[0] if isinstance(res, dict) and "error" in res else "ok")
+            send({"type": "note", "text": " ".join(out)})
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()

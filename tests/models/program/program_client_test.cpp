@@ -264,3 +264,28 @@ TEST(ProgramClient, RedisWaitCountsReplicaAcknowledgements) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+/// Redis Cluster for a program's commands (cluster.c getNodeByQuery): on
+/// each of the 6 nodes (3 shards, a replica each), SET k, EVAL over two
+/// slots, the seed script over one hash tag, SCRIPT LOAD (no keys): MOVED
+/// unless the node is the slot's primary, CROSSSLOT whatever the node.
+TEST(ProgramClient, RedisClusterRoutesAProgramsCommandsBySlot) {
+  const std::string text = R"({"version": 1, "scenario": "cl", "seed": 1, "duration": "5s", "settle": "1s",
+    "network": {"latency": "1ms"},
+    "lock": {"service": "redis", "ttl": "10s", "key": "{lock}:key", "cluster": {"shards": 3}},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "cluster"]}}]})";
+  LoadResult l = load_scenario_text(text, "cl");
+  ASSERT_TRUE(l.ok()) << l.error->to_string();
+  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
+  const RunResult r = run_scenario(*l.scenario);
+  EXPECT_EQ(notes_of(r, "A"),
+            "MOVED CROSSSLOT MOVED ok MOVED CROSSSLOT MOVED ok ok CROSSSLOT MOVED ok MOVED CROSSSLOT MOVED ok "
+            "MOVED CROSSSLOT ok ok MOVED CROSSSLOT MOVED ok\n");
+}
+
+}  // namespace
+}  // namespace fencesim
