@@ -43,6 +43,14 @@ std::string notes_of(const RunResult& r, const std::string& client) {
   return out;
 }
 
+/// A scenario from JSON text whose programs run in tests/programs/.
+Scenario from_text(const std::string& text) {
+  LoadResult l = load_scenario_text(text, "program_client_test");
+  if (!l.ok()) throw std::runtime_error(l.error->to_string());
+  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
+  return *l.scenario;
+}
+
 TEST(ProgramClient, ReadModifyWriteRecordsTheHistoryOfABuiltInClient) {
   const RunResult r = run_scenario(scenario("rmw"));
   // A reads 1000 at 1 ms, writes 1001 at 503 ms; B reads 1000 at 101 ms
@@ -166,12 +174,6 @@ TEST(ProgramClient, AReusableProgramStaysWarmBetweenRunsAndGivesTheSameRun) {
   EXPECT_EQ(pids(first).size(), 2u);
 }
 
-}  // namespace
-}  // namespace fencesim
-
-namespace fencesim {
-namespace {
-
 /// The seed article's worked example with two raw program clients that run
 /// its Lua acquire script (SET NX PX + INCR) on the simulated Redis: the
 /// same verdicts as the built-in client's worked-example-fenced.json.
@@ -185,10 +187,7 @@ TEST(ProgramClient, TheSeedArticlesScriptGrantsWithTokensInTheSimulatedRedis) {
     "faults": [{"at": "200ms", "kind": "pause", "target": "A", "duration": "12s"}],
     "expect": {"mutual_exclusion": "violated", "no_stale_write": "holds", "no_lost_update": "holds",
                "token_monotonic": "holds", "progress": "holds"}})";
-  LoadResult l = load_scenario_text(text, "seed-raw");
-  ASSERT_TRUE(l.ok()) << l.error->to_string();
-  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
-  const RunResult r = run_scenario(*l.scenario);
+  const RunResult r = run_scenario(from_text(text));
   EXPECT_TRUE(r.all_met);
   // Four grants, tokens 1 to 4 from the script's INCR, recorded by the server.
   ASSERT_EQ(r.history.grants.size(), 4u);
@@ -207,12 +206,6 @@ TEST(ProgramClient, TheSeedArticlesScriptGrantsWithTokensInTheSimulatedRedis) {
   EXPECT_EQ(rejected, 1);
 }
 
-}  // namespace
-}  // namespace fencesim
-
-namespace fencesim {
-namespace {
-
 /// MULTI/EXEC/WATCH on a program's connection (models/redis/raw.cpp, Redis
 /// 7.0 multi.c): B's SET between A's WATCH and EXEC aborts A's transaction
 /// (nil); the next one runs atomically; a refused command dooms the next.
@@ -222,10 +215,7 @@ TEST(ProgramClient, RedisTransactionsWatchAbortAndExecAbort) {
     "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "tx"]}},
                 {"name": "B", "start": "100ms", "program": {"command": ["python3", "raw_client.py", "tx"]}}]})";
-  LoadResult l = load_scenario_text(text, "tx");
-  ASSERT_TRUE(l.ok()) << l.error->to_string();
-  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
-  const RunResult r = run_scenario(*l.scenario);
+  const RunResult r = run_scenario(from_text(text));
   EXPECT_EQ(notes_of(r, "B"), "[{\"status\":\"OK\"}]\n");
   EXPECT_EQ(notes_of(r, "A"),
             "[{\"status\":\"OK\"},{\"status\":\"OK\"},{\"status\":\"QUEUED\"},{\"status\":\"QUEUED\"},null,"
@@ -234,12 +224,6 @@ TEST(ProgramClient, RedisTransactionsWatchAbortAndExecAbort) {
             "{\"error\":\"EXECABORT Transaction discarded because of previous errors.\"},"
             "{\"error\":\"ERR EXEC without MULTI\"},\"A2\",\"1\"]\n");
 }
-
-}  // namespace
-}  // namespace fencesim
-
-namespace fencesim {
-namespace {
 
 /// WAIT (models/redis/raw.cpp, Redis 7.0 waitCommand): the replicas that
 /// acknowledged the connection's last write; with redis-2 cut off, the
@@ -250,10 +234,7 @@ TEST(ProgramClient, RedisWaitCountsReplicaAcknowledgements) {
     "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "wait"]}}],
     "faults": [{"at": "1s", "kind": "partition", "isolate": ["redis-2"], "duration": "10s"}]})";
-  LoadResult l = load_scenario_text(text, "wait");
-  ASSERT_TRUE(l.ok()) << l.error->to_string();
-  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
-  const RunResult r = run_scenario(*l.scenario);
+  const RunResult r = run_scenario(from_text(text));
   EXPECT_EQ(notes_of(r, "A"),
             "[[2,2],[{\"status\":\"OK\"},4],[2,108],[{\"status\":\"OK\"},1110],[1,1612],[1,1614],"
             "[{\"error\":\"ERR value is not an integer or out of range\"},1616],"
@@ -261,12 +242,6 @@ TEST(ProgramClient, RedisWaitCountsReplicaAcknowledgements) {
             "replica is configured to be writable (which is not the default) writes to replicas are just local and "
             "are not propagated.\"}]\n");
 }
-
-}  // namespace
-}  // namespace fencesim
-
-namespace fencesim {
-namespace {
 
 /// Redis Cluster for a program's commands (cluster.c getNodeByQuery): on
 /// each of the 6 nodes (3 shards, a replica each), SET k, EVAL over two
@@ -278,10 +253,7 @@ TEST(ProgramClient, RedisClusterRoutesAProgramsCommandsBySlot) {
     "lock": {"service": "redis", "ttl": "10s", "key": "{lock}:key", "cluster": {"shards": 3}},
     "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "cluster"]}}]})";
-  LoadResult l = load_scenario_text(text, "cl");
-  ASSERT_TRUE(l.ok()) << l.error->to_string();
-  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
-  const RunResult r = run_scenario(*l.scenario);
+  const RunResult r = run_scenario(from_text(text));
   EXPECT_EQ(notes_of(r, "A"),
             "MOVED CROSSSLOT MOVED ok MOVED CROSSSLOT MOVED ok ok CROSSSLOT MOVED ok MOVED CROSSSLOT MOVED ok "
             "MOVED CROSSSLOT ok ok MOVED CROSSSLOT MOVED ok\n");
