@@ -17,7 +17,7 @@ from ._core import ProtocolError, RequestTimeout
 
 __all__ = ["run", "client", "redis", "redis_pool", "held", "released", "lost", "iteration_start",
            "iteration_acquired", "iteration_end", "note", "resource", "spawn", "sleep", "now", "tracked",
-           "request", "etcd", "table", "queue", "rng", "ProtocolError", "RequestTimeout"]
+           "request", "etcd", "table", "queue", "rng", "run_async", "ProtocolError", "RequestTimeout"]
 
 
 def client():
@@ -209,6 +209,14 @@ class tracked:
 
     def __exit__(self, *exc):
         self.release()
+
+
+def run_async(main, reuse=False):
+    """Runs the coroutine function ``main`` in asyncio mode (fencesim.aio):
+    under ``python3 -m fencesim`` it runs at once; a script run directly
+    serves one run per process (``reuse``: stay for the next)."""
+    from . import aio
+    return run(lambda: aio.run(main), reuse=reuse)
 
 
 def run(main, reuse=False, script=None):

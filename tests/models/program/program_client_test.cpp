@@ -261,3 +261,31 @@ TEST(ProgramClient, RedisClusterRoutesAProgramsCommandsBySlot) {
 
 }  // namespace
 }  // namespace fencesim
+
+namespace fencesim {
+namespace {
+
+/// The Python SDK's asyncio mode (sdk/python/fencesim/aio.py): a renewal
+/// coroutine beside the work on asyncio's own loop, on simulated time. Its
+/// renewals come every TTL/3 (1 s) and the same seed gives the same run.
+TEST(ProgramClient, PythonAsyncioModeRunsOnSimulatedTime) {
+  const std::string program = R"({"command": ["python3", "-m", "fencesim", "async_client.py"],
+                                  "env": {"PYTHONPATH": ")" +
+                              std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/python"}})";
+  const std::string text = R"({"version": 1, "scenario": "aio", "seed": 1, "duration": "20s", "settle": "5s",
+    "network": {"latency": "1ms"}, "lock": {"service": "redis", "ttl": "3s", "replicas": 0, "sentinels": 0},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": )" +
+                           program + R"(},
+                {"name": "B", "start": "1s", "program": )" +
+                           program + "}]}";
+  const RunResult r = run_scenario(from_text(text));
+  EXPECT_EQ(notes_of(r, "A"),
+            "renew 1 at 1004; renew 1 at 2006; renew 1 at 3008; renew 1 at 4010; wrote True at 5010\n");
+  EXPECT_EQ(notes_of(r, "B"),
+            "renew 1 at 5574; renew 1 at 6576; renew 1 at 7578; renew 1 at 8580; wrote True at 9580\n");
+  EXPECT_EQ(run_scenario(from_text(text)).fingerprint, r.fingerprint);
+}
+
+}  // namespace
+}  // namespace fencesim
