@@ -8,7 +8,8 @@ golden tier:
   fails STEM CODE  `fencesim run` exits CODE, writes no report, and says
                    which client and why on one message
   sweep STEM       a sweep of 20 seeds gives the same sweep.json with
-                   --jobs 1 and --jobs 2 (warm processes per worker)
+                   --jobs 1 and --jobs 2 (warm processes per worker), and
+                   its seed 13 the fingerprint of a cold `run --seed 13`
   story STEM TEXT  its report.md says TEXT (a counterexample's story names
                    the program's own calls)
   readme -         the 20-line client of sdk/python/README.md runs as two
@@ -106,6 +107,16 @@ def main():
             for d in os.listdir(one):
                 if not filecmp.cmp(os.path.join(one, d, "sweep.json"), os.path.join(two, d, "sweep.json"), False):
                     sys.exit("%s: --jobs 1 and --jobs 2 gave different sweep.json" % a.stem)
+                # A warm process (seed 13, after 12 runs in it) gives the run a
+                # fresh process gives: the cold run of the same seed.
+                import json
+                runs = json.load(open(os.path.join(one, d, "sweep.json")))["runs"]
+                warm = [r["fingerprint"] for r in runs if r["seed"] == 13]
+                cold_dir = os.path.join(t, "cold")
+                r = run(a.fencesim, a.source_dir, a.stem, cold_dir, ["run", "--seed", "13"])
+                cold = json.load(open(os.path.join(cold_dir, os.listdir(cold_dir)[0], "report.json")))
+                if warm != [cold["run"]["fingerprint"]]:
+                    sys.exit("%s: seed 13 warm %s, cold %s" % (a.stem, warm, cold["run"]["fingerprint"]))
     print("ok")
 
 
