@@ -153,6 +153,7 @@ struct ForwardKeepAliveReq final : sim::Payload {
   LeaseId lease = 0;
   std::uint64_t relay = 0;
   std::string describe() const override { return "LeaseKeepAlive (forwarded)"; }
+  bool ttl_only = false;  ///< LeaseTimeToLive: the remaining TTL, no renewal
 };
 
 }  // namespace
@@ -168,7 +169,7 @@ std::string hold_value(const std::string& key, std::int64_t create_revision) {
 
 std::string Request::describe() const {
   static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn", "Range(last created)",
-                                 "Get",        "Delete",      "Watch",          "Put"};
+                                 "Get",        "Delete",      "Watch",          "Put",     "LeaseTimeToLive"};
   return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
 }
 
@@ -247,6 +248,9 @@ void EtcdMember::on_message(const sim::Message& m) {
     // leasehttp's handler: lessor.Renew, no ensureLeadership (etcd.hpp).
     if (!raft_.is_leader()) {
       answer(Duration{0}, "not leader");
+    } else if (k->ttl_only) {
+      const std::optional<Duration> left = remaining(k->lease);
+      answer(left.value_or(Duration{0}), left ? "" : "requested lease not found");
     } else {
       answer(renew(k->lease), "");
     }
@@ -257,6 +261,9 @@ void EtcdMember::on_message(const sim::Message& m) {
     r->error = a->error;
     r->lease = it->second.req->lease;
     r->ttl = a->ttl;
+    if (auto l = leases_.find(r->lease); it->second.req->kind == ReqKind::kTimeToLive && l != leases_.end()) {
+      r->granted_ttl = l->second;
+    }
     r->header_revision = revision_;
     node_.reply(it->second.request, r);
     relays_.erase(it);
@@ -304,6 +311,7 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       propose(m, req, id, encode(std::move(op)));
       return;
     case ReqKind::kKeepAlive: keepalive(m, r.lease, sim::kNoNode); return;
+    case ReqKind::kTimeToLive: time_to_live(m, r.lease); return;
     case ReqKind::kLastCreated:
     case ReqKind::kGet: serve_read(m, req); return;
     case ReqKind::kWatch: {
@@ -377,6 +385,42 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
   f->lease = lease;
   f->relay = relay;
   node_.send(raft_.leader(), f);
+}
+
+void EtcdMember::time_to_live(const sim::Message& m, LeaseId lease) {
+  if (raft_.is_leader()) {
+    auto r = sim::make_payload<Response>();
+    const std::optional<Duration> left = remaining(lease);
+    if (!left) r->error = "requested lease not found";
+    r->lease = lease;
+    r->ttl = left.value_or(Duration{0});
+    if (auto l = leases_.find(lease); l != leases_.end()) r->granted_ttl = l->second;
+    r->header_revision = revision_;
+    node_.reply(m, r);
+    return;
+  }
+  if (raft_.leader() == sim::kNoNode) {
+    reply_error(m, "no leader");
+    return;
+  }
+  const std::uint64_t relay = next_request_++;
+  auto req = sim::make_payload<Request>();
+  req->kind = ReqKind::kTimeToLive;
+  req->lease = lease;
+  relays_[relay] = Pending{m, req};
+  auto f = sim::make_payload<ForwardKeepAliveReq>();
+  f->lease = lease;
+  f->relay = relay;
+  f->ttl_only = true;
+  node_.send(raft_.leader(), f);
+}
+
+std::optional<Duration> EtcdMember::remaining(LeaseId lease) const {
+  auto l = leases_.find(lease);
+  if (l == leases_.end()) return std::nullopt;
+  auto e = expiry_.find(lease);
+  if (e == expiry_.end()) return l->second;  // not yet on a promoted lessor's clock: its whole TTL
+  return std::max(Duration{0}, e->second - node_.monotonic());
 }
 
 void EtcdMember::renew_as_leader(LeaseId lease, std::function<void(Duration, const std::string&)> answer) {

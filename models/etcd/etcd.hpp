@@ -119,6 +119,10 @@ enum class ReqKind {
   kDelete,       ///< delete key (Unlock)
   kWatch,        ///< watch key for deletion from `revision`
   kPut,          ///< put key = value (with `lease` if non-zero)
+  /// LeaseTimeToLive (a program client's, models/program/requests_etcd.cpp):
+  /// the leader's lessor's remaining TTL, without renewing (v3_server.go
+  /// LeaseTimeToLive: a follower asks the leader).
+  kTimeToLive,
 };
 
 struct Request final : sim::Payload {
@@ -143,6 +147,7 @@ struct Response final : sim::Payload {
   LeaseId lease = 0;
   Duration ttl{0};
   bool succeeded = false;         ///< kLockTxn: the compare held (the key was created now)
+  Duration granted_ttl{0};        ///< kTimeToLive: the TTL the lease was granted with
   std::optional<KeyValue> kv;     ///< kLockTxn: own key; kGet / kLastCreated: the key found
   std::optional<KeyValue> owner;  ///< kLockTxn: first created key under the prefix
   std::string describe() const override;
@@ -199,6 +204,12 @@ class EtcdMember final : public sim::NodeBehaviour {
   void answer_read(const sim::Message& m, const Request& r);
   void keepalive(const sim::Message& m, LeaseId lease, NodeId reply_via);
   Duration renew(LeaseId lease);
+  /// LeaseTimeToLive on this member: the leader answers from its lessor, a
+  /// follower asks the leader.
+  void time_to_live(const sim::Message& m, LeaseId lease);
+  /// The leader's lessor: the lease's remaining TTL (0 once past its
+  /// deadline), nullopt for an unknown lease.
+  std::optional<Duration> remaining(LeaseId lease) const;
   /// A client's keepalive at a member that believes it leads: etcd's
   /// LeaseRenew → ensureLeadership (see the header comment), then Renew;
   /// `answer` gets the TTL, or an error for the client.

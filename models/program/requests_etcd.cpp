@@ -42,12 +42,14 @@ ReqKind method_kind(const std::string& method) {
                                                              {"Range", ReqKind::kGet},
                                                              {"DeleteRange", ReqKind::kDelete},
                                                              {"WatchDelete", ReqKind::kWatch},
-                                                             {"Put", ReqKind::kPut}};
+                                                             {"Put", ReqKind::kPut},
+                                                             {"LeaseTimeToLive", ReqKind::kTimeToLive}};
   for (const auto& [name, kind] : kMethods) {
     if (method == name) return kind;
   }
   throw BadField(
-      "\"method\" must be one of \"LeaseGrant\", \"LeaseRevoke\", \"LeaseKeepAlive\", \"Put\", \"Range\", "
+      "\"method\" must be one of \"LeaseGrant\", \"LeaseRevoke\", \"LeaseKeepAlive\", \"LeaseTimeToLive\", "
+      "\"Put\", \"Range\", "
       "\"RangeLastCreated\", \"DeleteRange\", \"MutexTxn\", \"WatchDelete\", got \"" +
       method + "\"");
 }
@@ -58,7 +60,8 @@ sim::PayloadPtr encode_etcd(const json& j, std::int64_t id, RequestContext& ctx)
   switch (r->kind) {
     case ReqKind::kLeaseGrant: r->ttl = std::chrono::seconds(positive(j, "TTL")); break;
     case ReqKind::kLeaseRevoke:
-    case ReqKind::kKeepAlive: r->lease = positive(j, "ID"); break;
+    case ReqKind::kKeepAlive:
+    case ReqKind::kTimeToLive: r->lease = positive(j, "ID"); break;
     case ReqKind::kLockTxn:
       r->key = text_field(j, "key", true);
       r->prefix = text_field(j, "prefix", true);
@@ -96,6 +99,9 @@ std::optional<json> decode_etcd(const sim::Message& m) {
   if (r->lease != 0) out["ID"] = r->lease;
   if (r->ttl != Duration{0} || r->lease != 0)
     out["TTL"] = std::chrono::duration_cast<std::chrono::seconds>(r->ttl).count();
+  if (r->granted_ttl != Duration{0}) {
+    out["grantedTTL"] = std::chrono::duration_cast<std::chrono::seconds>(r->granted_ttl).count();
+  }
   out["succeeded"] = r->succeeded;
   out["kvs"] = json::array();
   if (r->kv) out["kvs"].push_back(kv_json(*r->kv));

@@ -141,6 +141,24 @@ def main():
                     res = r["result"]
                     out.append(res["error"].split(" ")[0] if isinstance(res, dict) and "error" in res else "ok")
             send({"type": "note", "text": " ".join(out)})
+        elif MODE == "ttl":
+            ids = iter(range(1, 1000))
+            out = []
+
+            def etcd(**fields):
+                r = call(dict({"type": "etcd", "id": next(ids)}, **fields))
+                res = r["result"]
+                out.append("%s:%s/%s%s" % (fields["method"], res.get("TTL"), res.get("grantedTTL"),
+                                           " " + res["error"] if "error" in res else ""))
+                return res
+            lease = etcd(method="LeaseGrant", TTL=5)["ID"]
+            call({"type": "timer", "id": next(ids), "after": 2_000_000_000})
+            etcd(method="LeaseTimeToLive", ID=lease)
+            etcd(method="LeaseTimeToLive", ID=lease, node="etcd-2")
+            call({"type": "timer", "id": next(ids), "after": 4_000_000_000})
+            etcd(method="LeaseTimeToLive", ID=lease)
+            etcd(method="LeaseTimeToLive", ID=12345)
+            send({"type": "note", "text": " ".join(out)})
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
