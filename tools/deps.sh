@@ -8,6 +8,8 @@ pkgs=(cmake g++ make pkg-config libboost-context-dev libfmt-dev nlohmann-json3-d
 pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-jsonschema chromium clang-format)
+  # program clients (scenarios/programs, sdk/python): redis-py on the simulated Redis
+  pkgs+=(python3-redis)
   # model conformance (tests/conformance): real servers and the Redis client library
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
   # sweep shards run through GNU parallel and merged (tests/cli/shard_parallel_test.sh)

@@ -66,7 +66,17 @@ def readme(a, t):
         sys.exit("the README's client: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
 
 
+def need_redis_py():
+    """The programs use Debian's python3-redis: without it the tier skips
+    (exit 77) in a developer build and fails under .ci/run."""
+    if subprocess.run(["/usr/bin/python3", "-c", "import redis"], capture_output=True).returncode == 0:
+        return
+    print("SKIP: the golden tier needs python3-redis for the program clients (tools/deps.sh --test)")
+    sys.exit(1 if os.environ.get("FENCESIM_REQUIRE_TOOLS") else 77)
+
+
 def main():
+    need_redis_py()
     p = argparse.ArgumentParser()
     p.add_argument("--fencesim", required=True)
     p.add_argument("--source-dir", required=True)
