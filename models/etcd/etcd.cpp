@@ -168,8 +168,9 @@ std::string hold_value(const std::string& key, std::int64_t create_revision) {
 }
 
 std::string Request::describe() const {
-  static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn", "Range(last created)",
-                                 "Get",        "Delete",      "Watch",          "Put",     "LeaseTimeToLive"};
+  static const char* kNames[] = {"LeaseGrant",   "LeaseRevoke", "LeaseKeepAlive", "LockTxn", "Range(last created)",
+                                 "Get",          "Delete",      "Watch",          "Put",     "LeaseTimeToLive",
+                                 "Range(prefix)"};
   return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
 }
 
@@ -313,6 +314,7 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
     case ReqKind::kKeepAlive: keepalive(m, r.lease, sim::kNoNode); return;
     case ReqKind::kTimeToLive: time_to_live(m, r.lease); return;
     case ReqKind::kLastCreated:
+    case ReqKind::kRangePrefix:
     case ReqKind::kGet: serve_read(m, req); return;
     case ReqKind::kWatch: {
       // Replay from history: a deletion at or after the start revision
@@ -465,7 +467,13 @@ void EtcdMember::serve_read(const sim::Message& m, std::shared_ptr<const Request
 void EtcdMember::answer_read(const sim::Message& m, const Request& r) {
   auto resp = sim::make_payload<Response>();
   resp->header_revision = revision_;
-  if (r.kind == ReqKind::kGet) {
+  if (r.kind == ReqKind::kRangePrefix) {
+    // kvstore range over [prefix, prefix end): the keys in order, `limit` of them.
+    for (auto it = keys_.lower_bound(r.prefix); it != keys_.end() && has_prefix(it->first, r.prefix); ++it) {
+      if (r.revision > 0 && static_cast<std::int64_t>(resp->range.size()) == r.revision) break;
+      resp->range.push_back(it->second);
+    }
+  } else if (r.kind == ReqKind::kGet) {
     auto it = keys_.find(r.key);
     if (it != keys_.end()) {
       resp->kv = it->second;

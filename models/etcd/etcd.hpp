@@ -123,6 +123,10 @@ enum class ReqKind {
   /// the leader's lessor's remaining TTL, without renewing (v3_server.go
   /// LeaseTimeToLive: a follower asks the leader).
   kTimeToLive,
+  /// Range over a prefix (a program client's): every live key under
+  /// `prefix` in key order, at most `revision` of them when it is positive
+  /// (the request's limit), served as kGet is.
+  kRangePrefix,
 };
 
 struct Request final : sim::Payload {
@@ -148,6 +152,7 @@ struct Response final : sim::Payload {
   Duration ttl{0};
   bool succeeded = false;         ///< kLockTxn: the compare held (the key was created now)
   Duration granted_ttl{0};        ///< kTimeToLive: the TTL the lease was granted with
+  std::vector<KeyValue> range;    ///< kRangePrefix: the keys found, in key order
   std::optional<KeyValue> kv;     ///< kLockTxn: own key; kGet / kLastCreated: the key found
   std::optional<KeyValue> owner;  ///< kLockTxn: first created key under the prefix
   std::string describe() const override;

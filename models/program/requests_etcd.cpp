@@ -43,13 +43,14 @@ ReqKind method_kind(const std::string& method) {
                                                              {"DeleteRange", ReqKind::kDelete},
                                                              {"WatchDelete", ReqKind::kWatch},
                                                              {"Put", ReqKind::kPut},
-                                                             {"LeaseTimeToLive", ReqKind::kTimeToLive}};
+                                                             {"LeaseTimeToLive", ReqKind::kTimeToLive},
+                                                             {"RangePrefix", ReqKind::kRangePrefix}};
   for (const auto& [name, kind] : kMethods) {
     if (method == name) return kind;
   }
   throw BadField(
       "\"method\" must be one of \"LeaseGrant\", \"LeaseRevoke\", \"LeaseKeepAlive\", \"LeaseTimeToLive\", "
-      "\"Put\", \"Range\", "
+      "\"Put\", \"Range\", \"RangePrefix\", "
       "\"RangeLastCreated\", \"DeleteRange\", \"MutexTxn\", \"WatchDelete\", got \"" +
       method + "\"");
 }
@@ -76,6 +77,11 @@ sim::PayloadPtr encode_etcd(const json& j, std::int64_t id, RequestContext& ctx)
       r->lock_check = bool_field(j, "mutex_check").value_or(false);
       break;
     case ReqKind::kDelete: r->key = text_field(j, "key", true); break;
+    case ReqKind::kRangePrefix:
+      r->prefix = text_field(j, "prefix", true);
+      r->revision = int_field(j, "limit", false).value_or(0);
+      if (r->revision < 0) throw BadField("\"limit\" must not be negative");
+      break;
     case ReqKind::kPut:
       r->key = text_field(j, "key", true);
       r->value = text_field(j, "value", false);
@@ -105,6 +111,7 @@ std::optional<json> decode_etcd(const sim::Message& m) {
   out["succeeded"] = r->succeeded;
   out["kvs"] = json::array();
   if (r->kv) out["kvs"].push_back(kv_json(*r->kv));
+  for (const etcd::KeyValue& kv : r->range) out["kvs"].push_back(kv_json(kv));
   if (r->owner) out["owner"] = kv_json(*r->owner);
   return out;
 }

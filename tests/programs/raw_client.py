@@ -155,6 +155,13 @@ def main():
             call({"type": "timer", "id": next(ids), "after": 2_000_000_000})
             etcd(method="LeaseTimeToLive", ID=lease)
             etcd(method="LeaseTimeToLive", ID=lease, node="etcd-2")
+            for k in ("p/b", "p/a", "q/c", "p/c"):
+                call({"type": "etcd", "id": next(ids), "method": "Put", "key": k, "value": k.upper(), "lease": lease})
+            for limit in (0, 2):
+                res = call({"type": "etcd", "id": next(ids), "method": "RangePrefix", "prefix": "p/",
+                            "limit": limit})["result"]
+                out.append("RangePrefix:" + ",".join("%s=%s@%d" % (kv["key"], kv["value"], kv["create_revision"])
+                                                     for kv in res["kvs"]))
             call({"type": "timer", "id": next(ids), "after": 4_000_000_000})
             etcd(method="LeaseTimeToLive", ID=lease)
             etcd(method="LeaseTimeToLive", ID=12345)

@@ -296,16 +296,18 @@ namespace {
 /// LeaseTimeToLive (etcd v3.5 v3_server.go): the leader's lessor's remaining
 /// TTL in whole seconds (truncated) and the granted TTL, from the leader or
 /// through a follower; "requested lease not found" once it expired, or for
-/// an unknown lease.
-TEST(ProgramClient, EtcdLeaseTimeToLive) {
+/// an unknown lease. RangePrefix lists the keys under a prefix in key
+/// order, `limit` of them.
+TEST(ProgramClient, EtcdLeaseTimeToLiveAndRangePrefix) {
   const std::string text = R"({"version": 1, "scenario": "ttl", "seed": 1, "duration": "10s", "settle": "2s",
     "network": {"latency": "1ms"}, "lock": {"service": "etcd", "ttl": "5s", "nodes": 3},
     "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "ttl"]}}]})";
   const RunResult r = run_scenario(from_text(text));
   EXPECT_EQ(notes_of(r, "A"),
-            "LeaseGrant:5/None LeaseTimeToLive:2/5 LeaseTimeToLive:2/5 LeaseTimeToLive:0/None etcdserver: requested "
-            "lease not found LeaseTimeToLive:0/None etcdserver: requested lease not found\n");
+            "LeaseGrant:5/None LeaseTimeToLive:2/5 LeaseTimeToLive:2/5 RangePrefix:p/a=P/A@3,p/b=P/B@2,p/c=P/C@5 "
+            "RangePrefix:p/a=P/A@3,p/b=P/B@2 LeaseTimeToLive:0/None etcdserver: requested lease not found "
+            "LeaseTimeToLive:0/None etcdserver: requested lease not found\n");
 }
 
 }  // namespace
