@@ -377,15 +377,20 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
     answer(Duration{0}, "no leader");
     return;
   }
-  // Relay to the leader and back.
+  relay_to_leader(m, ReqKind::kKeepAlive, lease);
+}
+
+void EtcdMember::relay_to_leader(const sim::Message& m, ReqKind kind, LeaseId lease) {
+  // Relay to the leader and back (leasehttp): a keepalive, or a TTL lookup.
   const std::uint64_t relay = next_request_++;
   auto req = sim::make_payload<Request>();
-  req->kind = ReqKind::kKeepAlive;
+  req->kind = kind;
   req->lease = lease;
   relays_[relay] = Pending{m, req};
   auto f = sim::make_payload<ForwardKeepAliveReq>();
   f->lease = lease;
   f->relay = relay;
+  f->ttl_only = kind == ReqKind::kTimeToLive;
   node_.send(raft_.leader(), f);
 }
 
@@ -405,16 +410,7 @@ void EtcdMember::time_to_live(const sim::Message& m, LeaseId lease) {
     reply_error(m, "no leader");
     return;
   }
-  const std::uint64_t relay = next_request_++;
-  auto req = sim::make_payload<Request>();
-  req->kind = ReqKind::kTimeToLive;
-  req->lease = lease;
-  relays_[relay] = Pending{m, req};
-  auto f = sim::make_payload<ForwardKeepAliveReq>();
-  f->lease = lease;
-  f->relay = relay;
-  f->ttl_only = true;
-  node_.send(raft_.leader(), f);
+  relay_to_leader(m, ReqKind::kTimeToLive, lease);
 }
 
 std::optional<Duration> EtcdMember::remaining(LeaseId lease) const {

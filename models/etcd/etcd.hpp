@@ -212,6 +212,9 @@ class EtcdMember final : public sim::NodeBehaviour {
   /// LeaseTimeToLive on this member: the leader answers from its lessor, a
   /// follower asks the leader.
   void time_to_live(const sim::Message& m, LeaseId lease);
+  /// A follower sends a keepalive or a TTL lookup (`kind`) to the leader
+  /// and answers the client with the leader's answer.
+  void relay_to_leader(const sim::Message& m, ReqKind kind, LeaseId lease);
   /// The leader's lessor: the lease's remaining TTL (0 once past its
   /// deadline), nullopt for an unknown lease.
   std::optional<Duration> remaining(LeaseId lease) const;
