@@ -70,7 +70,7 @@ class Child {
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      return exited_cleanly("it closed its stdin");
+      return exited_cleanly();
     }
     return true;
   }
@@ -91,8 +91,12 @@ class Child {
                                "16 MiB");
       }
       if (out_ < 0) {
-        if (!exited_cleanly("it closed its stdout")) return std::nullopt;
-        throw failure(launch_, "the program closed its stdout but is still running" + tail_note());
+        // A program that closed its stdout is exiting: status 0 means it
+        // has finished (docs/PROTOCOL.md, Errors).
+        if (exited_cleanly()) return std::nullopt;
+        throw failure(launch_, "the program closed its stdout but is still running " +
+                                   sim::format_duration(launch_.yield_timeout) + " later (program.yield_timeout)" +
+                                   tail_note());
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
@@ -202,10 +206,11 @@ class Child {
   }
 
   /// The process has gone (or is going): true for a clean exit (status
-  /// 0); throws for anything else. `how` says what fencesim saw.
-  bool exited_cleanly(const std::string& how) {
+  /// 0), false when it is still running after yield_timeout; throws for
+  /// any other exit.
+  bool exited_cleanly() {
     int status = 0;
-    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    const auto deadline = Clock::now() + std::chrono::nanoseconds(launch_.yield_timeout.count());
     while (pid_ > 0) {
       const pid_t r = ::waitpid(pid_, &status, WNOHANG);
       if (r == pid_) {
@@ -219,7 +224,6 @@ class Child {
       if (Clock::now() >= deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    (void)how;
     return true;
   }
 

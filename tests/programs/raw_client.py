@@ -178,6 +178,22 @@ def main():
             send({"type": "resource", "id": 1, "op": "read", "node": "nowhere"})
         elif MODE == "never-yield":
             sys.stdin.readline()  # waits for ever: fencesim must give up
+        elif MODE == "bad-utf8":
+            sys.stdout.buffer.write(b'{"type": "note", "text": "caf\xe9"}\n')
+            sys.stdout.flush()
+        elif MODE == "exit0-init":
+            # Finished at once: exits with status 0 without a yield.
+            sys.exit(0)
+        elif MODE == "exit0-later":
+            # Reads, then exits with status 0 while its timer is pending.
+            call({"type": "resource", "id": 1, "op": "read"})
+            send({"type": "timer", "id": 2, "after": 500_000_000})
+            sys.exit(0)
+        elif MODE == "close-stdout":
+            # Closes its stdout and keeps running: neither finished nor
+            # yielding.
+            os.close(1)
+            sys.stdin.readline()
         elif MODE == "die":
             sys.stderr.write("boom: the program failed on purpose\n")
             sys.exit(7)

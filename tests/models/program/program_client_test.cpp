@@ -124,7 +124,8 @@ TEST(ProgramClient, ProtocolErrorsQuoteTheLineAndExitTwo) {
            {"unknown", "unknown message type \"sned\" in line: {\"type\": \"sned\", \"id\": 1}"},
            {"dup-id", "the id 4 was used before"},
            {"bad-node", "\"nowhere\" is not one"},
-           {"no-hello", "expected {\"type\":\"hello\",...} in its first line"}}) {
+           {"no-hello", "expected {\"type\":\"hello\",...} in its first line"},
+           {"bad-utf8", "a line that is not UTF-8 (byte"}}) {
     const ProgramError e = error_of(scenario(mode));
     EXPECT_EQ(e.kind, ProgramError::Kind::kProtocol) << mode;
     EXPECT_EQ(e.exit_code(), 2) << mode;
@@ -147,6 +148,28 @@ TEST(ProgramClient, AProgramThatDiesOrHangsStopsTheRunWithExitThree) {
   EXPECT_EQ(e.exit_code(), 3);
   EXPECT_NE(std::string(e.what()).find("sent no yield within 3s (program.yield_timeout) after: {\"type\":\"init\""),
             std::string::npos)
+      << e.what();
+}
+
+TEST(ProgramClient, AProgramThatExitsWithStatusZeroHasFinished) {
+  // At once after init: no history, and the run goes on for B.
+  const RunResult at_init = run_scenario(scenario("exit0-init"));
+  EXPECT_TRUE(at_init.history.resource_ops.empty());
+  // After a read, with a timer pending: the read is in the history and the
+  // timer's firing is dropped.
+  const RunResult later = run_scenario(scenario("exit0-later"));
+  ASSERT_EQ(later.history.resource_ops.size(), 2u);
+  EXPECT_EQ(later.history.resource_ops[0].client, "A");
+  EXPECT_EQ(later.history.resource_ops[1].client, "B");
+  EXPECT_FALSE(later.history.resource_ops[1].write);
+}
+
+TEST(ProgramClient, AProgramThatClosesItsStdoutButRunsOnStopsTheRunWithExitThree) {
+  Scenario s = scenario("close-stdout");
+  s.clients[0].program->yield_timeout = std::chrono::seconds(2);
+  const ProgramError e = error_of(s);
+  EXPECT_EQ(e.exit_code(), 3);
+  EXPECT_NE(std::string(e.what()).find("closed its stdout but is still running 2s later"), std::string::npos)
       << e.what();
 }
 
