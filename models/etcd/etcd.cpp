@@ -21,12 +21,13 @@ constexpr Duration kLessorCheck = 500ms;  // lessor.go expiredLeaseRetryInterval
 //   grant  TTL(ns) id            revoke LEASE id
 //   lock   KEY LEASE PREFIX id   del    KEY id
 //   put    KEY VALUE LEASE id
+//   txn    TXN id                 (TXN: TxnSpec::serialize, length-prefixed)
 // The text is what Raft replicates and what the history shows. The member
 // that proposes a command builds it from the decoded request (raft::Command
 // with_decoded), so that no member parses text when it applies it, and the
 // text is rendered only if something reads it; the parser below is for
 // commands built from text alone.
-enum class OpKind : std::uint8_t { kGrant, kRevoke, kLock, kDelete, kPut };
+enum class OpKind : std::uint8_t { kGrant, kRevoke, kLock, kDelete, kPut, kTxn };
 
 struct Op {
   OpKind kind = OpKind::kDelete;
@@ -36,6 +37,7 @@ struct Op {
   LeaseId lease = 0;
   std::int64_t ttl_ns = 0;
   std::uint64_t id = 0;
+  std::shared_ptr<const TxnSpec> txn;  ///< kTxn
 };
 
 std::int64_t to_int(std::string_view s) {
@@ -87,6 +89,10 @@ std::string render(const Op& op) {
       field(op.value);
       number(op.lease);
       break;
+    case OpKind::kTxn:
+      field("txn");
+      field(op.txn->serialize());
+      break;
   }
   append_decimal(text, static_cast<std::int64_t>(op.id));
   return text;
@@ -95,6 +101,15 @@ std::string render(const Op& op) {
 raft::Command encode(Op op) { return raft::Command::with_decoded<Op, &render>(sim::make_payload<Op>(std::move(op))); }
 
 Op decode(std::string_view text) {
+  if (text.substr(0, 4) == std::string_view("txn\x1f", 4)) {
+    // The txn's own text may hold any byte: the id follows the last separator.
+    const std::size_t last = text.rfind(kSep);
+    Op op;
+    op.kind = OpKind::kTxn;
+    op.id = static_cast<std::uint64_t>(to_int(text.substr(last + 1)));
+    op.txn = std::make_shared<const TxnSpec>(TxnSpec::parse(text.substr(4, last - 4)));
+    return op;
+  }
   std::array<std::string_view, 6> f{};
   std::size_t n = 0;
   std::size_t start = 0;
@@ -168,10 +183,16 @@ std::string hold_value(const std::string& key, std::int64_t create_revision) {
 }
 
 std::string Request::describe() const {
-  static const char* kNames[] = {"LeaseGrant",   "LeaseRevoke", "LeaseKeepAlive", "LockTxn", "Range(last created)",
-                                 "Get",          "Delete",      "Watch",          "Put",     "LeaseTimeToLive",
-                                 "Range(prefix)"};
+  static const char* kNames[] = {"LeaseGrant", "LeaseRevoke", "LeaseKeepAlive", "LockTxn",    "Range(last created)",
+                                 "Get",        "Delete",      "Watch",          "Put",        "LeaseTimeToLive",
+                                 "Range",      "Txn",         "Watch(range)",   "WatchCancel"};
   return fmt::format("{} {}", kNames[static_cast<int>(kind)], key.empty() ? prefix : key);
+}
+
+std::string WatchEvents::describe() const {
+  std::string out = "WATCH";
+  for (const Event& e : events) out += (e.put ? " PUT " : " DELETE ") + e.kv.key;
+  return out;
 }
 
 std::string Response::describe() const {
@@ -198,6 +219,8 @@ EtcdMember::EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Confi
     leases_.clear();
     lease_keys_.clear();
     deletions_.clear();
+    events_.clear();
+    undispatched_ = 0;
   };
   raft_.set_callbacks(std::move(cb));
 }
@@ -214,6 +237,7 @@ void EtcdMember::on_crash() {
   pending_.clear();
   relays_.clear();
   watches_.clear();
+  range_watches_.clear();
   expiry_.clear();
   revoking_.clear();
   ++lessor_gen_;
@@ -311,33 +335,47 @@ void EtcdMember::handle_client(const sim::Message& m, const Request& r) {
       op.lease = r.lease;
       propose(m, req, id, encode(std::move(op)));
       return;
+    case ReqKind::kTxn:
+      if (const std::string why = r.txn->check(); !why.empty()) {
+        reply_error(m, why);  // refused before Raft (api/v3rpc/key.go)
+        return;
+      }
+      op.kind = OpKind::kTxn;
+      op.txn = r.txn;
+      propose(m, req, id, encode(std::move(op)));
+      return;
+    case ReqKind::kWatchRange: watch_range(m, r); return;
+    case ReqKind::kWatchCancel:
+      std::erase_if(range_watches_, [&](const RangeWatch& w) { return w.client == m.from && w.id == r.watch_id; });
+      return;
     case ReqKind::kKeepAlive: keepalive(m, r.lease, sim::kNoNode); return;
     case ReqKind::kTimeToLive: time_to_live(m, r.lease); return;
     case ReqKind::kLastCreated:
-    case ReqKind::kRangePrefix:
+    case ReqKind::kRange:
     case ReqKind::kGet: serve_read(m, req); return;
-    case ReqKind::kWatch: {
-      // Replay from history: a deletion at or after the start revision
-      // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
-      // the first deletion and cancels its watch, so a watch that has
-      // delivered one is done: it is not kept.
-      // Deletions are kept in revision order: the first of this key's at
-      // or after the start revision.
-      auto d = std::lower_bound(deletions_.begin(), deletions_.end(), r.revision,
-                                [](const Deletion& x, std::int64_t rev) { return x.revision < rev; });
-      for (; d != deletions_.end(); ++d) {
-        if (d->key != r.key) continue;
-        auto ev = sim::make_payload<WatchEvent>();
-        ev->watch_id = r.watch_id;
-        ev->key = r.key;
-        ev->revision = d->revision;
-        node_.send(m.from, ev);
-        return;
-      }
-      watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
-      return;
-    }
+    case ReqKind::kWatch: watch_delete(m, r); return;
   }
+}
+
+void EtcdMember::watch_delete(const sim::Message& m, const Request& r) {
+  // Replay from history: a deletion at or after the start revision
+  // (watchable_store.go syncWatchers). The Mutex's waitDelete returns on
+  // the first deletion and cancels its watch, so a watch that has
+  // delivered one is done: it is not kept.
+  // Deletions are kept in revision order: the first of this key's at
+  // or after the start revision.
+  auto d = std::lower_bound(deletions_.begin(), deletions_.end(), r.revision,
+                            [](const Deletion& x, std::int64_t rev) { return x.revision < rev; });
+  for (; d != deletions_.end(); ++d) {
+    if (d->key != r.key) continue;
+    auto ev = sim::make_payload<WatchEvent>();
+    ev->watch_id = r.watch_id;
+    ev->key = r.key;
+    ev->revision = d->revision;
+    node_.send(m.from, ev);
+    return;
+  }
+  watches_.push_back(Watch{m.from, r.watch_id, r.key, r.revision});
 }
 
 void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r, std::uint64_t id,
@@ -463,12 +501,12 @@ void EtcdMember::serve_read(const sim::Message& m, std::shared_ptr<const Request
 void EtcdMember::answer_read(const sim::Message& m, const Request& r) {
   auto resp = sim::make_payload<Response>();
   resp->header_revision = revision_;
-  if (r.kind == ReqKind::kRangePrefix) {
-    // kvstore range over [prefix, prefix end): the keys in order, `limit` of them.
-    for (auto it = keys_.lower_bound(r.prefix); it != keys_.end() && has_prefix(it->first, r.prefix); ++it) {
-      if (r.revision > 0 && static_cast<std::int64_t>(resp->range.size()) == r.revision) break;
-      resp->range.push_back(it->second);
-    }
+  if (r.kind == ReqKind::kRange) {
+    // kvstore range over [key, range_end): the keys in order, `limit` of them.
+    TxnOpResult found;
+    range_into(r.key, r.range_end, r.revision, found);
+    resp->range = std::move(found.kvs);
+    resp->count = found.count;
   } else if (r.kind == ReqKind::kGet) {
     auto it = keys_.find(r.key);
     if (it != keys_.end()) {
@@ -560,8 +598,7 @@ void EtcdMember::apply_lock(const std::string& key, LeaseId lease, std::string_v
       resp.error = "lease not found";  // a put with an unknown lease fails the txn
     } else {
       ++revision_;
-      keys_[key] = KeyValue{key, "", revision_, revision_, 1, lease};
-      lease_keys_[lease].insert(key);
+      put_key(key, "", lease, revision_);
       resp.succeeded = true;
     }
   }
@@ -583,18 +620,59 @@ void EtcdMember::apply_put(const std::string& key, LeaseId lease, const std::str
     return;
   }
   ++revision_;
+  put_key(key, value, lease, revision_);
+  if (answering) resp.kv = keys_.at(key);
+}
+
+void EtcdMember::put_key(const std::string& key, const std::string& value, LeaseId lease, std::int64_t rev) {
   auto it = keys_.find(key);
   if (it == keys_.end()) {
-    keys_[key] = KeyValue{key, value, revision_, revision_, 1, lease};
+    it = keys_.emplace(key, KeyValue{key, value, rev, rev, 1, lease}).first;
   } else {
     if (it->second.lease != 0) lease_keys_[it->second.lease].erase(key);
     it->second.value = value;
-    it->second.mod_revision = revision_;
+    it->second.mod_revision = rev;
     ++it->second.version;
     it->second.lease = lease;
   }
   if (lease != 0) lease_keys_[lease].insert(key);
-  if (answering) resp.kv = keys_.at(key);
+  record_event(true, it->second);
+}
+
+void EtcdMember::record_event(bool put, const KeyValue& kv) {
+  if (svc_.keeps_events()) events_.push_back(WatchEvents::Event{put, kv});
+}
+
+void EtcdMember::dispatch_events() {
+  if (undispatched_ == events_.size()) return;
+  for (const RangeWatch& w : range_watches_) {
+    std::shared_ptr<WatchEvents> out;
+    for (std::size_t i = undispatched_; i < events_.size(); ++i) {
+      if (!key_in_range(events_[i].kv.key, w.key, w.range_end)) continue;
+      if (!out) {
+        out = sim::make_payload<WatchEvents>();
+        out->watch_id = w.id;
+        out->header_revision = revision_;
+      }
+      out->events.push_back(events_[i]);
+    }
+    if (out) node_.send(w.client, out);
+  }
+  undispatched_ = events_.size();
+}
+
+void EtcdMember::watch_range(const sim::Message& m, const Request& r) {
+  // Replay from history (watchable_store.go syncWatchers: events at or
+  // after the start revision), then every later event as it applies.
+  const std::int64_t from = r.revision > 0 ? r.revision : revision_ + 1;
+  auto out = sim::make_payload<WatchEvents>();
+  out->watch_id = r.watch_id;
+  out->header_revision = revision_;
+  for (const WatchEvents::Event& e : events_) {
+    if (e.kv.mod_revision >= from && key_in_range(e.kv.key, r.key, r.range_end)) out->events.push_back(e);
+  }
+  if (!out->events.empty()) node_.send(m.from, out);
+  range_watches_.push_back(RangeWatch{m.from, r.watch_id, r.key, r.range_end});
 }
 
 void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& command) {
@@ -636,23 +714,42 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
     apply_put(op->key, op->lease, op->value, *resp, answering);
   } else if (op->kind == OpKind::kDelete) {
     delete_key(op->key, deleted);
+    resp->deleted = static_cast<std::int64_t>(deleted.size());
     why = "key deleted (unlock)";  // a literal: no string built per member per unlock
+  } else if (op->kind == OpKind::kTxn) {
+    apply_txn(*op->txn, *resp, deleted);  // moves revision_ itself
+    why = "key deleted (txn)";
   }
   if (!deleted.empty()) {
-    ++revision_;  // one write transaction, one revision
+    if (op->kind != OpKind::kTxn) ++revision_;  // one write transaction, one revision
     for (const auto& [k, create_rev] : deleted) {
       notify_watches(k, revision_);
+      if (op->kind != OpKind::kTxn) record_event(false, KeyValue{k, "", 0, revision_, 0, 0});
       svc_.on_key_deleted(*this, k, create_rev, why);
     }
   }
+  dispatch_events();
   resp->header_revision = revision_;
   if (answering) {
     if (op->kind == OpKind::kLock && resp->error.empty() && resp->owner && resp->kv &&
         resp->owner->create_revision == resp->kv->create_revision) {
       svc_.on_grant(*this, pending->second.request.from, *resp->kv, revision_);
     }
+    if (op->kind == OpKind::kTxn && resp->error.empty()) grant_created_locks(*op->txn, *resp, pending->second);
     node_.reply(pending->second.request, sim::make_payload<Response>(std::move(answer)));
     pending_.erase(pending);
+  }
+}
+
+void EtcdMember::grant_created_locks(const TxnSpec& txn, const Response& resp, const Pending& p) {
+  // A lock key the txn created (now at its create revision) is granted to
+  // the sender (docs/PROTOCOL.md "etcd requests", Grants and tokens).
+  for (const TxnOp& t : resp.succeeded ? txn.success : txn.failure) {
+    if (t.kind != TxnOp::Kind::kPut || !svc_.is_lock_key(t.key)) continue;
+    auto it = keys_.find(t.key);
+    if (it != keys_.end() && it->second.create_revision == revision_) {
+      svc_.on_grant(*this, p.request.from, it->second, revision_);
+    }
   }
 }
 
@@ -697,6 +794,8 @@ EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std
   const Duration min_ttl = (3 * ticks / 2) * spec_.heartbeat;
   const std::int64_t second = 1'000'000'000;
   min_lease_ttl_ = Duration{(min_ttl.count() + second - 1) / second * second};
+  keeps_events_ =
+      std::any_of(sc.clients.begin(), sc.clients.end(), [](const ClientSpec& c) { return c.program.has_value(); });
   raft::Config cfg;
   cfg.members = member_ids_;
   cfg.election_timeout = spec_.election_timeout;

@@ -88,6 +88,7 @@
 #include <vector>
 
 #include "models/etcd/raft/raft.hpp"
+#include "models/etcd/txn.hpp"
 #include "models/history.hpp"
 #include "models/lock_service.hpp"
 #include "models/scenario.hpp"
@@ -123,17 +124,28 @@ enum class ReqKind {
   /// the leader's lessor's remaining TTL, without renewing (v3_server.go
   /// LeaseTimeToLive: a follower asks the leader).
   kTimeToLive,
-  /// Range over a prefix (a program client's): every live key under
-  /// `prefix` in key order, at most `revision` of them when it is positive
-  /// (the request's limit), served as kGet is.
-  kRangePrefix,
+  /// Range (a program client's): every live key in [key, range_end) in key
+  /// order (txn.hpp key_in_range), at most `revision` of them when it is
+  /// positive (the request's limit), served as kGet is.
+  kRange,
+  /// The general Txn (a program client's, models/etcd/txn.hpp): `txn`,
+  /// through Raft.
+  kTxn,
+  /// Watch [key, range_end) from `revision` (0: from the next revision):
+  /// every put and delete, pushed as WatchEvents until kWatchCancel
+  /// (mvcc/watchable_store.go; a program client's).
+  kWatchRange,
+  /// Cancels the kWatchRange `watch_id` of the sender; no answer.
+  kWatchCancel,
 };
 
 struct Request final : sim::Payload {
   ReqKind kind = ReqKind::kGet;
   std::string key;
   std::string prefix;
-  std::string value;  ///< kPut
+  std::string value;                   ///< kPut
+  std::string range_end;               ///< kRange, kWatchRange: "" for the key alone
+  std::shared_ptr<const TxnSpec> txn;  ///< kTxn
   LeaseId lease = 0;
   Duration ttl{0};
   std::int64_t revision = 0;  ///< kLastCreated: max create revision; kWatch: start revision
@@ -145,16 +157,28 @@ struct Request final : sim::Payload {
   std::string describe() const override;
 };
 
+/// One operation's answer in a txn's response (etcd's ResponseOp).
+struct TxnOpResult {
+  TxnOp::Kind kind = TxnOp::Kind::kRange;
+  std::vector<KeyValue> kvs;  ///< kRange: the keys found, at most the limit
+  std::int64_t count = 0;     ///< kRange: the keys in the range
+  bool more = false;          ///< kRange: the limit left some out
+  std::int64_t deleted = 0;   ///< kDelete: the keys deleted
+};
+
 struct Response final : sim::Payload {
   std::string error;  ///< "" ok; "no leader", "lease not found", ...
   std::int64_t header_revision = 0;
   LeaseId lease = 0;
   Duration ttl{0};
-  bool succeeded = false;         ///< kLockTxn: the compare held (the key was created now)
-  Duration granted_ttl{0};        ///< kTimeToLive: the TTL the lease was granted with
-  std::vector<KeyValue> range;    ///< kRangePrefix: the keys found, in key order
-  std::optional<KeyValue> kv;     ///< kLockTxn: own key; kGet / kLastCreated: the key found
-  std::optional<KeyValue> owner;  ///< kLockTxn: first created key under the prefix
+  bool succeeded = false;              ///< kLockTxn: the compare held (the key was created now)
+  Duration granted_ttl{0};             ///< kTimeToLive: the TTL the lease was granted with
+  std::vector<KeyValue> range;         ///< kRange: the keys found, in key order
+  std::int64_t count = 0;              ///< kRange: the keys in the range
+  std::int64_t deleted = 0;            ///< kDelete: the keys deleted (0 or 1)
+  std::vector<TxnOpResult> responses;  ///< kTxn: one per operation of the branch taken
+  std::optional<KeyValue> kv;          ///< kLockTxn: own key; kGet / kLastCreated: the key found
+  std::optional<KeyValue> owner;       ///< kLockTxn: first created key under the prefix
   std::string describe() const override;
 };
 
@@ -164,6 +188,19 @@ struct WatchEvent final : sim::Payload {
   std::string key;
   std::int64_t revision = 0;  ///< the deletion's revision
   std::string describe() const override { return "WATCH DELETE " + key; }
+};
+
+/// What a kWatchRange watch pushes: the events of one revision (or, at
+/// registration, every past event from its start revision), in order.
+struct WatchEvents final : sim::Payload {
+  struct Event {
+    bool put = false;  ///< a put; a delete otherwise (kv: key and mod_revision only)
+    KeyValue kv;
+  };
+  std::uint64_t watch_id = 0;
+  std::int64_t header_revision = 0;
+  std::vector<Event> events;
+  std::string describe() const override;
 };
 
 class EtcdService;
@@ -202,6 +239,11 @@ class EtcdMember final : public sim::NodeBehaviour {
     std::string key;
     std::int64_t from = 0;
   };
+  struct RangeWatch {
+    NodeId client = sim::kNoNode;
+    std::uint64_t id = 0;
+    std::string key, range_end;
+  };
 
   void handle_client(const sim::Message& m, const Request& r);
   void propose(const sim::Message& m, std::shared_ptr<const Request> r, std::uint64_t id, raft::Command command);
@@ -232,6 +274,24 @@ class EtcdMember final : public sim::NodeBehaviour {
   void apply_lock(const std::string& key, LeaseId lease, std::string_view prefix, Response& resp, bool answering);
   /// A plain Put with an optional lease.
   void apply_put(const std::string& key, LeaseId lease, const std::string& value, Response& resp, bool answering);
+  /// Creates or overwrites `key` at revision `rev` (the caller moves
+  /// revision_), moving it to `lease`; records the put's event.
+  void put_key(const std::string& key, const std::string& value, LeaseId lease, std::int64_t rev);
+  /// The general txn (txn.cpp): compares, then a branch; deletions into
+  /// `deleted`; moves revision_ itself when something changed.
+  void apply_txn(const TxnSpec& txn, Response& resp, std::vector<std::pair<std::string, std::int64_t>>& deleted);
+  bool compare_holds(const TxnCompare& c) const;
+  /// Records the grant of each scenario lock key `txn` created.
+  void grant_created_locks(const TxnSpec& txn, const Response& resp, const Pending& p);
+  void range_into(const std::string& key, const std::string& range_end, std::int64_t limit, TxnOpResult& out) const;
+  /// A put or delete for the range watches (kept only when the service
+  /// keeps events, EtcdService::keeps_events).
+  void record_event(bool put, const KeyValue& kv);
+  /// Pushes this apply's recorded events to the range watches they match.
+  void dispatch_events();
+  void watch_range(const sim::Message& m, const Request& r);
+  /// The Mutex's watch of one key's deletion (kWatch).
+  void watch_delete(const sim::Message& m, const Request& r);
   void delete_key(const std::string& key, std::vector<std::pair<std::string, std::int64_t>>& deleted);
   void notify_watches(const std::string& key, std::int64_t revision);
   void promote();
@@ -268,6 +328,11 @@ class EtcdMember final : public sim::NodeBehaviour {
     std::string key;
   };
   std::vector<Deletion> deletions_;
+  /// Every put and delete in revision order, for the range watches' replay
+  /// (only when the service keeps events), and this apply's.
+  std::vector<WatchEvents::Event> events_;
+  std::size_t undispatched_ = 0;  ///< events_ from here on are this apply's
+  std::vector<RangeWatch> range_watches_;
   // Volatile member state.
   sim::PooledMap<std::uint64_t, Pending> pending_;  ///< request id (in the command) → client request
   sim::PooledMap<std::uint64_t, Pending> relays_;   ///< keepalive relayed to the leader → client request
@@ -319,6 +384,16 @@ class EtcdService final : public LockService {
   std::size_t size() const { return members_.size(); }
   raft::RaftHistory& raft_history() { return raft_history_; }
 
+  /// Whether members keep every put and delete for range watches: only
+  /// when some client is a program (the built-in client watches deletions
+  /// of one key, which the members keep anyway).
+  bool keeps_events() const { return keeps_events_; }
+  /// Whether `key` is one of the scenario's locks (lock.key, or one of
+  /// lock.keys): a general Txn that creates it grants that lock.
+  bool is_lock_key(const std::string& key) const {
+    return key == lock_.key || std::find(lock_.keys.begin(), lock_.keys.end(), key) != lock_.keys.end();
+  }
+
   /// Role alias `etcd-leader`: the leader of the highest term now, if any.
   std::optional<NodeId> leader() const;
 
@@ -340,6 +415,7 @@ class EtcdService final : public LockService {
   std::vector<std::unique_ptr<EtcdMember>> members_;
   std::set<std::pair<std::int64_t, std::string>> granted_;  ///< holds recorded: (create revision, key)
   Duration min_lease_ttl_{0};
+  bool keeps_events_ = false;
 };
 
 /// The lease value a History uses for an etcd hold: "<key>@<create revision>".

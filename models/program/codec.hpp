@@ -45,6 +45,15 @@ struct RequestContext {
   bool answered_by_push = false;
 };
 
+/// A pushed answer: the program's id of the request it answers, the
+/// delivery's fields, and whether more may follow (a watch of every
+/// change) or this was the only one (a watch of one deletion).
+struct PushedAnswer {
+  std::int64_t id = 0;
+  json fields;
+  bool more = false;
+};
+
 /// One kind of request that crosses the simulated network
 /// (docs/PROTOCOL.md "Requests"): `type` is the message's "type".
 struct RequestKind {
@@ -58,11 +67,13 @@ struct RequestKind {
   /// The result for a reply; nullopt when `m` is not an answer of this kind.
   std::optional<json> (*decode)(const sim::Message& m);
   /// A pushed message (not a reply) that answers a request made with
-  /// `answered_by_push`: the program's id of that request and the
-  /// delivery's fields; nullopt when `m` is not one. nullptr: none.
-  std::optional<std::pair<std::int64_t, json>> (*decode_push)(const sim::Message& m) = nullptr;
+  /// `answered_by_push`; nullopt when `m` is not one. nullptr: none.
+  std::optional<PushedAnswer> (*decode_push)(const sim::Message& m) = nullptr;
   /// The delivery's "type" for a pushed answer ("watch").
   const char* push_type = "";
+  /// The message that tells the service to stop pushing for request `id`
+  /// (the program cancelled it); nullptr or a null payload: none needed.
+  sim::PayloadPtr (*cancel_push)(std::int64_t id) = nullptr;
 };
 
 /// Every request kind, in a fixed order: resource, table, queue, redis, etcd.

@@ -202,7 +202,7 @@ void ProgramClient::handle_request(const RequestKind& kind, const json& j, std::
   if (ctx.answered_by_push) {
     // No reply comes: a pushed message later (an etcd watch's event).
     node_.send(to, std::move(body));
-    pushes_.insert(id);
+    pushes_[id] = Push{&kind, to};
     return;
   }
   Pending p{node_.send(to, std::move(body)), &kind, {}, false};
@@ -251,7 +251,13 @@ void ProgramClient::handle_cancel(const json& j) {
     timers_.erase(t);
     return;
   }
-  if (pushes_.erase(id) != 0) return;
+  if (auto p = pushes_.find(id); p != pushes_.end()) {
+    if (p->second.kind->cancel_push != nullptr) {
+      if (sim::PayloadPtr stop = p->second.kind->cancel_push(id)) node_.send(p->second.to, std::move(stop));
+    }
+    pushes_.erase(p);
+    return;
+  }
   if (auto p = pending_.find(id); p != pending_.end()) {
     if (p->second.has_timeout) node_.cancel(p->second.timeout);
     by_msg_.erase(p->second.message);
@@ -314,12 +320,14 @@ void ProgramClient::handle_iteration(const json& j) {
 void ProgramClient::on_push(const sim::Message& m) {
   for (const RequestKind& k : request_kinds()) {
     if (k.decode_push == nullptr) continue;
-    std::optional<std::pair<std::int64_t, json>> p = k.decode_push(m);
+    std::optional<PushedAnswer> p = k.decode_push(m);
     if (!p) continue;
-    if (pushes_.erase(p->first) == 0) return;  // cancelled, or from before a crash
-    json msg = std::move(p->second);
+    auto it = pushes_.find(p->id);
+    if (it == pushes_.end()) return;  // cancelled, or from before a crash
+    if (!p->more) pushes_.erase(it);
+    json msg = std::move(p->fields);
     msg["type"] = k.push_type;
-    msg["id"] = p->first;
+    msg["id"] = p->id;
     deliver(std::move(msg));
     return;
   }

@@ -122,7 +122,11 @@ class ProgramClient final : public sim::NodeBehaviour {
   std::map<std::int64_t, Pending> pending_;       ///< by the program's id
   std::map<std::uint64_t, std::int64_t> by_msg_;  ///< message id -> the program's id
   std::map<std::int64_t, sim::TimerId> timers_;   ///< by the program's id
-  std::set<std::int64_t> pushes_;                 ///< requests answered by a pushed message (etcd watches)
+  struct Push {
+    const RequestKind* kind = nullptr;
+    sim::NodeId to = sim::kNoNode;
+  };
+  std::map<std::int64_t, Push> pushes_;  ///< requests answered by pushed messages (etcd watches), by id
   std::optional<std::size_t> belief_;
   std::optional<std::size_t> iteration_;  ///< the open iteration's record
   int iterations_ = 0;

@@ -81,6 +81,68 @@ def seed(init, iterations):
             call({"type": "timer", "id": next(ids), "after": 4_000_000_000})
 
 
+def etcd_txn():
+    """The general etcd API: Txn with compares, Range with a range end and
+    a limit, DeleteRange over a range, Watch of a prefix on a follower."""
+    ids = iter(range(1, 1000))
+    out = []
+    watched = []
+
+    def etcd(**fields):
+        rid = next(ids)
+        send(dict({"type": "etcd", "id": rid}, **fields))
+        send({"type": "yield"})
+        while True:
+            d = recv()
+            if d["type"] == "watch":
+                watched.append(" ".join("%s:%s@%d" % (e["type"], e["kv"]["key"], e["kv"]["mod_revision"])
+                                        for e in d["events"]))
+                send({"type": "yield"})
+                continue
+            return d["result"]
+
+    def kvs(res):
+        return ",".join("%s=%s@%d/%d/v%d" % (kv["key"], kv["value"], kv["create_revision"], kv["mod_revision"],
+                                             kv["version"]) for kv in res["kvs"])
+
+    def cmp(key, target, result, **value):
+        return dict({"key": key, "target": target, "result": result}, **value)
+
+    etcd(method="Put", key="k1", value="v1")
+    r = etcd(method="Txn", compare=[cmp("k1", "CREATE", "EQUAL", create_revision=0)],
+             success=[{"request_put": {"key": "k1", "value": "mine"}}],
+             failure=[{"request_range": {"key": "k1"}}])
+    out.append("taken:%s %s" % (r["succeeded"], kvs(r["responses"][0]["response_range"])))
+    r = etcd(method="Txn", compare=[cmp("k1", "VALUE", "EQUAL", value="v1"), cmp("k1", "MOD", "LESS", mod_revision=3)],
+             success=[{"request_put": {"key": "k1", "value": "v2"}}, {"request_put": {"key": "k2", "value": "x"}},
+                      {"request_range": {"key": "k", "range_end": "l"}}])
+    out.append("cas:%s rev %d %s" % (r["succeeded"], r["header"]["revision"],
+                                     kvs(r["responses"][2]["response_range"])))
+    r = etcd(method="Txn", compare=[cmp("nokey", "VALUE", "EQUAL", value="")])
+    out.append("value-of-missing:%s" % r["succeeded"])
+    r = etcd(method="Txn", compare=[cmp("nokey", "VERSION", "EQUAL", version=0),
+                                    cmp("k", "VERSION", "GREATER", version=0, range_end="l")])
+    out.append("version-of-missing:%s rev %d" % (r["succeeded"], r["header"]["revision"]))
+    r = etcd(method="Txn", success=[{"request_put": {"key": "d", "value": "1"}},
+                                    {"request_put": {"key": "d", "value": "2"}}])
+    out.append(r["error"])
+    r = etcd(method="Txn", success=[{"request_put": {"key": "d", "value": "1", "lease": 999}}])
+    out.append(r["error"])
+    # A watch of the prefix "k" on a follower, replaying from revision 1.
+    send({"type": "etcd", "id": 500, "method": "Watch", "key": "k", "range_end": "l", "start_revision": 1,
+          "node": "etcd-1"})
+    r = etcd(method="Range", key="", range_end="\u0000", limit=1)
+    out.append("limit:%s count %d more %s" % (kvs(r), r["count"], r["more"]))
+    r = etcd(method="DeleteRange", key="k", range_end="l")
+    out.append("deleted:%d rev %d" % (r["deleted"], r["header"]["revision"]))
+    etcd(method="Range", key="k1")  # time for the watch's events
+    send({"type": "cancel", "id": 500})
+    etcd(method="Put", key="k3", value="after the cancel")
+    etcd(method="Range", key="k3")
+    send({"type": "note", "text": " | ".join(out)})
+    send({"type": "note", "text": " | ".join(watched)})
+
+
 def main():
     reuse = MODE == "reuse"
     if MODE == "no-hello":
@@ -166,6 +228,8 @@ def main():
             etcd(method="LeaseTimeToLive", ID=lease)
             etcd(method="LeaseTimeToLive", ID=12345)
             send({"type": "note", "text": " ".join(out)})
+        elif MODE == "etcd-txn":
+            etcd_txn()
         elif MODE == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()

@@ -17,7 +17,8 @@ from ._core import ProtocolError, RequestTimeout
 
 __all__ = ["run", "client", "redis", "redis_pool", "held", "released", "lost", "iteration_start",
            "iteration_acquired", "iteration_end", "note", "resource", "spawn", "sleep", "now", "tracked",
-           "request", "etcd", "table", "queue", "rng", "run_async", "ProtocolError", "RequestTimeout"]
+           "request", "etcd", "etcd_watch", "Watch", "prefix_end", "table", "queue", "rng", "run_async",
+           "ProtocolError", "RequestTimeout"]
 
 
 def client():
@@ -55,6 +56,53 @@ def request(type, **fields):
 def etcd(method, **fields):
     """An etcd v3 call (PROTOCOL.md "etcd requests"): etcd("Put", key="k", value="v")."""
     return request("etcd", method=method, **fields)
+
+
+def prefix_end(prefix):
+    """etcd's range end for every key under `prefix` (clientv3.WithPrefix)."""
+    b = bytearray(prefix.encode("latin-1"))
+    while b:
+        if b[-1] < 0xFF:
+            b[-1] += 1
+            return b.decode("latin-1")
+        b.pop()
+    return "\x00"
+
+
+class Watch:
+    """An etcd Watch of a key, or of [key, range_end), from `start_revision`
+    (0: from now): every put and delete, in revision order, until cancelled
+    (PROTOCOL.md "etcd requests")."""
+
+    def __init__(self, key, range_end=None, start_revision=0, node=None):
+        msg = {"type": "etcd", "method": "Watch", "key": key, "range_end": range_end or "",
+               "start_revision": start_revision}
+        if node is not None:
+            msg["node"] = node
+        self._id = _state.channel().open_stream(msg)
+        self.closed = False
+
+    def next(self, timeout=None):
+        """The next events (a list of {"type": "PUT"|"DELETE", "kv": …}), or
+        None after `timeout` seconds of simulated time without any."""
+        got = _state.channel().stream_next(self._id, None if timeout is None else timeout * 1e9)
+        return None if got is None else got["events"]
+
+    def cancel(self):
+        if not self.closed:
+            self.closed = True
+            _state.channel().close_stream(self._id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cancel()
+
+
+def etcd_watch(key, range_end=None, start_revision=0, node=None):
+    """Starts a Watch (see Watch)."""
+    return Watch(key, range_end, start_revision, node)
 
 
 def table(op, **fields):

@@ -75,6 +75,7 @@ class Channel:
         self._ready = collections.deque()
         self._tasks = []
         self._waiters = {}  # id -> [task, delivery or None]
+        self._streams = {}  # id -> [deque of deliveries, waiter or None] (etcd Watch)
         self._by_thread = {}
         self._next_id = 1
         self._end_waiter = None
@@ -140,6 +141,40 @@ class Channel:
         if self._waiters.pop(i, None) is not None:
             self.send({"type": "cancel", "id": i})
 
+    # --- streams: requests answered by many deliveries (etcd Watch) --------
+    def open_stream(self, msg):
+        """Sends a request answered by a stream of pushed deliveries; its id."""
+        i = self.new_id()
+        msg["id"] = i
+        self._streams[i] = [collections.deque(), None]
+        self.send(msg)
+        return i
+
+    def stream_next(self, i, timeout_ns=None):
+        """The stream's next delivery; None after `timeout_ns` of simulated
+        time without one."""
+        s = self._streams[i]
+        if not s[0]:
+            me = self.current()
+            if me is None:
+                raise RuntimeError("fencesim: a wait from a thread fencesim did not start (use fencesim.spawn)")
+            w = [me, None]
+            timer = None
+            if timeout_ns is not None:
+                timer = self.new_id()
+                self._waiters[timer] = w
+                self.send({"type": "timer", "id": timer, "after": max(0, int(timeout_ns))})
+            s[1] = w
+            self._schedule_from(me)
+            s[1] = None
+            if timer is not None:
+                self.cancel(timer)  # a no-op when it fired
+        return s[0].popleft() if s[0] else None
+
+    def close_stream(self, i):
+        if self._streams.pop(i, None) is not None:
+            self.send({"type": "cancel", "id": i})
+
     # --- scheduling -------------------------------------------------------
     def fail(self, e):
         """A task raised: the program has failed (fencesim stops the run, exit 3)."""
@@ -193,6 +228,13 @@ class Channel:
     def deliver(self, msg):
         """Makes the task a delivery is for ready."""
         kind = msg.get("type")
+        s = self._streams.get(msg.get("id")) if kind == "watch" else None
+        if s is not None:
+            s[0].append(msg)
+            if s[1] is not None:
+                self._ready.append(s[1][0])
+                s[1] = None
+            return
         if kind in ("reply", "timer", "watch"):
             w = self._waiters.get(msg.get("id"))
             if w is None:
@@ -223,6 +265,7 @@ class Channel:
         self._tasks = []
         self._ready.clear()
         self._waiters.clear()
+        self._streams.clear()
         self._by_thread = {}
         self._end_waiter = None
         self.end_message = None

@@ -333,5 +333,38 @@ TEST(ProgramClient, EtcdLeaseTimeToLiveAndRangePrefix) {
             "LeaseTimeToLive:0/None etcdserver: requested lease not found\n");
 }
 
+/// The Python SDK's etcd Watch: a timeout on simulated time, the events of
+/// each revision in one delivery, nothing after the cancel.
+TEST(ProgramClient, PythonSdkEtcdWatchStreamsEventsUntilCancelled) {
+  const std::string text = R"({"version": 1, "scenario": "watch", "seed": 1, "duration": "10s", "settle": "2s",
+    "network": {"latency": "1ms"}, "lock": {"service": "etcd", "ttl": "5s", "nodes": 3},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "-m", "fencesim", "watch_client.py"],
+                 "env": {"PYTHONPATH": ")" +
+                           std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/python"}}}]})";
+  const RunResult r = run_scenario(from_text(text));
+  EXPECT_EQ(notes_of(r, "A"),
+            "nothing in 0.5s: None at 500 ms | PUT job/1@2 | PUT job/2@3 DELETE job/1@3 | prefix_end 'job0' "
+            "'\\x00'\n");
+}
+
+/// The general etcd v3 API (models/etcd/txn.hpp, models/program/
+/// requests_etcd.cpp): compares as etcd's applyCompare, a txn's writes at
+/// one revision and its range seeing them, the refusals, Range's limit,
+/// DeleteRange over a range, and a Watch of a prefix on a follower that
+/// replays from a revision and stops at its cancel.
+TEST(ProgramClient, EtcdTxnRangeDeleteRangeAndWatch) {
+  const std::string text = R"({"version": 1, "scenario": "etcd-txn", "seed": 1, "duration": "10s", "settle": "2s",
+    "network": {"latency": "1ms"}, "lock": {"service": "etcd", "ttl": "5s", "nodes": 3},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "raw_client.py", "etcd-txn"]}}]})";
+  const RunResult r = run_scenario(from_text(text));
+  EXPECT_EQ(notes_of(r, "A"),
+            "taken:False k1=v1@2/2/v1 | cas:True rev 3 k1=v2@2/3/v2,k2=x@3/3/v1 | value-of-missing:False | "
+            "version-of-missing:True rev 3 | etcdserver: duplicate key given in txn request | "
+            "etcdserver: lease not found | limit:k1=v2@2/3/v2 count 2 more True | deleted:2 rev 4\n"
+            "PUT:k1@2 PUT:k1@3 PUT:k2@3 | DELETE:k1@4 DELETE:k2@4\n");
+}
+
 }  // namespace
 }  // namespace fencesim
