@@ -274,8 +274,7 @@ void EtcdMember::on_message(const sim::Message& m) {
     if (!raft_.is_leader()) {
       answer(Duration{0}, "not leader");
     } else if (k->ttl_only) {
-      const std::optional<Duration> left = remaining(k->lease);
-      answer(left.value_or(Duration{0}), left ? "" : "requested lease not found");
+      answer(remaining(k->lease).value_or(-std::chrono::seconds(1)), "");  // TTL -1: unknown (time_to_live)
     } else {
       answer(renew(k->lease), "");
     }
@@ -435,10 +434,10 @@ void EtcdMember::relay_to_leader(const sim::Message& m, ReqKind kind, LeaseId le
 void EtcdMember::time_to_live(const sim::Message& m, LeaseId lease) {
   if (raft_.is_leader()) {
     auto r = sim::make_payload<Response>();
-    const std::optional<Duration> left = remaining(lease);
-    if (!left) r->error = "requested lease not found";
+    // An unknown lease is answered TTL -1, not an error (etcd v3.4
+    // etcdserver/api/v3rpc/lease.go LeaseTimeToLive on ErrLeaseNotFound).
     r->lease = lease;
-    r->ttl = left.value_or(Duration{0});
+    r->ttl = remaining(lease).value_or(-std::chrono::seconds(1));
     if (auto l = leases_.find(lease); l != leases_.end()) r->granted_ttl = l->second;
     r->header_revision = revision_;
     node_.reply(m, r);

@@ -122,7 +122,8 @@ enum class ReqKind {
   kPut,          ///< put key = value (with `lease` if non-zero)
   /// LeaseTimeToLive (a program client's, models/program/requests_etcd.cpp):
   /// the leader's lessor's remaining TTL, without renewing (v3_server.go
-  /// LeaseTimeToLive: a follower asks the leader).
+  /// LeaseTimeToLive: a follower asks the leader); -1 s for an unknown
+  /// lease, as api/v3rpc/lease.go answers ErrLeaseNotFound.
   kTimeToLive,
   /// Range (a program client's): every live key in [key, range_end) in key
   /// order (txn.hpp key_in_range), at most `revision` of them when it is

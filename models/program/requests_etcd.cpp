@@ -236,10 +236,15 @@ std::optional<json> decode_etcd(const sim::Message& m) {
   const auto* r = m.as<etcd::Response>();
   if (r == nullptr) return std::nullopt;
   json out{{"header", {{"revision", r->header_revision}}}};
-  if (!r->error.empty()) out["error"] = "etcdserver: " + r->error;
+  if (!r->error.empty()) {
+    // etcd's client-side text: the lessor's ErrLeaseNotFound reaches a
+    // client as rpctypes.ErrGRPCLeaseNotFound, "requested lease not found".
+    out["error"] = "etcdserver: " + (r->error == "lease not found" ? "requested lease not found" : r->error);
+  }
   if (r->lease != 0) out["ID"] = r->lease;
-  if (r->ttl != Duration{0} || r->lease != 0)
+  if (r->ttl != Duration{0} || r->lease != 0) {
     out["TTL"] = std::chrono::duration_cast<std::chrono::seconds>(r->ttl).count();
+  }
   if (r->granted_ttl != Duration{0}) {
     out["grantedTTL"] = std::chrono::duration_cast<std::chrono::seconds>(r->granted_ttl).count();
   }

@@ -318,9 +318,9 @@ namespace {
 
 /// LeaseTimeToLive (etcd v3.5 v3_server.go): the leader's lessor's remaining
 /// TTL in whole seconds (truncated) and the granted TTL, from the leader or
-/// through a follower; "requested lease not found" once it expired, or for
-/// an unknown lease. RangePrefix lists the keys under a prefix in key
-/// order, `limit` of them.
+/// through a follower; TTL -1 once it expired and was revoked, and for an
+/// unknown lease (etcd v3.4 api/v3rpc/lease.go answers ErrLeaseNotFound so). RangePrefix lists the keys under a prefix
+/// in key order, `limit` of them.
 TEST(ProgramClient, EtcdLeaseTimeToLiveAndRangePrefix) {
   const std::string text = R"({"version": 1, "scenario": "ttl", "seed": 1, "duration": "10s", "settle": "2s",
     "network": {"latency": "1ms"}, "lock": {"service": "etcd", "ttl": "5s", "nodes": 3},
@@ -329,8 +329,7 @@ TEST(ProgramClient, EtcdLeaseTimeToLiveAndRangePrefix) {
   const RunResult r = run_scenario(from_text(text));
   EXPECT_EQ(notes_of(r, "A"),
             "LeaseGrant:5/None LeaseTimeToLive:2/5 LeaseTimeToLive:2/5 RangePrefix:p/a=P/A@3,p/b=P/B@2,p/c=P/C@5 "
-            "RangePrefix:p/a=P/A@3,p/b=P/B@2 LeaseTimeToLive:0/None etcdserver: requested lease not found "
-            "LeaseTimeToLive:0/None etcdserver: requested lease not found\n");
+            "RangePrefix:p/a=P/A@3,p/b=P/B@2 LeaseTimeToLive:-1/None LeaseTimeToLive:-1/None\n");
 }
 
 /// The Python SDK's etcd Watch: a timeout on simulated time, the events of
@@ -362,7 +361,7 @@ TEST(ProgramClient, EtcdTxnRangeDeleteRangeAndWatch) {
   EXPECT_EQ(notes_of(r, "A"),
             "taken:False k1=v1@2/2/v1 | cas:True rev 3 k1=v2@2/3/v2,k2=x@3/3/v1 | value-of-missing:False | "
             "version-of-missing:True rev 3 | etcdserver: duplicate key given in txn request | "
-            "etcdserver: lease not found | limit:k1=v2@2/3/v2 count 2 more True | deleted:2 rev 4\n"
+            "etcdserver: requested lease not found | limit:k1=v2@2/3/v2 count 2 more True | deleted:2 rev 4\n"
             "PUT:k1@2 PUT:k1@3 PUT:k2@3 | DELETE:k1@4 DELETE:k2@4\n");
 }
 
