@@ -259,7 +259,8 @@ Step iterate(ClientState& c, Resource& res, int index) {
     const Time now = run.tb.now();
     if (!run.in_run(now)) return Step::kStop;
     if (crashed()) return Step::kCrashed;
-    run.h.iterations.push_back(IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started"});
+    run.h.iterations.push_back(
+        IterationRecord{c.spec.name, index, now, std::nullopt, std::nullopt, false, "started", std::nullopt});
     rec = run.h.iterations.size() - 1;
     c.iteration = rec;
   }
@@ -388,7 +389,10 @@ void program_belief(ClientState& c, const std::string& type, const pjson& j, Tim
       // The runner does not see the program's commands: its belief is
       // when the grant is recorded (a few ms after the server's).
       std::lock_guard<std::mutex> g(run.hmu);
-      if (run.in_run(now)) run.h.grant(now, c.spec.name, value, token, "redis-0");
+      if (run.in_run(now)) {
+        run.h.grant(now, c.spec.name, value, token,
+                    run.s.lock.service == ServiceKind::kEtcd ? run.etcd.front().name : std::string("redis-0"));
+      }
       run.live.emplace(value, Clock::now());
     }
     c.begin_belief(RealLock::Lease{value, token}, now);
@@ -474,19 +478,40 @@ std::string program_line(ClientState& c, Resource& res, const pjson& j) {
   return "";
 }
 
-/// Starts the program (through the client's link to the primary); its
-/// hello is read, nothing more.
-std::unique_ptr<program::Channel> start_program(ClientState& c) {
+/// Where the program finds the service, through the client's links (so
+/// link faults reach it): FENCESIM_REDIS=host:port of the primary, or
+/// FENCESIM_ETCD=host:port of etcd-0, etcd-1, … in member order.
+std::pair<std::string, std::string> service_address(ClientState& c) {
   Run& run = c.run;
-  const ProgramSpec& p = *c.spec.program;
+  if (run.s.lock.service == ServiceKind::kEtcd) {
+    std::string eps;
+    for (const RedisProc& m : run.etcd) {
+      eps += (eps.empty() ? "" : ",") + fmt::format("127.0.0.1:{}", run.dial(c.spec.name, m.name, m.port));
+    }
+    return {"FENCESIM_ETCD", eps};
+  }
   const auto port = run.primary_port(c.spec.name);
   if (!port) throw std::runtime_error("no Redis primary to give the program");
   const int link = run.dial(c.spec.name, run.redis_name_of_port(*port), *port);
-  program::Launch l{p.command,   p.env,
-                    p.cwd,       p.yield_timeout,
-                    c.spec.name, "client " + c.spec.name,
-                    "real",      {{"FENCESIM_REDIS", "127.0.0.1:" + std::to_string(link)}}};
+  return {"FENCESIM_REDIS", "127.0.0.1:" + std::to_string(link)};
+}
+
+/// Starts the program; its hello is read, nothing more.
+std::unique_ptr<program::Channel> start_program(ClientState& c) {
+  const ProgramSpec& p = *c.spec.program;
+  program::Launch l{p.command,           p.env, p.cwd, p.yield_timeout, c.spec.name, "client " + c.spec.name, "real",
+                    {service_address(c)}};
   return program::launch(l);
+}
+
+/// The node names of the service, as a simulated run's init gives them.
+pjson service_nodes(const Run& run) {
+  pjson names = pjson::array();
+  if (run.s.lock.service == ServiceKind::kEtcd) {
+    for (const RedisProc& m : run.etcd) names.push_back(m.name);
+    return pjson{{"etcd", names}};
+  }
+  return pjson{{"redis", pjson::array({"redis-0"})}};
 }
 
 /// Serves a started program until it exits, crashes or the run stops.
@@ -501,7 +526,8 @@ void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int res
       {"index", c.index},
       {"restarts", restarts},
       {"scenario", run.s.name},
-      {"service", "redis"},
+      {"service", to_string(run.s.lock.service)},
+      {"nodes", service_nodes(run)},
       {"lock",
        {{"key", run.s.lock.key}, {"ttl", run.s.lock.ttl.count()}, {"counter_key", redis_counter_key(run.s.lock)}}}};
   ch->send(init.dump());

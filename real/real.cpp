@@ -42,10 +42,12 @@ namespace {
 /// Why client `c` of `s` cannot run against real servers ("" when it can).
 std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
   if (c.program) {
-    if (s.lock.service != ServiceKind::kRedis || s.lock.redis.sentinels > 0 || s.lock.redis.replicas > 0) {
+    const bool one_primary = s.lock.service == ServiceKind::kRedis && s.lock.redis.sentinels == 0 &&
+                             s.lock.redis.replicas == 0 && !s.lock.redis.cluster;
+    if (!one_primary && s.lock.service != ServiceKind::kEtcd) {
       return "client " + c.name +
              " is a program: fencesim-real runs program clients against one Redis primary "
-             "(no replicas, no Sentinel) for now";
+             "(no replicas, no Sentinel, no Cluster) or an etcd cluster for now";
     }
     return "";
   }

@@ -3,7 +3,8 @@ program against the runner's real servers, on real time.
 
 No lockstep and no patches: ``time`` is the machine's, ``fencesim.redis()``
 is a real redis-py client to the server in ``FENCESIM_REDIS``
-(``host:port``), ``spawn`` starts a real thread. Beliefs, resource
+(``host:port``), ``fencesim.etcd()`` and ``etcd_watch`` go to the members
+in ``FENCESIM_ETCD`` (_real_etcd.py), ``spawn`` starts a real thread. Beliefs, resource
 operations, iterations and notes still go to the runner over the protocol
 (PROTOCOL.md "The real stack"); a resource operation waits for its reply.
 """
@@ -21,6 +22,7 @@ class RealChannel:
         self._out = stdout
         self._lock = threading.Lock()  # one request at a time on the pipe
         self._next_id = 1
+        self._streams = {}  # id -> _real_etcd.WatchStream
         self.init = None
         self.ended = False
 
@@ -44,6 +46,8 @@ class RealChannel:
         return json.loads(line)
 
     def request(self, msg):
+        if msg.get("type") == "etcd":
+            return self._etcd(msg)
         with self._lock:
             msg["id"] = self._next_id
             self._next_id += 1
@@ -55,6 +59,40 @@ class RealChannel:
             if got.get("id") != msg["id"]:
                 raise ProtocolError("expected the reply to %d, got %r" % (msg["id"], got))
             return got
+
+    # --- etcd: straight to the runner's real members (_real_etcd) ----------
+    def _etcd(self, msg):
+        from . import _real_etcd
+        i = self.new_id()
+        try:
+            if msg.get("method") == "WatchDelete":
+                w = _real_etcd.WatchStream(msg)
+                got = w.next()
+                w.close()
+                return dict(got, id=i)
+            return {"type": "reply", "id": i, "result": _real_etcd.call(msg)}
+        except _real_etcd.Unavailable as e:
+            return {"type": "reply", "id": i, "error": "unavailable: %s" % e}
+
+    def new_id(self):
+        with self._lock:
+            i = self._next_id
+            self._next_id += 1
+            return i
+
+    def open_stream(self, msg):
+        from . import _real_etcd
+        i = self.new_id()
+        self._streams[i] = _real_etcd.WatchStream(msg)
+        return i
+
+    def stream_next(self, i, timeout_ns=None):
+        return self._streams[i].next(None if timeout_ns is None else timeout_ns / 1e9)
+
+    def close_stream(self, i):
+        w = self._streams.pop(i, None)
+        if w is not None:
+            w.close()
 
     def spawn(self, fn, name=None):
         t = threading.Thread(target=fn, name=name, daemon=True)
