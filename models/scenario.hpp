@@ -119,6 +119,11 @@ struct RedisSpec {
   bool operator==(const RedisSpec&) const = default;
 };
 
+/// The name the sentinels monitor their primary under (sentinel.conf
+/// `sentinel monitor <name> …`): in the model (a program's SENTINEL
+/// get-master-addr-by-name, init's lock.sentinel_name) and in fencesim-real.
+inline constexpr const char* kSentinelPrimaryName = "fencesim";
+
 struct EtcdSpec {
   int nodes = 3;
   Duration election_timeout = 1s;

@@ -480,27 +480,38 @@ std::string program_line(ClientState& c, Resource& res, const pjson& j) {
 
 /// Where the program finds the service, through the client's links (so
 /// link faults reach it): FENCESIM_REDIS=host:port of the primary, or
-/// FENCESIM_ETCD=host:port of etcd-0, etcd-1, … in member order.
-std::pair<std::string, std::string> service_address(ClientState& c) {
+/// FENCESIM_ETCD=host:port of etcd-0, etcd-1, … in member order; with
+/// Sentinel also FENCESIM_SENTINELS (each sentinel) and
+/// FENCESIM_REDIS_PORTS=real:link,… (a server's port as Sentinel names it
+/// → the client's link to that server).
+std::map<std::string, std::string> service_address(ClientState& c) {
   Run& run = c.run;
-  if (run.s.lock.service == ServiceKind::kEtcd) {
-    std::string eps;
-    for (const RedisProc& m : run.etcd) {
-      eps += (eps.empty() ? "" : ",") + fmt::format("127.0.0.1:{}", run.dial(c.spec.name, m.name, m.port));
+  auto links = [&](const std::vector<RedisProc>& servers, bool pairs) {
+    std::string out;
+    for (const RedisProc& m : servers) {
+      const int link = run.dial(c.spec.name, m.name, m.port);
+      out +=
+          (out.empty() ? "" : ",") + (pairs ? fmt::format("{}:{}", m.port, link) : fmt::format("127.0.0.1:{}", link));
     }
-    return {"FENCESIM_ETCD", eps};
-  }
+    return out;
+  };
+  if (run.s.lock.service == ServiceKind::kEtcd) return {{"FENCESIM_ETCD", links(run.etcd, false)}};
   const auto port = run.primary_port(c.spec.name);
   if (!port) throw std::runtime_error("no Redis primary to give the program");
   const int link = run.dial(c.spec.name, run.redis_name_of_port(*port), *port);
-  return {"FENCESIM_REDIS", "127.0.0.1:" + std::to_string(link)};
+  std::map<std::string, std::string> env{{"FENCESIM_REDIS", "127.0.0.1:" + std::to_string(link)}};
+  if (!run.sentinels.empty()) {
+    env["FENCESIM_SENTINELS"] = links(run.sentinels, false);
+    env["FENCESIM_REDIS_PORTS"] = links(run.redis, true);
+  }
+  return env;
 }
 
 /// Starts the program; its hello is read, nothing more.
 std::unique_ptr<program::Channel> start_program(ClientState& c) {
   const ProgramSpec& p = *c.spec.program;
-  program::Launch l{p.command,           p.env, p.cwd, p.yield_timeout, c.spec.name, "client " + c.spec.name, "real",
-                    {service_address(c)}};
+  program::Launch l{p.command,         p.env, p.cwd, p.yield_timeout, c.spec.name, "client " + c.spec.name, "real",
+                    service_address(c)};
   return program::launch(l);
 }
 
@@ -511,7 +522,14 @@ pjson service_nodes(const Run& run) {
     for (const RedisProc& m : run.etcd) names.push_back(m.name);
     return pjson{{"etcd", names}};
   }
-  return pjson{{"redis", pjson::array({"redis-0"})}};
+  for (const RedisProc& m : run.redis) names.push_back(m.name);
+  pjson nodes{{"redis", names}};
+  if (!run.sentinels.empty()) {
+    pjson sentinels = pjson::array();
+    for (const RedisProc& m : run.sentinels) sentinels.push_back(m.name);
+    nodes["sentinels"] = sentinels;
+  }
+  return nodes;
 }
 
 /// Serves a started program until it exits, crashes or the run stops.
@@ -519,7 +537,7 @@ void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int res
   Run& run = c.run;
   c.program_pid = ch->pid();
   Resource res(run, c.spec.name, c.sockets);
-  const pjson init{
+  pjson init{
       {"type", "init"},
       {"protocol", 1},
       {"client", c.spec.name},
@@ -530,6 +548,7 @@ void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int res
       {"nodes", service_nodes(run)},
       {"lock",
        {{"key", run.s.lock.key}, {"ttl", run.s.lock.ttl.count()}, {"counter_key", redis_counter_key(run.s.lock)}}}};
+  if (!run.sentinels.empty()) init["lock"]["sentinel_name"] = kSentinelName;
   ch->send(init.dump());
   std::string line;
   while (!run.stop && c.gate.epoch() == epoch) {

@@ -47,7 +47,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 /// The Sentinel master name every sentinel monitors.
-inline const char* const kSentinelName = "fencesim";
+inline constexpr const char* kSentinelName = kSentinelPrimaryName;  // models/scenario.hpp
 
 /// Set by SIGINT / SIGTERM while a run is in progress (real.cpp installs the handler).
 extern std::atomic<bool> g_interrupted;

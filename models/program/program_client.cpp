@@ -68,6 +68,10 @@ json ProgramClient::init_message() const {
   for (const NodeGroup& g : targets_.groups) nodes[g.name] = g.nodes;
   const std::string key = lock_of(scenario_.lock, spec_);
   const Duration ttl = client_ttl(scenario_.lock, spec_);
+  json lock{{"key", bytes_to_json_text(key)},
+            {"ttl", ttl.count()},
+            {"counter_key", bytes_to_json_text(redis_counter_key_of(scenario_.lock, key))}};
+  if (nodes.contains("sentinels") && !nodes["sentinels"].empty()) lock["sentinel_name"] = kSentinelPrimaryName;
   return json{{"type", "init"},
               {"protocol", kProtocolVersion},
               {"client", spec_.name},
@@ -77,10 +81,7 @@ json ProgramClient::init_message() const {
               {"scenario", scenario_.name},
               {"service", to_string(scenario_.lock.service)},
               {"nodes", nodes},
-              {"lock",
-               {{"key", bytes_to_json_text(key)},
-                {"ttl", ttl.count()},
-                {"counter_key", bytes_to_json_text(redis_counter_key_of(scenario_.lock, key))}}},
+              {"lock", std::move(lock)},
               {"resource", {{"copy", spec_.resource}, {"kind", to_string(scenario_.resource.kind)}}},
               {"settings",
                {{"fencing", spec_.fencing},

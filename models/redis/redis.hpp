@@ -325,6 +325,8 @@ class Sentinel final : public sim::NodeBehaviour {
   Sentinel(RedisService& svc, sim::Node& node, int index, int pool = 0);
   int pool() const { return pool_; }
   void on_message(const sim::Message& m) override;
+  /// A program's RESP command (PING, SENTINEL get-master-addr-by-name).
+  commands::RespValue answer_command(const std::vector<std::string>& argv) const;
   void on_crash() override;
   void on_restart() override;
   void start();

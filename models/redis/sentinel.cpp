@@ -4,6 +4,8 @@
 // conversion of an old primary. What is modelled, with sources: redis.hpp.
 #include "models/redis/redis.hpp"
 
+#include "models/redis/commands/wire.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -407,7 +409,41 @@ void Sentinel::on_message(const sim::Message& m) {
     node_.reply(m, r);
   } else if (const auto* s = m.as<SwitchPrimary>()) {
     if (s->epoch > config_epoch_) adopt(s->primary, s->epoch);
+  } else if (const auto* c = m.as<RawCommand>()) {
+    auto r = sim::make_payload<RawReply>();
+    r->value = answer_command(c->argv);
+    node_.reply(m, r);
   }
+}
+
+commands::RespValue Sentinel::answer_command(const std::vector<std::string>& argv) const {
+  // A program's command to a sentinel (docs/PROTOCOL.md "Redis commands"),
+  // as Redis 7.0's sentinel.c sentinelCommand answers the two a client
+  // library needs to find the primary; the sentinel monitors one primary,
+  // named kSentinelPrimaryName.
+  using commands::RespValue;
+  auto lower = [](std::string t) {
+    for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return t;
+  };
+  const std::string name = argv.empty() ? "" : lower(argv[0]);
+  if (name == "ping") return RespValue::status("PONG");
+  const std::string sub = argv.size() > 1 ? lower(argv[1]) : "";
+  if (name != "sentinel") {
+    return RespValue::error("ERR unknown command '" + (argv.empty() ? std::string() : argv[0]) +
+                            "', with args beginning with: ");
+  }
+  if (sub != "get-master-addr-by-name") {
+    return RespValue::error("ERR unknown subcommand '" + (argv.size() > 1 ? argv[1] : std::string()) +
+                            "'. Try SENTINEL HELP.");
+  }
+  if (argv.size() != 3) return RespValue::error("ERR wrong number of arguments for 'sentinel|" + sub + "' command");
+  if (argv[2] != kSentinelPrimaryName) return RespValue::nil();  // addReplyNullArray
+  // sentinelGetCurrentMasterAddress: the promoted replica once this
+  // sentinel's failover reconfigures the replicas, else the primary (as
+  // GetPrimary). The address is the node's name and Redis's default port.
+  const NodeId p = promotion_seen_ ? promoted_ : config_primary_;
+  return RespValue::of_array({RespValue::bulk(svc_.sim().node(p).name()), RespValue::bulk("6379")});
 }
 
 void Sentinel::on_crash() {

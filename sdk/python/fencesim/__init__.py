@@ -17,7 +17,7 @@ from ._core import ProtocolError, RequestTimeout
 
 __all__ = ["run", "client", "redis", "redis_pool", "held", "released", "lost", "iteration_start",
            "iteration_acquired", "iteration_end", "note", "resource", "spawn", "sleep", "now", "tracked",
-           "request", "etcd", "etcd_watch", "Watch", "prefix_end", "table", "queue", "rng", "run_async",
+           "request", "redis_sentinel", "etcd", "etcd_watch", "Watch", "prefix_end", "table", "queue", "rng", "run_async",
            "ProtocolError", "RequestTimeout"]
 
 
@@ -195,6 +195,25 @@ def redis(node=None, connection=0, **kwargs):
     """``redis.Redis(connection_pool=redis_pool(...))``."""
     import redis as _r
     return _r.Redis(connection_pool=redis_pool(node=node, connection=connection, **kwargs))
+
+
+def redis_sentinel(service_name=None, connection=0, **kwargs):
+    """A ``redis.Redis`` on the primary the scenario's sentinels name
+    (``SENTINEL get-master-addr-by-name``), found again after a failover;
+    ``service_name`` defaults to init's ``lock.sentinel_name``. Under
+    fencesim-real: redis-py's own ``redis.sentinel.Sentinel(...).master_for``
+    on the runner's sentinels."""
+    import os
+    import redis as _r
+    name = service_name or client()["lock"].get("sentinel_name")
+    if name is None:
+        raise ValueError("this scenario has no sentinels (lock.sentinels is 0)")
+    if os.environ.get("FENCESIM_BACKEND") == "real":
+        from . import _real
+        return _real.sentinel_master(name, **kwargs)
+    from . import _redis
+    sentinels = client()["nodes"].get("sentinels", [])
+    return _r.Redis(connection_pool=_redis.sentinel_pool(name, sentinels, connection=connection, **kwargs))
 
 
 class tracked:

@@ -105,6 +105,40 @@ def redis_address():
     return host or "127.0.0.1", int(port)
 
 
+def sentinel_addresses():
+    """The runner's sentinels, ``FENCESIM_SENTINELS`` (``host:port,…``)."""
+    out = []
+    for a in os.environ.get("FENCESIM_SENTINELS", "").split(","):
+        if a:
+            host, _, port = a.rpartition(":")
+            out.append((host or "127.0.0.1", int(port)))
+    if not out:
+        raise ValueError("FENCESIM_SENTINELS is not set: this scenario has no sentinels")
+    return out
+
+
+def sentinel_master(name, **kwargs):
+    """redis-py's own Sentinel client on the runner's sentinels; the
+    primary's address as Sentinel gives it is mapped to this client's link
+    to that server (``FENCESIM_REDIS_PORTS``), so the runner's link faults
+    reach the program."""
+    from redis.sentinel import Sentinel, SentinelConnectionPool
+    ports = {}
+    for pair in os.environ.get("FENCESIM_REDIS_PORTS", "").split(","):
+        if pair:
+            real, _, link = pair.partition(":")
+            ports[int(real)] = int(link)
+
+    class LinkedPool(SentinelConnectionPool):
+        def get_master_address(self):
+            host, port = super().get_master_address()
+            return host, ports.get(int(port), int(port))
+
+    timeout = kwargs.get("socket_timeout", 1.0)
+    return Sentinel(sentinel_addresses(), socket_timeout=timeout).master_for(
+        name, connection_pool_class=LinkedPool, **kwargs)
+
+
 def serve(main):
     from . import _state
     out = os.fdopen(os.dup(1), "w", buffering=1 << 16, encoding="utf-8")

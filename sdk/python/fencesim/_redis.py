@@ -104,10 +104,60 @@ class SimConnection(Connection):
         return _decode(response, self.encoder)
 
 
+class SentinelSimConnection(SimConnection):
+    """A SimConnection to the primary the sentinels name: on connect it asks
+    them in turn (``SENTINEL get-master-addr-by-name``, as redis-py's
+    ``Sentinel.discover_master``); a READONLY answer or a timeout makes it
+    ask again on the next command (as redis-py's
+    ``SentinelManagedConnection``, which turns READONLY into a
+    ConnectionError)."""
+
+    def __init__(self, service_name=None, sentinels=None, **kwargs):
+        super().__init__(**kwargs)
+        self.service_name = service_name
+        self.sentinels = sentinels
+
+    def connect(self):
+        if self.node is None:
+            self.node = self._discover()
+
+    def disconnect(self, *args):
+        super().disconnect(*args)
+        self.node = None
+
+    def _discover(self):
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        timeout = int((self.socket_timeout or 1.0) * 1e9)
+        for s in self.sentinels:
+            got = _state.channel().request({"type": "redis", "node": s, "timeout": timeout,
+                                            "args": ["SENTINEL", "get-master-addr-by-name", self.service_name]})
+            addr = got.get("result")
+            if isinstance(addr, list) and len(addr) == 2:
+                return addr[0]
+        raise RedisConnectionError("No master found for %r: no sentinel answered with one" % self.service_name)
+
+    def read_response(self, disable_decoding=False):
+        from redis.exceptions import ConnectionError as RedisConnectionError, ReadOnlyError
+        try:
+            return super().read_response(disable_decoding)
+        except ReadOnlyError:
+            self.node = None
+            raise RedisConnectionError("The previous master is now a slave")
+        except RedisTimeoutError:
+            self.node = None
+            raise
+
+
 def _decode(v, encoder):
     if isinstance(v, list):
         return [_decode(x, encoder) for x in v]
     return encoder.decode(v)
+
+
+def sentinel_pool(service_name, sentinels, connection=0, **kwargs):
+    """A ConnectionPool of SentinelSimConnection."""
+    return redis.ConnectionPool(connection_class=SentinelSimConnection, service_name=service_name,
+                                sentinels=sentinels, node=None, connection=connection, **kwargs)
 
 
 def pool(node=None, connection=0, **kwargs):

@@ -347,6 +347,26 @@ TEST(ProgramClient, PythonSdkEtcdWatchStreamsEventsUntilCancelled) {
             "'\\x00'\n");
 }
 
+/// SENTINEL get-master-addr-by-name at the simulated sentinels, and the
+/// SDK's redis_sentinel(): redis-py follows the failover to redis-1 after
+/// the primary crashes (timeouts meanwhile, as redis-py raises them).
+TEST(ProgramClient, PythonSdkRedisSentinelFollowsAFailover) {
+  const std::string text = R"({"version": 1, "scenario": "sentinel", "seed": 1, "duration": "20s", "settle": "2s",
+    "network": {"latency": "1ms"},
+    "lock": {"service": "redis", "ttl": "5s", "replicas": 1, "sentinels": 3, "down_after": "3s"},
+    "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["python3", "-m", "fencesim", "sentinel_client.py"],
+                 "env": {"PYTHONPATH": ")" +
+                           std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/python"}}}],
+    "faults": [{"at": "2500ms", "kind": "crash", "target": "redis-0", "restart_after": "30s"}]})";
+  const RunResult r = run_scenario(from_text(text));
+  const std::string notes = notes_of(r, "A");
+  EXPECT_EQ(notes.substr(0, notes.find(" 3:")), "0:redis-0 1:redis-0 2:redis-0") << notes;
+  EXPECT_NE(notes.find("TimeoutError"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("11:redis-1"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("sentinel_name fencesim"), std::string::npos) << notes;
+}
+
 /// The general etcd v3 API (models/etcd/txn.hpp, models/program/
 /// requests_etcd.cpp): compares as etcd's applyCompare, a txn's writes at
 /// one revision and its range seeing them, the refusals, Range's limit,

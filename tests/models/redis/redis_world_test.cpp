@@ -418,7 +418,9 @@ TEST(RedlockPools, WhenTheReplicaHadTheSetThePromotedReplicaKeepsBlockingAndNoOn
   const GrantRecord& a = r.history.grants[0];
   EXPECT_EQ(a.client, "A");
   for (const GrantRecord& g : r.history.grants) {
-    if (g.client == "B") EXPECT_GE(g.at, a.at + 8s) << "B only after A's work and release";
+    if (g.client == "B") {
+      EXPECT_GE(g.at, a.at + 8s) << "B only after A's work and release";
+    }
   }
   EXPECT_EQ(status(r, P::kMutualExclusion), kHolds);
 }
