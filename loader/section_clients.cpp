@@ -91,11 +91,7 @@ struct Section {
       if (spec.library == EtcdLibrary::kJetcd) {
         for (const char* k : {"renew_interval", "renew_clock"}) {
           if (find(c, k) == nullptr) continue;
-          fail(kp(k),
-               std::string("\"") + k +
-                   "\" does not apply to \"library\": \"jetcd\": jetcd schedules its own keepalives (a 500 ms "
-                   "tick, each lease a third of its TTL after the last answer)",
-               "remove it, or use \"library\": \"go\"");
+          fail(kp(k), jetcd_keepalive_setting_message(k), "remove it, or use \"library\": \"go\"");
         }
       }
     }

@@ -151,6 +151,12 @@ const ServiceDescriptor* registered(const LockSpec& l) {
 
 }  // namespace
 
+std::string jetcd_keepalive_setting_message(const std::string& field) {
+  return "\"" + field +
+         "\" does not apply to \"library\": \"jetcd\": jetcd schedules its own keepalives (a 500 ms tick, each "
+         "lease a third of its TTL after the last answer)";
+}
+
 Duration client_ttl(const LockSpec& l, const ClientSpec& c) {
   if (!c.ttl) return l.ttl;
   const ServiceDescriptor* d = registered(l);
@@ -592,10 +598,8 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
                      "remove it, or use \"library\": \"go\"");
     }
     if (c.renew_clock != sim::ClockKind::kMonotonic || c.renew_interval != default_renew_interval(s.lock, c)) {
-      return problem(key(path, c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval"),
-                     "renew_interval and renew_clock do not apply to \"library\": \"jetcd\": jetcd schedules its "
-                     "own keepalives (a 500 ms tick, each lease a third of its TTL after the last answer)",
-                     "remove it, or use \"library\": \"go\"");
+      const char* field = c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval";
+      return problem(key(path, field), jetcd_keepalive_setting_message(field), "remove it, or use \"library\": \"go\"");
     }
   }
   if (c.library != EtcdLibrary::kGo && !service_descriptor(s.lock.service).client_libraries()) {

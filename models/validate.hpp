@@ -115,6 +115,12 @@ Duration etcd_min_ttl(Duration election_timeout);
 /// etcd_min_ttl as lock.ttl is (the member raises it when it grants).
 Duration client_ttl(const LockSpec& l, const ClientSpec& c);
 
+/// The one wording of the jetcd keepalive rule (a client with "library":
+/// "jetcd" takes no renew_interval or renew_clock): the loader (the key is
+/// present) and validate_clients (the value differs from the default) both
+/// say it. `field`: the key named.
+std::string jetcd_keepalive_setting_message(const std::string& field);
+
 /// Name lengths (bytes) the rules allow.
 struct NameLimits {
   static constexpr std::size_t kScenario = 100;  ///< `scenario` (it names the report folder)

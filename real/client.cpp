@@ -390,8 +390,7 @@ void program_belief(ClientState& c, const std::string& type, const pjson& j, Tim
       // when the grant is recorded (a few ms after the server's).
       std::lock_guard<std::mutex> g(run.hmu);
       if (run.in_run(now)) {
-        run.h.grant(now, c.spec.name, value, token,
-                    run.s.lock.service == ServiceKind::kEtcd ? run.etcd.front().name : std::string("redis-0"));
+        run.h.grant(now, c.spec.name, value, token, !run.etcd.empty() ? run.etcd.front().name : std::string("redis-0"));
       }
       run.live.emplace(value, Clock::now());
     }
@@ -495,7 +494,7 @@ std::map<std::string, std::string> service_address(ClientState& c) {
     }
     return out;
   };
-  if (run.s.lock.service == ServiceKind::kEtcd) return {{"FENCESIM_ETCD", links(run.etcd, false)}};
+  if (!run.etcd.empty()) return {{"FENCESIM_ETCD", links(run.etcd, false)}};  // the runner started etcd
   const auto port = run.primary_port(c.spec.name);
   if (!port) throw std::runtime_error("no Redis primary to give the program");
   const int link = run.dial(c.spec.name, run.redis_name_of_port(*port), *port);
@@ -518,7 +517,7 @@ std::unique_ptr<program::Channel> start_program(ClientState& c) {
 /// The node names of the service, as a simulated run's init gives them.
 pjson service_nodes(const Run& run) {
   pjson names = pjson::array();
-  if (run.s.lock.service == ServiceKind::kEtcd) {
+  if (!run.etcd.empty()) {
     for (const RedisProc& m : run.etcd) names.push_back(m.name);
     return pjson{{"etcd", names}};
   }

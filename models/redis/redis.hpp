@@ -358,6 +358,13 @@ class Sentinel final : public sim::NodeBehaviour {
   /// old primary is left as it is: monitor() converts it later. Returns false
   /// if the promotion was not seen within failover_timeout.
   bool run_failover(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch);
+  /// WAIT_PROMOTION: true once `best` reports role master; false (noted
+  /// -failover-abort-slave-timeout) after failover_timeout since `started`.
+  bool wait_promotion(sim::Process& p, NodeId best, Time started, Duration failover_timeout);
+  /// RECONF_SLAVES: the hello to the other sentinels, REPLICAOF to every
+  /// other replica, until each follows `best` or failover_timeout passes.
+  void reconfigure_replicas(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch,
+                            Duration failover_timeout);
   /// An INFO sample of `target` from a PING reply, taken when the INFO
   /// period has passed (1 s for the replicas of a primary that is being
   /// failed over or is down, else SENTINEL_INFO_PERIOD, 10 s); converts an

@@ -307,10 +307,29 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
   node_.send(best, promote);
   svc_.history().note(svc_.sim().now(), node_.name(), "failover-send-slaveof-noone",
                       fmt::format("REPLICAOF NO ONE to {} (epoch {})", best_name, epoch));
+  if (!wait_promotion(p, best, started, failover_timeout)) {
+    end();
+    return false;
+  }
+  promotion_seen_ = true;
+  reconfigure_replicas(p, old_primary, best, epoch, failover_timeout);
+  // UPDATE_CONFIG on the next tick: sentinelFailoverSwitchToPromotedSlave.
+  p.sleep(kSentinelTick);
+  end();
+  adopt(best, epoch);
+  svc_.history().note(svc_.sim().now(), node_.name(), "failover",
+                      fmt::format("+switch-master: promoted {} (epoch {})", best_name, epoch));
+  svc_.on_switch_master(best, epoch, pool_);
+  svc_.announce(node_.id(), best, epoch, pool_);
+  return true;
+}
+
+bool Sentinel::wait_promotion(sim::Process& p, NodeId best, Time started, Duration failover_timeout) {
   // WAIT_PROMOTION: the promotion is seen in an INFO reply (every 1 s to
   // the replicas during a failover); sentinelFailoverWaitPromotion aborts
   // once failover_timeout has passed since the state was entered
   // (failover_state_change_time, set when REPLICAOF NO ONE was sent).
+  const std::string& best_name = svc_.sim().node(best).name();
   int answers = 0;  // INFO replies from `best` in this state, all as a replica
   for (;;) {
     p.sleep(kSentinelFastInfoPeriod);
@@ -323,23 +342,25 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
                              "({}), always as a replica (REPLICAOF NO ONE never took effect)",
                              best_name, answers, sim::format_duration(failover_timeout));
       svc_.history().note(svc_.sim().now(), node_.name(), "failover-abort", "-failover-abort-slave-timeout: " + why);
-      end();
       return false;
     }
     auto r = p.call(best, sim::make_payload<Ping>(), kSentinelAskTimeout);
     if (!r) continue;
     if (const auto* pong = r->as<Pong>(); pong != nullptr) {
-      if (pong->primary) break;
+      if (pong->primary) return true;
       ++answers;
     }
   }
-  promotion_seen_ = true;
+}
+
+void Sentinel::reconfigure_replicas(sim::Process& p, NodeId old_primary, NodeId best, std::uint64_t epoch,
+                                    Duration failover_timeout) {
   // RECONF_SLAVES starts here: its timeout counts from this state change
   // (sentinelRefreshInstanceInfo sets failover_state_change_time on
   // +promoted-slave; sentinelFailoverDetectEnd compares with it).
   const Time reconf_started = node_.monotonic();
   svc_.history().note(svc_.sim().now(), node_.name(), "promoted-slave",
-                      "+promoted-slave: INFO of " + best_name + " reports role master");
+                      "+promoted-slave: INFO of " + svc_.sim().node(best).name() + " reports role master");
   // sentinelForceHelloUpdateForMaster: the other sentinels hear the new
   // configuration (and switch) through the next hello.
   auto hello = sim::make_payload<SwitchPrimary>();
@@ -348,9 +369,9 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
   for (NodeId s : svc_.group_sentinels(pool_)) {
     if (s != node_.id()) node_.send(s, hello);
   }
-  // RECONF_SLAVES: REPLICAOF to every other replica; the old primary is not
-  // one of them. Done when each reports following `best` (or is down), or
-  // at failover_timeout (sentinelFailoverDetectEnd).
+  // REPLICAOF to every other replica; the old primary is not one of them.
+  // Done when each reports following `best` (or is down), or at
+  // failover_timeout (sentinelFailoverDetectEnd).
   std::vector<NodeId> pending;
   for (NodeId s : svc_.monitored(pool_)) {
     if (s == best || s == old_primary) continue;
@@ -372,15 +393,6 @@ bool Sentinel::run_failover(sim::Process& p, NodeId old_primary, NodeId best, st
     }
     pending = std::move(still);
   }
-  // UPDATE_CONFIG on the next tick: sentinelFailoverSwitchToPromotedSlave.
-  p.sleep(kSentinelTick);
-  end();
-  adopt(best, epoch);
-  svc_.history().note(svc_.sim().now(), node_.name(), "failover",
-                      fmt::format("+switch-master: promoted {} (epoch {})", best_name, epoch));
-  svc_.on_switch_master(best, epoch, pool_);
-  svc_.announce(node_.id(), best, epoch, pool_);
-  return true;
 }
 
 void Sentinel::on_message(const sim::Message& m) {

@@ -447,6 +447,20 @@ TEST(RealStack, MissingProgramNamesTheDebianPackage) {
 namespace fencesim::real {
 namespace {
 
+/// scenarios/programs/<stem>.json shortened to `duration` + `settle` of
+/// real time (a program's sleeps cannot be scaled), with Debian's python3
+/// (and its python3-redis) first in PATH.
+Scenario program_scenario(const std::string& stem, std::chrono::seconds duration, std::chrono::seconds settle) {
+  const char* path = std::getenv("PATH");
+  ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);
+  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/" + stem + ".json");
+  if (!lr.ok()) throw std::runtime_error(lr.error->to_string());
+  Scenario s = *lr.scenario;
+  s.duration = duration;
+  s.settle = settle;
+  return s;
+}
+
 // Issue 31: example 2's program — redis-py's own Lock, unchanged, with a
 // paused holder and an unfenced read-modify-write — against a real
 // redis-server and PostgreSQL, the SDK's real backend (FENCESIM_BACKEND=
@@ -454,13 +468,7 @@ namespace {
 // in the simulation: the same verdicts. On real time (a program's sleeps
 // cannot be scaled), shortened to 16 s: the race is over by 12.2 s.
 TEST(RealStack, ProgramRedisPyLockPause) {
-  const char* path = std::getenv("PATH");
-  ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);  // Debian's python3-redis
-  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/redis-py-lock-pause.json");
-  ASSERT_TRUE(lr.ok()) << lr.error->to_string();
-  Scenario s = *lr.scenario;
-  s.duration = std::chrono::seconds(16);
-  s.settle = std::chrono::seconds(3);
+  const Scenario s = program_scenario("redis-py-lock-pause", std::chrono::seconds(16), std::chrono::seconds(3));
   RealResult real;
   compare_both_ways(s, "program-redis-py-lock-pause", 1.0, &real);
   // What the scenario is about happened for real: A's late write lost B's update.
@@ -477,13 +485,7 @@ TEST(RealStack, ProgramRedisPyLockPause) {
 // verdicts. On real time, shortened to 14 s: B's five iterations are over
 // by about 12 s.
 TEST(RealStack, ProgramEtcdTxnLockPause) {
-  const char* path = std::getenv("PATH");
-  ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);
-  LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/etcd-txn-lock-pause.json");
-  ASSERT_TRUE(lr.ok()) << lr.error->to_string();
-  Scenario s = *lr.scenario;
-  s.duration = std::chrono::seconds(14);
-  s.settle = std::chrono::seconds(2);
+  const Scenario s = program_scenario("etcd-txn-lock-pause", std::chrono::seconds(14), std::chrono::seconds(2));
   RealResult real;
   compare_both_ways(s, "program-etcd-txn-lock-pause", 1.0, &real);
   // What the scenario is about happened for real: A's late write was
@@ -505,20 +507,15 @@ TEST(RealStack, ProgramEtcdTxnLockPause) {
 // and in the simulation: the same verdicts. On real time, shortened to
 // 12 s: A's late write comes at 10 s.
 TEST(RealStack, ProgramRedisPyLockSentinelFailover) {
-  const char* path = std::getenv("PATH");
-  ::setenv("PATH", (std::string("/usr/bin:") + (path ? path : "")).c_str(), 1);
-  LoadResult lr =
-      load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/redis-py-lock-sentinel-failover.json");
-  ASSERT_TRUE(lr.ok()) << lr.error->to_string();
-  Scenario s = *lr.scenario;
-  s.duration = std::chrono::seconds(12);
-  s.settle = std::chrono::seconds(2);
+  const Scenario s =
+      program_scenario("redis-py-lock-sentinel-failover", std::chrono::seconds(12), std::chrono::seconds(2));
   RealResult real;
   compare_both_ways(s, "program-redis-py-lock-sentinel-failover", 1.0, &real);
-  // B was granted the lock by the promoted replica, for real.
-  bool b_on_redis_1 = false;
-  for (const ResourceOpRecord& op : real.run.history.resource_ops) b_on_redis_1 |= op.client == "B" && op.write;
-  EXPECT_TRUE(b_on_redis_1);
+  // B got the lock (from the promoted replica: the old primary was down
+  // from 250 ms) and wrote, for real.
+  bool b_wrote = false;
+  for (const ResourceOpRecord& op : real.run.history.resource_ops) b_wrote |= op.client == "B" && op.write;
+  EXPECT_TRUE(b_wrote);
 }
 
 }  // namespace

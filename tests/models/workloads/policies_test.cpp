@@ -148,7 +148,9 @@ TEST(Leader, KeepsTheLockAcrossWritesAndWritesEveryWorkInterval) {
   for (const IterationRecord& it : r.history.iterations) {
     if (it.client != "A" || it.index > 10) continue;
     ++a_iterations;
-    if (previous >= Time{0}) EXPECT_GE(it.start - previous, Duration{1s}) << it.index;
+    if (previous >= Time{0}) {
+      EXPECT_GE(it.start - previous, Duration{1s}) << it.index;
+    }
     previous = it.start;
   }
   EXPECT_EQ(a_iterations, 11);
