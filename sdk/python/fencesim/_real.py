@@ -65,7 +65,8 @@ class RealChannel:
         from . import _real_etcd
         i = self.new_id()
         try:
-            if msg.get("method") == "WatchDelete":
+            if msg.get("method") in ("WatchDelete", "Watch"):
+                # As request() in the simulation: the first delivery.
                 w = _real_etcd.WatchStream(msg)
                 got = w.next()
                 w.close()
