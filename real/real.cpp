@@ -42,12 +42,11 @@ namespace {
 /// Why client `c` of `s` cannot run against real servers ("" when it can).
 std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
   if (c.program) {
-    const bool redis = s.lock.service == ServiceKind::kRedis && !s.lock.redis.cluster && s.lock.redis.redlock == 0 &&
-                       (s.lock.redis.sentinels > 0 || s.lock.redis.replicas == 0);
-    if (!redis && s.lock.service != ServiceKind::kEtcd) {
+    // unsupported_reason has refused other services, Cluster and Redlock.
+    if (s.lock.service == ServiceKind::kRedis && s.lock.redis.replicas > 0 && s.lock.redis.sentinels == 0) {
       return "client " + c.name +
-             " is a program: fencesim-real runs program clients against one Redis primary (with "
-             "Sentinel and its replicas, or alone; not Cluster or Redlock) or an etcd cluster for now";
+             " is a program: fencesim-real runs program clients against one Redis primary, alone or with Sentinel "
+             "(a program finds the primary among replicas only through Sentinel), or an etcd cluster";
     }
     return "";
   }
