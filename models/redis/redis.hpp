@@ -325,8 +325,11 @@ class Sentinel final : public sim::NodeBehaviour {
   Sentinel(RedisService& svc, sim::Node& node, int index, int pool = 0);
   int pool() const { return pool_; }
   void on_message(const sim::Message& m) override;
-  /// A program's RESP command (PING, SENTINEL get-master-addr-by-name).
+  /// A program's RESP command (PING, SENTINEL get-master-addr-by-name,
+  /// SENTINEL masters, SENTINEL master <name>).
   commands::RespValue answer_command(const std::vector<std::string>& argv) const;
+  /// SENTINEL master's answer for the monitored primary: field, value, ….
+  commands::RespValue primary_state() const;
   void on_crash() override;
   void on_restart() override;
   void start();

@@ -445,17 +445,56 @@ commands::RespValue Sentinel::answer_command(const std::vector<std::string>& arg
     return RespValue::error("ERR unknown command '" + (argv.empty() ? std::string() : argv[0]) +
                             "', with args beginning with: ");
   }
-  if (sub != "get-master-addr-by-name") {
+  if (sub == "masters" && argv.size() == 2) return RespValue::of_array({primary_state()});
+  if (sub == "master" && argv.size() == 3) {
+    return argv[2] == kSentinelPrimaryName ? primary_state() : RespValue::error("ERR No such master with that name");
+  }
+  if (sub != "get-master-addr-by-name" && sub != "masters" && sub != "master") {
     return RespValue::error("ERR unknown subcommand '" + (argv.size() > 1 ? argv[1] : std::string()) +
                             "'. Try SENTINEL HELP.");
   }
-  if (argv.size() != 3) return RespValue::error("ERR wrong number of arguments for 'sentinel|" + sub + "' command");
+  if (sub != "get-master-addr-by-name" || argv.size() != 3) {
+    return RespValue::error("ERR wrong number of arguments for 'sentinel|" + sub + "' command");
+  }
   if (argv[2] != kSentinelPrimaryName) return RespValue::nil();  // addReplyNullArray
   // sentinelGetCurrentMasterAddress: the promoted replica once this
   // sentinel's failover reconfigures the replicas, else the primary (as
   // GetPrimary). The address is the node's name and Redis's default port.
   const NodeId p = promotion_seen_ ? promoted_ : config_primary_;
   return RespValue::of_array({RespValue::bulk(svc_.sim().node(p).name()), RespValue::bulk("6379")});
+}
+
+commands::RespValue Sentinel::primary_state() const {
+  // sentinel.c addReplySentinelRedisInstance for the monitored primary: its
+  // configured address (not the promoted replica's: that is
+  // get-master-addr-by-name's), and the flags a client library checks
+  // (redis-py's Sentinel.check_master_state: master, s_down, o_down).
+  // The model keeps no objectively-down state between failover attempts,
+  // so o_down is not reported; s_down alone already marks it unusable.
+  using commands::RespValue;
+  std::string flags = "master";
+  if (subjectively_down()) flags += ",s_down";
+  if (failover_in_progress_) flags += ",failover_in_progress";
+  const std::size_t sentinels = svc_.group_sentinels(pool_).size();
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"name", kSentinelPrimaryName},
+      {"ip", svc_.sim().node(config_primary_).name()},
+      {"port", "6379"},
+      {"runid", ""},
+      {"flags", flags},
+      {"down-after-milliseconds", std::to_string(svc_.spec().down_after / std::chrono::milliseconds(1))},
+      {"config-epoch", std::to_string(config_epoch_)},
+      {"num-slaves", std::to_string(svc_.monitored(pool_).size() - 1)},
+      {"num-other-sentinels", std::to_string(sentinels - 1)},
+      {"quorum", std::to_string(sentinels / 2 + 1)},
+      {"failover-timeout", std::to_string(failover_timeout_of(svc_.spec()) / std::chrono::milliseconds(1))},
+      {"parallel-syncs", "1"}};
+  std::vector<RespValue> out;
+  for (const auto& [k, v] : fields) {
+    out.push_back(RespValue::bulk(k));
+    out.push_back(RespValue::bulk(v));
+  }
+  return RespValue::of_array(std::move(out));
 }
 
 void Sentinel::on_crash() {

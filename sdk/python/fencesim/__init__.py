@@ -197,23 +197,25 @@ def redis(node=None, connection=0, **kwargs):
     return _r.Redis(connection_pool=redis_pool(node=node, connection=connection, **kwargs))
 
 
-def redis_sentinel(service_name=None, connection=0, **kwargs):
-    """A ``redis.Redis`` on the primary the scenario's sentinels name
-    (``SENTINEL get-master-addr-by-name``), found again after a failover;
-    ``service_name`` defaults to init's ``lock.sentinel_name``. Under
-    fencesim-real: redis-py's own ``redis.sentinel.Sentinel(...).master_for``
-    on the runner's sentinels."""
+def redis_sentinel(service_name=None, **kwargs):
+    """redis-py's own ``redis.sentinel.Sentinel(...).master_for(name,
+    **kwargs)`` on the scenario's sentinels: a ``redis.Redis`` on the
+    primary they name (SENTINEL masters), found again after a failover;
+    ``service_name`` defaults to init's ``lock.sentinel_name``. In the
+    simulation its connections are SimConnections; under fencesim-real they
+    are sockets on the runner's links."""
     import os
-    import redis as _r
     name = service_name or client()["lock"].get("sentinel_name")
     if name is None:
         raise ValueError("this scenario has no sentinels (lock.sentinels is 0)")
     if os.environ.get("FENCESIM_BACKEND") == "real":
         from . import _real
         return _real.sentinel_master(name, **kwargs)
+    from redis.sentinel import Sentinel
     from . import _redis
-    sentinels = client()["nodes"].get("sentinels", [])
-    return _r.Redis(connection_pool=_redis.sentinel_pool(name, sentinels, connection=connection, **kwargs))
+    _redis.install()
+    sentinels = [(s, 26379) for s in client()["nodes"].get("sentinels", [])]
+    return Sentinel(sentinels, socket_timeout=kwargs.get("socket_timeout", 1.0)).master_for(name, **kwargs)
 
 
 class tracked:

@@ -8,8 +8,15 @@ what redis-py's own parser returns (bytes, ints, lists, errors through
 own classes). Everything above the connection — ``redis.Redis``, its
 response callbacks, ``redis.lock.Lock``, ``Script`` — is redis-py's code,
 unchanged.
+
+``install()`` (the runner calls it once in the simulation) makes
+SimConnection redis-py's default connection class and routes redis-py's
+own Sentinel classes over it: ``redis.Redis(host="redis-1")`` and
+``redis.sentinel.Sentinel([("sentinel-0", 26379)]).master_for("fencesim")``
+then talk to the simulated nodes of those names, unchanged.
 """
 import redis
+import redis.sentinel
 from redis.connection import BaseParser, Connection
 from redis.exceptions import ResponseError, TimeoutError as RedisTimeoutError
 
@@ -38,25 +45,34 @@ class _Packed(list):
     """Commands redis-py packed for a SimConnection: argv lists, not RESP bytes."""
 
 
+_LOCAL = (None, "", "localhost", "127.0.0.1", "::1")
+
+
 class SimConnection(Connection):
-    """A redis-py connection to a simulated Redis node (``node``: its name,
-    default the service's first; ``connection``: the connection number)."""
+    """A redis-py connection to a simulated Redis node: ``node`` (its name),
+    else the ``host`` redis-py was given when it names a node (a sentinel's
+    answer does), else the service's first node; ``connection``: the
+    connection number. Connected (``_sock`` set) from ``connect`` to
+    ``disconnect``, as redis-py's own logic expects."""
 
     def __init__(self, node=None, connection=0, **kwargs):
-        kwargs.pop("host", None)
-        kwargs.pop("port", None)
         super().__init__(**kwargs)
-        self.node = node
+        self.fixed_node = node
         self.connection_number = connection
         self._queue = []  # argvs sent, whose replies are still to be read
+
+    @property
+    def node(self):
+        return self.fixed_node or (None if self.host in _LOCAL else self.host)
 
     def repr_pieces(self):
         return [("node", self.node or "(default)"), ("db", self.db)]
 
     def connect(self):
-        pass
+        self._sock = True  # nothing to open: a simulated node is always reachable to ask
 
     def disconnect(self, *args):
+        self._sock = None
         self._queue = []
 
     def can_read(self, timeout=0):
@@ -104,60 +120,26 @@ class SimConnection(Connection):
         return _decode(response, self.encoder)
 
 
-class SentinelSimConnection(SimConnection):
-    """A SimConnection to the primary the sentinels name: on connect it asks
-    them in turn (``SENTINEL get-master-addr-by-name``, as redis-py's
-    ``Sentinel.discover_master``); a READONLY answer or a timeout makes it
-    ask again on the next command (as redis-py's
-    ``SentinelManagedConnection``, which turns READONLY into a
-    ConnectionError)."""
+class SimSentinelManagedConnection(redis.sentinel.SentinelManagedConnection, SimConnection):
+    """redis-py's own SentinelManagedConnection (its connect asks the
+    sentinels through the pool, READONLY becomes a ConnectionError) over
+    SimConnection instead of a socket: the MRO puts SimConnection's
+    connect, disconnect and read_response under redis-py's."""
 
-    def __init__(self, service_name=None, sentinels=None, **kwargs):
-        super().__init__(**kwargs)
-        self.service_name = service_name
-        self.sentinels = sentinels
 
-    def connect(self):
-        if self.node is None:
-            self.node = self._discover()
-
-    def disconnect(self, *args):
-        super().disconnect(*args)
-        self.node = None
-
-    def _discover(self):
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        timeout = int((self.socket_timeout or 1.0) * 1e9)
-        for s in self.sentinels:
-            got = _state.channel().request({"type": "redis", "node": s, "timeout": timeout,
-                                            "args": ["SENTINEL", "get-master-addr-by-name", self.service_name]})
-            addr = got.get("result")
-            if isinstance(addr, list) and len(addr) == 2:
-                return addr[0]
-        raise RedisConnectionError("No master found for %r: no sentinel answered with one" % self.service_name)
-
-    def read_response(self, disable_decoding=False):
-        from redis.exceptions import ConnectionError as RedisConnectionError, ReadOnlyError
-        try:
-            return super().read_response(disable_decoding)
-        except ReadOnlyError:
-            self.node = None
-            raise RedisConnectionError("The previous master is now a slave")
-        except RedisTimeoutError:
-            self.node = None
-            raise
+def install():
+    """SimConnection as redis-py's default connection class, and redis-py's
+    Sentinel pools on SimSentinelManagedConnection (see the module's doc)."""
+    defaults = redis.connection.ConnectionPool.__init__.__defaults__
+    if defaults and defaults[0] is not SimConnection:
+        redis.connection.ConnectionPool.__init__.__defaults__ = (SimConnection,) + defaults[1:]
+    redis.sentinel.SentinelManagedConnection = SimSentinelManagedConnection
 
 
 def _decode(v, encoder):
     if isinstance(v, list):
         return [_decode(x, encoder) for x in v]
     return encoder.decode(v)
-
-
-def sentinel_pool(service_name, sentinels, connection=0, **kwargs):
-    """A ConnectionPool of SentinelSimConnection."""
-    return redis.ConnectionPool(connection_class=SentinelSimConnection, service_name=service_name,
-                                sentinels=sentinels, node=None, connection=connection, **kwargs)
 
 
 def pool(node=None, connection=0, **kwargs):

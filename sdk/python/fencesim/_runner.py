@@ -15,6 +15,11 @@ def serve(main, reuse):
         return _real.serve(main)
     ch = open_channel()
     _state.set_channel(ch)
+    try:
+        from . import _redis  # redis-py on simulated nodes, if redis-py is installed
+        _redis.install()
+    except ImportError:
+        pass
     ch.send({"type": "hello", "protocol": PROTOCOL, "sdk": "fencesim-python 0.1", "reuse": bool(reuse)})
     ch.flush()
     while True:

@@ -347,9 +347,11 @@ TEST(ProgramClient, PythonSdkEtcdWatchStreamsEventsUntilCancelled) {
             "'\\x00'\n");
 }
 
-/// SENTINEL get-master-addr-by-name at the simulated sentinels, and the
-/// SDK's redis_sentinel(): redis-py follows the failover to redis-1 after
-/// the primary crashes (timeouts meanwhile, as redis-py raises them).
+/// SENTINEL masters at the simulated sentinels, and the SDK's
+/// redis_sentinel() — redis-py's own Sentinel and SentinelManagedConnection
+/// over SimConnection: it follows the failover to redis-1 after the primary
+/// crashes (timeouts while the sentinels still name redis-0, then
+/// MasterNotFoundError once they see it down: redis-py's check_master_state).
 TEST(ProgramClient, PythonSdkRedisSentinelFollowsAFailover) {
   const std::string text = R"({"version": 1, "scenario": "sentinel", "seed": 1, "duration": "20s", "settle": "2s",
     "network": {"latency": "1ms"},
@@ -363,6 +365,7 @@ TEST(ProgramClient, PythonSdkRedisSentinelFollowsAFailover) {
   const std::string notes = notes_of(r, "A");
   EXPECT_EQ(notes.substr(0, notes.find(" 3:")), "0:redis-0 1:redis-0 2:redis-0") << notes;
   EXPECT_NE(notes.find("TimeoutError"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("MasterNotFoundError"), std::string::npos) << notes;
   EXPECT_NE(notes.find("11:redis-1"), std::string::npos) << notes;
   EXPECT_NE(notes.find("sentinel_name fencesim"), std::string::npos) << notes;
 }
