@@ -139,13 +139,26 @@ etcd::TxnOp read_op(const json& o, const std::string& where) {
   return op;
 }
 
+/// `read(item, where)` for an element of a txn's list, with the element's
+/// place in front of any field error the reader's own checks did not place.
+template <typename Read>
+auto read_at(const json& item, const std::string& where, Read read) {
+  try {
+    return read(item, where);
+  } catch (const BadField& e) {
+    const std::string what = e.what();
+    if (what.rfind(where, 0) == 0) throw;
+    throw BadField(where + what);
+  }
+}
+
 std::vector<etcd::TxnOp> read_ops(const json& j, const char* field) {
   std::vector<etcd::TxnOp> ops;
   const auto it = j.find(field);
   if (it == j.end()) return ops;
   if (!it->is_array()) throw BadField(std::string("\"") + field + "\" must be an array");
   for (std::size_t i = 0; i < it->size(); ++i) {
-    ops.push_back(read_op((*it)[i], std::string(field) + "[" + std::to_string(i) + "]: "));
+    ops.push_back(read_at((*it)[i], std::string(field) + "[" + std::to_string(i) + "]: ", read_op));
   }
   return ops;
 }
@@ -155,7 +168,7 @@ std::shared_ptr<const etcd::TxnSpec> read_txn(const json& j) {
   if (const auto it = j.find("compare"); it != j.end()) {
     if (!it->is_array()) throw BadField("\"compare\" must be an array");
     for (std::size_t i = 0; i < it->size(); ++i) {
-      txn->compare.push_back(read_compare((*it)[i], "compare[" + std::to_string(i) + "]: "));
+      txn->compare.push_back(read_at((*it)[i], "compare[" + std::to_string(i) + "]: ", read_compare));
     }
   }
   txn->success = read_ops(j, "success");

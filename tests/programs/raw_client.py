@@ -242,6 +242,10 @@ def main():
             send({"type": "resource", "id": 1, "op": "read", "node": "nowhere"})
         elif MODE == "never-yield":
             sys.stdin.readline()  # waits for ever: fencesim must give up
+        elif MODE == "bad-txn":
+            # The second success operation's put has no key.
+            send({"type": "etcd", "id": 1, "method": "Txn",
+                  "success": [{"request_range": {"key": "k"}}, {"request_put": {"value": "v"}}]})
         elif MODE == "bad-utf8":
             sys.stdout.buffer.write(b'{"type": "note", "text": "caf\xe9"}\n')
             sys.stdout.flush()
