@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh --test
+tools/node-deps.sh
 cmake -B build
 cmake --build build -j"$(nproc)"
 export FENCESIM_REQUIRE_TOOLS=1

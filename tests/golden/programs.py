@@ -75,6 +75,24 @@ def need_redis_py():
     sys.exit(1 if os.environ.get("FENCESIM_REQUIRE_TOOLS") else 77)
 
 
+def need_node(source_dir, stem):
+    """The Node programs (scenarios/programs/node-*.json) need node and the
+    npm packages tools/node-deps.sh installs: without them the test skips
+    (exit 77) in a developer build and fails under .ci/run."""
+    if not stem.startswith("node-"):
+        return
+    import glob
+    import shutil
+    folders = [os.path.join(source_dir, "sdk", "node")] + glob.glob(
+        os.path.join(source_dir, "scenarios", "programs", "node", "*", ""))
+    missing = [f for f in folders if not os.path.isdir(os.path.join(f, "node_modules"))]
+    if shutil.which("node") and not missing:
+        return
+    print("SKIP: the golden tier needs node and the npm packages of %s (tools/node-deps.sh)" %
+          (", ".join(os.path.relpath(f, source_dir) for f in missing) or "sdk/node"))
+    sys.exit(1 if os.environ.get("FENCESIM_REQUIRE_TOOLS") else 77)
+
+
 def main():
     need_redis_py()
     p = argparse.ArgumentParser()
@@ -84,6 +102,7 @@ def main():
     p.add_argument("stem")
     p.add_argument("code", nargs="?")
     a = p.parse_args()
+    need_node(a.source_dir, a.stem)
     with tempfile.TemporaryDirectory() as t:
         one, two = os.path.join(t, "1"), os.path.join(t, "2")
         if a.what == "check":

@@ -477,6 +477,32 @@ TEST(RealStack, ProgramRedisPyLockPause) {
   EXPECT_EQ(a_writes, 1u);
 }
 
+// Issue 32, example 4: example 1's program — node-redlock's using() with
+// automatic extension, unchanged, the holder paused past the lock's
+// duration — against a real redis-server through real ioredis (the Node
+// SDK's real backend, sdk/node/lib/real.js) and in the simulation: the same
+// verdicts. On real time, shortened to 8 s: the race is over by 4.2 s.
+TEST(RealStack, ProgramNodeRedlockUsingPause) {
+  if (std::system("node --version >/dev/null 2>&1") != 0 ||
+      std::system("test -d " FENCESIM_SOURCE_DIR "/scenarios/programs/node/redlock/node_modules/redlock") != 0 ||
+      std::system("test -d " FENCESIM_SOURCE_DIR "/sdk/node/node_modules/@sinonjs/fake-timers") != 0) {
+    const char* required = std::getenv("FENCESIM_REQUIRE_TOOLS");
+    if (required != nullptr && std::string(required) == "1")
+      FAIL() << "the realstack tier needs node and the npm packages of tools/node-deps.sh";
+    GTEST_SKIP() << "SKIP: the realstack tier needs node and the npm packages of tools/node-deps.sh";
+  }
+  const Scenario s = program_scenario("node-redlock-using-pause", std::chrono::seconds(8), std::chrono::seconds(2));
+  RealResult real;
+  compare_both_ways(s, "program-node-redlock-using-pause", 1.0, &real);
+  // What the scenario is about happened for real: after its pause A wrote
+  // once more, from its stale read, before its signal aborted.
+  bool a_late_write = false;
+  for (const ResourceOpRecord& op : real.run.history.resource_ops) {
+    a_late_write |= op.client == "A" && op.write && op.at > sim::Time{std::chrono::milliseconds(4200)};
+  }
+  EXPECT_TRUE(a_late_write);
+}
+
 // Issue 31, example 4 on etcd's general API (scenarios/programs/
 // etcd-txn-lock-pause.json): a lock on Txn, Watch and a lease, the holder
 // paused past its lease and fenced by the key's create revision — against a

@@ -386,6 +386,46 @@ TEST(ProgramClient, PythonSdkRedisSentinelFollowsAFailover) {
   EXPECT_NE(notes.find("sentinel_name fencesim"), std::string::npos) << notes;
 }
 
+/// Whether node and the Node SDK's npm packages (tools/node-deps.sh) are here.
+bool node_sdk_installed() {
+  return std::system("node --version >/dev/null 2>&1") == 0 &&
+         std::system("test -d " FENCESIM_SOURCE_DIR "/sdk/node/node_modules/@sinonjs/fake-timers") == 0;
+}
+
+/// The Node SDK's clocks and timers (sdk/node/lib/sim.js): timers that fell
+/// due during a pause run when it ends, once each, in the order they fell
+/// due, seeing the clocks of that moment; an interval is rescheduled from
+/// when it ran; a wall-clock jump moves Date.now() and no timer; randomness
+/// is the client's own stream.
+TEST(ProgramClient, NodeSdkTimersRunLateAfterAPauseInTheOrderTheyFellDue) {
+  if (!node_sdk_installed()) {
+    if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";
+    GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them";
+  }
+  const std::string text = R"({"version": 1, "scenario": "node-timers", "seed": 1, "duration": "5s",
+    "lock": {"service": "none"}, "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["node", ")" +
+                           std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/node/run.js", "node_timers.js"]}}],
+    "faults": [{"at": "200ms", "kind": "pause", "target": "A", "duration": "1s"},
+               {"at": "1500ms", "kind": "clock_jump", "target": "A", "by": "10s", "clock": "wall"}]})";
+  const RunResult r = run_scenario(from_text(text));
+  const std::string notes = notes_of(r, "A");
+  const std::string timers = notes.substr(notes.find('\n') + 1);
+  EXPECT_EQ(timers,
+            "immediate wall 0 mono 0\n"
+            "timeout 300 wall 1200 mono 1200\n"
+            "interval 1 wall 1200 mono 1200\n"
+            "timeout 500 wall 1200 mono 1200\n"
+            "interval 2 wall 11600 mono 1600\n"
+            "interval 3 wall 12000 mono 2000\n"
+            "interval 4 wall 12400 mono 2400\n")
+      << notes;
+  // The random stream is the client's: the same seed draws the same values.
+  const RunResult again = run_scenario(from_text(text));
+  EXPECT_EQ(notes_of(again, "A"), notes);
+  EXPECT_EQ(notes.rfind("random 0.", 0), 0u) << notes;
+}
+
 /// A bad field inside a txn's operation is named with its place.
 TEST(ProgramClient, EtcdTxnFieldErrorsNameTheirPlace) {
   const ProgramError e = error_of(from_text(R"({"version": 1, "scenario": "bad-txn", "seed": 1, "duration": "5s",

@@ -1,0 +1,93 @@
+"use strict";
+// fencesim's Node SDK: your own lock client inside fencesim's deterministic
+// simulation (docs/PROTOCOL.md, version 1). Start the program with
+// `node path/to/sdk/node/run.js client.js`; in it, require("fencesim") is
+// this module. See sdk/node/README.md.
+const state = require("./lib/state");
+
+class RequestTimeout extends Error {}
+
+function channel() {
+  return state.channel();
+}
+
+/** The `init` message of this run: client().client is the client's name. */
+function client() {
+  return state.init();
+}
+
+/** The client's clocks now, in ns: {wall, monotonic}. */
+function now() {
+  return { ...channel().time };
+}
+
+/** Any request of PROTOCOL.md that crosses the (simulated) network; resolves
+ * to its `result`, rejects with RequestTimeout on `"error"`. */
+function request(type, fields = {}) {
+  const msg = { type };
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) msg[k] = v;
+  return new Promise((resolve, reject) => {
+    channel().request(msg, (got) => {
+      if (got.error !== undefined) reject(new RequestTimeout(`${type} request: ${got.error}`));
+      else resolve(got.result);
+    });
+  });
+}
+
+const etcd = (method, fields = {}) => request("etcd", { method, ...fields });
+const table = (op, fields = {}) => request("table", { op, ...fields });
+const queue = (op, fields = {}) => request("queue", { op, ...fields });
+
+/** The resource (PROTOCOL.md "Resource operations"). */
+const resource = {
+  read({ token, node } = {}) {
+    return request("resource", { op: "read", token, node });
+  },
+  write(value, { token, read_value: readValue, readValue: rv, expected_version: ev, expectedVersion, tag, node } = {}) {
+    return request("resource", { op: "write", value, token, read_value: readValue ?? rv,
+                                 expected_version: ev ?? expectedVersion, tag, node });
+  },
+};
+
+function say(msg) {
+  channel().send(msg);
+}
+
+/** From now on the program believes it holds its lock (PROTOCOL.md "Beliefs"). */
+function held(value, token = null) {
+  say({ type: "held", value: String(value), token });
+}
+
+/** The belief ends: the program is releasing the lock. */
+function released() {
+  say({ type: "released" });
+}
+
+/** The belief ends: the program learned that its lease is gone. */
+function lost(reason = "") {
+  say({ type: "lost", reason: String(reason) });
+}
+
+const iterationStart = () => say({ type: "iteration", event: "start" });
+const iterationAcquired = () => say({ type: "iteration", event: "acquired" });
+function iterationEnd(success, outcome) {
+  const msg = { type: "iteration", event: "end", success: Boolean(success) };
+  if (outcome) msg.outcome = String(outcome);
+  say(msg);
+}
+
+/** A line on the timeline at the current time. */
+function note(text) {
+  say({ type: "note", text: String(text) });
+}
+
+/** Waits `ms` milliseconds (of the client's monotonic clock in the simulation). */
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+module.exports = {
+  client, now, request, etcd, table, queue, resource, held, released, lost, note, sleep,
+  iterationStart, iterationAcquired, iterationEnd, RequestTimeout,
+  ...require("./lib/track"),
+};

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+"use strict";
+// node path/to/sdk/node/run.js client.js [args...]
+//
+// Runs client.js as a program client of fencesim (docs/PROTOCOL.md, version
+// 1): hello, then for each run init → the program in lockstep with
+// simulated time → end. The process stays for the next run of a sweep
+// ("reuse": PROTOCOL.md "Speed"): client.js is loaded afresh for each init
+// (its own modules — every file outside node_modules — are taken out of
+// require's cache); libraries (ioredis, redlock) stay loaded.
+//
+// In the program, require("fencesim") is this SDK (index.js), and
+// require("ioredis") is ioredis with the simulated connection as its
+// default (lib/redis.js). Under fencesim-real (FENCESIM_BACKEND=real) the
+// program runs on real time with real ioredis instead (lib/real.js).
+const path = require("path");
+const Module = require("module");
+
+// stdout is fencesim's: the program's console.log and process.stdout go to stderr.
+Object.defineProperty(process, "stdout", { configurable: true, enumerable: false, get: () => process.stderr });
+
+const state = require("./lib/state");
+const redis = require("./lib/redis");
+const { Channel, ProtocolError, PROTOCOL } = require("./lib/channel");
+
+const real = process.env.FENCESIM_BACKEND === "real";
+state.s.backend = real ? "real" : "sim";
+
+const sdkIndex = path.join(__dirname, "index.js");
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request === "fencesim") return sdkIndex;
+  return resolveFilename.call(this, request, ...rest);
+};
+const load = Module._load;
+Module._load = function (request, parent, ...rest) {
+  const exported = load.call(this, request, parent, ...rest);
+  if (request === "ioredis" && !real) redis.install(exported);
+  if (request === "ioredis" && real) require("./lib/real").ioredis(exported, Module._resolveFilename(request, parent));
+  return exported;
+};
+
+function usage() {
+  process.stderr.write("usage: node run.js SCRIPT.js [ARGS...]\n");
+  process.exit(2);
+}
+
+/** Loads the user's script afresh: its own modules leave require's cache. */
+function loadScript(script) {
+  for (const file of Object.keys(require.cache)) {
+    if (!file.includes(`${path.sep}node_modules${path.sep}`) && !file.startsWith(__dirname + path.sep)) {
+      delete require.cache[file];
+    }
+  }
+  const exported = require(script);
+  if (typeof exported === "function") {
+    Promise.resolve(exported()).catch((e) => {
+      process.stderr.write(`${(e && e.stack) || e}\n`);
+      process.exit(1);
+    });
+  }
+}
+
+async function serveSim(script) {
+  const { SimTime } = require("./lib/sim");
+  const ch = new Channel();
+  state.s.channel = ch;
+  ch.send({ type: "hello", protocol: PROTOCOL, sdk: "fencesim-node 0.1", reuse: true });
+  ch.flush();
+  let time = null;
+  for (;;) {
+    const msg = ch.read();
+    if (msg.type === "init") {
+      if (time !== null) throw new ProtocolError("init while a run is going on");
+      ch.reset();
+      state.s.init = msg;
+      state.s.connections.clear();
+      time = new SimTime(ch, msg);
+      state.s.time = time;
+      loadScript(script);
+    } else if (msg.type === "end") {
+      if (time !== null) time.uninstall();
+      time = null;
+      state.s.init = null;
+      state.s.time = null;
+      ch.reset();
+      ch.send({ type: "ready" });
+      ch.flush();
+      continue;
+    } else if (msg.type === "reply" || msg.type === "timer" || msg.type === "watch") {
+      if (time === null) throw new ProtocolError(`a ${msg.type} before init`);
+      time.advance(msg.time);
+      ch.deliver(msg);
+    } else {
+      throw new ProtocolError("unexpected message from fencesim: " + JSON.stringify(msg).slice(0, 200));
+    }
+    await time.settle();
+    time.armAlarm();
+    ch.send({ type: "yield" });
+    ch.flush();
+  }
+}
+
+function main() {
+  if (process.argv.length < 3) usage();
+  const script = path.resolve(process.argv[2]);
+  process.argv = [process.argv[0], script, ...process.argv.slice(3)];
+  if (real) {
+    require("./lib/real").serve(() => loadScript(script));
+    return;
+  }
+  serveSim(script).catch((e) => {
+    process.stderr.write(`${(e && e.stack) || e}\n`);
+    process.exit(1);
+  });
+}
+
+main();
