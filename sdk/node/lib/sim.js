@@ -115,7 +115,57 @@ function patchRandom(rng) {
   }
 }
 
-function unpatchRandom() {
+// The file-system calls whose asynchronous forms run on Node's thread pool,
+// where several in flight finish in an order the machine decides (five
+// ioredis connections each read ioredis's package.json at once: which
+// reply comes first changed the order of the commands they queued). Their
+// callback and promise forms do the work synchronously instead and finish
+// in the order they were called, callbacks and promises alike (both as
+// promise jobs): a file read takes no simulated time.
+const FS_CALLS = ["access", "appendFile", "chmod", "copyFile", "lstat", "mkdir", "mkdtemp", "readdir", "readFile",
+                  "readlink", "realpath", "rename", "rm", "rmdir", "stat", "unlink", "utimes", "writeFile"];
+
+function byPath(args) {
+  const p = args[0];
+  return typeof p === "string" || typeof p === "number" || Buffer.isBuffer(p) || p instanceof URL;
+}
+
+function patchFs() {
+  const fs = require("fs");
+  for (const name of FS_CALLS) {
+    const sync = fs[`${name}Sync`];
+    const callback = fs[name];
+    const promise = fs.promises[name];
+    if (typeof sync !== "function") continue;
+    if (typeof callback === "function") {
+      patch(fs, name, (...args) => {
+        const cb = args[args.length - 1];
+        if (typeof cb !== "function" || !byPath(args)) return callback.apply(fs, args);
+        let result;
+        try {
+          result = sync.apply(fs, args.slice(0, -1));
+        } catch (err) {
+          queueMicrotask(() => cb(err));
+          return undefined;
+        }
+        queueMicrotask(() => cb(null, result));
+        return undefined;
+      });
+    }
+    if (typeof promise === "function") {
+      patch(fs.promises, name, (...args) => {
+        if (!byPath(args)) return promise.apply(fs.promises, args); // a FileHandle
+        try {
+          return Promise.resolve(sync.apply(fs, args));
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      });
+    }
+  }
+}
+
+function unpatch() {
   while (saved.length) {
     const [obj, key, d] = saved.pop();
     if (d) Object.defineProperty(obj, key, d);
@@ -123,10 +173,11 @@ function unpatchRandom() {
   }
 }
 
-/** Whether the program waits for the file system (ioredis reads its own
- * package.json when it connects), a compression or a crypto job of Node's
- * thread pool: the lockstep waits for it, so the file's contents, not the
- * machine's speed, decide what happens next. */
+/** Whether the program waits for the file system (a call outside
+ * FS_CALLS, a FileHandle's), a compression or a crypto job of Node's thread
+ * pool: the lockstep waits for it, so the machine's speed does not decide
+ * what happens next (with two such jobs in flight at once, the order they
+ * finish in still may; PROTOCOL.md says so). */
 const WORK_IN_FLIGHT = /^(FSReq|FileHandle|CloseReq|StatWatcher|Zlib|GetAddrInfoReqWrap|[A-Za-z0-9]+Job$)/;
 
 function fileIoInFlight() {
@@ -143,11 +194,12 @@ class SimTime {
     this.alarm = null; // {id, due (ns)}
     this.rng = new Rng(init.seed);
     patchRandom(this.rng);
+    patchFs();
   }
 
   uninstall() {
     this.clock.uninstall();
-    unpatchRandom();
+    unpatch();
   }
 
   /** Moves the clocks to a delivery's time without running any timer. */

@@ -426,6 +426,23 @@ TEST(ProgramClient, NodeSdkTimersRunLateAfterAPauseInTheOrderTheyFellDue) {
   EXPECT_EQ(notes.rfind("random 0.", 0), 0u) << notes;
 }
 
+/// The Node SDK's file calls (sdk/node/lib/sim.js, FS_CALLS) finish in the
+/// order they were called: five ioredis connections reading ioredis's
+/// package.json at once made the order of their first commands the thread
+/// pool's (program.node-redlock-clock-jump differed between two runs).
+TEST(ProgramClient, NodeSdkFileReadsFinishInTheOrderTheyWereCalled) {
+  if (!node_sdk_installed()) {
+    if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";
+    GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them";
+  }
+  const std::string text = R"({"version": 1, "scenario": "node-files", "seed": 1, "duration": "1s",
+    "lock": {"service": "none"}, "resource": {"kind": "unfenced"},
+    "clients": [{"name": "A", "program": {"command": ["node", ")" +
+                           std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/node/run.js", "node_files.js"]}}]})";
+  const RunResult r = run_scenario(from_text(text));
+  EXPECT_EQ(notes_of(r, "A"), "big 33554432, small x, stat 1, missing ENOENT\n");
+}
+
 /// A bad field inside a txn's operation is named with its place.
 TEST(ProgramClient, EtcdTxnFieldErrorsNameTheirPlace) {
   const ProgramError e = error_of(from_text(R"({"version": 1, "scenario": "bad-txn", "seed": 1, "duration": "5s",
