@@ -11,7 +11,9 @@ const Keys kTopKeys = {"version", "scenario", "description", "seed",   "duration
 const Keys kNetworkKeys = {"latency", "loss"};
 const Keys kRangeKeys = {"min", "max"};
 const Keys kLockCommonKeys = {"service", "ttl", "key", "keys"};
-const Keys kResourceKeys = {"kind", "check", "fence_reads", "idempotent", "initial", "replicas", "replication_delay"};
+const Keys kResourceKeys = {
+    "kind",    "check",           "fence_reads", "idempotent", "initial", "replicas", "replication_delay",
+    "program", "compare_versions"};
 const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_interval", "renew_clock",
                           "retry_interval", "command_timeout", "resource", "workload",
                           // client policies (docs/FORMAT.md "Client policies")

@@ -481,12 +481,14 @@ void resolve_program_folders(Scenario& s, const std::string& file) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path base = fs::absolute(fs::path(file), ec).parent_path();
-  for (ClientSpec& c : s.clients) {
-    if (c.program && fs::path(c.program->cwd).is_relative()) {
-      c.program->cwd = (base / c.program->cwd).lexically_normal().string();
-      while (c.program->cwd.size() > 1 && c.program->cwd.back() == '/') c.program->cwd.pop_back();
+  const auto resolve = [&](std::optional<ProgramSpec>& p) {
+    if (p && fs::path(p->cwd).is_relative()) {
+      p->cwd = (base / p->cwd).lexically_normal().string();
+      while (p->cwd.size() > 1 && p->cwd.back() == '/') p->cwd.pop_back();
     }
-  }
+  };
+  for (ClientSpec& c : s.clients) resolve(c.program);
+  resolve(s.resource.program);
 }
 
 std::optional<LoadError> read_text_file(const std::string& path, std::string& text, const std::string& what) {

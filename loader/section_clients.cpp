@@ -110,52 +110,6 @@ struct Section {
     return spec;
   }
 
-  /// clients[].program (docs/FORMAT.md "Program clients"); `cwd` stays as
-  /// written: load_scenario_file joins it to the file's folder.
-  static ProgramSpec load_program(const json& v, const std::string& path) {
-    expect_object(v, path, "a program");
-    check_keys(v, path, kProgramKeys, "a program");
-    ProgramSpec p;
-    const json& cmd = require(v, path, "command", "the program's argv, e.g. [\"python3\", \"client.py\"]");
-    if (!cmd.is_array() || cmd.empty()) {
-      fail(key_path(path, "command"), "expected a non-empty array of strings, got " + describe(cmd),
-           "e.g. [\"python3\", \"-m\", \"fencesim\", \"client.py\"]");
-    }
-    if (cmd.size() > 256) fail(key_path(path, "command"), "at most 256 words");
-    for (std::size_t i = 0; i < cmd.size(); ++i) {
-      p.command.push_back(get_string(cmd[i], index_path(key_path(path, "command"), i), 4096));
-      if (p.command.back().empty() || p.command.back().find('\0') != std::string::npos) {
-        fail(index_path(key_path(path, "command"), i), "a word of the command must be non-empty text without NUL");
-      }
-    }
-    if (const json* e = find(v, "env")) {
-      const std::string ep = key_path(path, "env");
-      expect_object(*e, ep, "an object of environment variables, e.g. {\"PYTHONPATH\": \"sdk/python\"}");
-      if (e->size() > 256) fail(ep, "at most 256 variables");
-      for (auto it = e->begin(); it != e->end(); ++it) {
-        const std::string& k = it.key();
-        if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
-          fail(key_path(ep, k), "an environment variable's name must be non-empty, without '=' or NUL");
-        }
-        p.env[k] = get_string(it.value(), key_path(ep, k), 65536);
-        if (p.env[k].find('\0') != std::string::npos) fail(key_path(ep, k), "the value must not contain NUL");
-      }
-    }
-    p.cwd = ".";
-    if (const json* x = find(v, "cwd")) {
-      p.cwd = get_string(*x, key_path(path, "cwd"), 4096);
-      if (p.cwd.empty())
-        fail(key_path(path, "cwd"), "must not be empty", "leave \"cwd\" out for the scenario's folder");
-    }
-    if (const json* x = find(v, "yield_timeout")) {
-      p.yield_timeout = get_duration(*x, key_path(path, "yield_timeout"), kPositive);
-      if (p.yield_timeout > std::chrono::hours(1)) {
-        fail(key_path(path, "yield_timeout"), "at most 1h: it is the real time fencesim waits for one answer");
-      }
-    }
-    return p;
-  }
-
   /// check_lease_before_write, on_lease_loss, lease_loss_after (their rules: validate_clients).
   static void load_client_policies(const json& c, const std::string& path, ClientSpec& spec) {
     auto kp = [&](std::string_view k) { return key_path(path, k); };
@@ -223,6 +177,51 @@ struct Section {
 };
 
 }  // namespace
+
+/// clients[].program and resource.program (docs/FORMAT.md "Program clients");
+/// `cwd` stays as written: load_scenario_file joins it to the file's folder.
+ProgramSpec load_program(const json& v, const std::string& path) {
+  expect_object(v, path, "a program");
+  check_keys(v, path, kProgramKeys, "a program");
+  ProgramSpec p;
+  const json& cmd = require(v, path, "command", "the program's argv, e.g. [\"python3\", \"client.py\"]");
+  if (!cmd.is_array() || cmd.empty()) {
+    fail(key_path(path, "command"), "expected a non-empty array of strings, got " + describe(cmd),
+         "e.g. [\"python3\", \"-m\", \"fencesim\", \"client.py\"]");
+  }
+  if (cmd.size() > 256) fail(key_path(path, "command"), "at most 256 words");
+  for (std::size_t i = 0; i < cmd.size(); ++i) {
+    p.command.push_back(get_string(cmd[i], index_path(key_path(path, "command"), i), 4096));
+    if (p.command.back().empty() || p.command.back().find('\0') != std::string::npos) {
+      fail(index_path(key_path(path, "command"), i), "a word of the command must be non-empty text without NUL");
+    }
+  }
+  if (const json* e = find(v, "env")) {
+    const std::string ep = key_path(path, "env");
+    expect_object(*e, ep, "an object of environment variables, e.g. {\"PYTHONPATH\": \"sdk/python\"}");
+    if (e->size() > 256) fail(ep, "at most 256 variables");
+    for (auto it = e->begin(); it != e->end(); ++it) {
+      const std::string& k = it.key();
+      if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
+        fail(key_path(ep, k), "an environment variable's name must be non-empty, without '=' or NUL");
+      }
+      p.env[k] = get_string(it.value(), key_path(ep, k), 65536);
+      if (p.env[k].find('\0') != std::string::npos) fail(key_path(ep, k), "the value must not contain NUL");
+    }
+  }
+  p.cwd = ".";
+  if (const json* x = find(v, "cwd")) {
+    p.cwd = get_string(*x, key_path(path, "cwd"), 4096);
+    if (p.cwd.empty()) fail(key_path(path, "cwd"), "must not be empty", "leave \"cwd\" out for the scenario's folder");
+  }
+  if (const json* x = find(v, "yield_timeout")) {
+    p.yield_timeout = get_duration(*x, key_path(path, "yield_timeout"), kPositive);
+    if (p.yield_timeout > std::chrono::hours(1)) {
+      fail(key_path(path, "yield_timeout"), "at most 1h: it is the real time fencesim waits for one answer");
+    }
+  }
+  return p;
+}
 
 void load_clients(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_clients(); }
 

@@ -22,5 +22,7 @@ void load_lock(const json& root, Scenario& s, ScenarioSource& src);      ///< se
 void load_resource(const json& root, Scenario& s, ScenarioSource& src);  ///< section_resource.cpp
 void load_clients(const json& root, Scenario& s, ScenarioSource& src);   ///< section_clients.cpp
 void load_expect(const json& root, Scenario& s, ScenarioSource& src);    ///< section_expect.cpp
+/// A `program` object at `path` (clients[].program, resource.program); section_clients.cpp.
+ProgramSpec load_program(const json& v, const std::string& path);
 
 }  // namespace fencesim::loading

@@ -87,6 +87,17 @@ ojson lock_json(const LockSpec& l) {
   return j;
 }
 
+/// clients[].program, resource.program. The folder is absolute once loaded
+/// from a file, so a written file (shrink's, matrix's) runs the program
+/// wherever it is saved.
+ojson program_json(const ProgramSpec& prog) {
+  ojson p{{"command", prog.command}};
+  if (!prog.env.empty()) p["env"] = prog.env;
+  if (prog.cwd != ".") p["cwd"] = prog.cwd;
+  if (prog.yield_timeout != ProgramSpec{}.yield_timeout) p["yield_timeout"] = dur(prog.yield_timeout);
+  return p;
+}
+
 ojson resource_json(const ResourceSpec& r) {
   const ResourceSpec def;
   ojson j{{"kind", to_string(r.kind)}};
@@ -94,6 +105,11 @@ ojson resource_json(const ResourceSpec& r) {
     j["check"] = word(r.check);
     if (r.fence_reads != def.fence_reads) j["fence_reads"] = r.fence_reads;
     if (r.idempotent != def.idempotent) j["idempotent"] = r.idempotent;
+  }
+  if (r.kind == ResourceKind::kProgram && r.program) {
+    j["program"] = program_json(*r.program);
+    if (r.fence_reads != def.fence_reads) j["fence_reads"] = r.fence_reads;
+    if (r.compare_versions != def.compare_versions) j["compare_versions"] = r.compare_versions;
   }
   if (r.initial != def.initial) j["initial"] = r.initial;
   if (r.replicas != def.replicas) j["replicas"] = r.replicas;
@@ -131,13 +147,7 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.resource != def.resource) j["resource"] = c.resource;
   if (!c.lock.empty()) j["lock"] = c.lock;
   if (c.program) {
-    // The folder is absolute once loaded from a file, so a written file
-    // (shrink's, matrix's) runs the program wherever it is saved.
-    ojson p{{"command", c.program->command}};
-    if (!c.program->env.empty()) p["env"] = c.program->env;
-    if (c.program->cwd != ".") p["cwd"] = c.program->cwd;
-    if (c.program->yield_timeout != ProgramSpec{}.yield_timeout) p["yield_timeout"] = dur(c.program->yield_timeout);
-    j["program"] = p;
+    j["program"] = program_json(*c.program);
   } else {
     j["workload"] = workload_json(c.workload);
   }

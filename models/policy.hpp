@@ -107,6 +107,10 @@ struct ResourceRequest {
   /// Writes: the version of the value the client had read (a copy's version
   /// counts its accepted writes); nullopt for reads.
   std::optional<std::int64_t> version_read;
+  /// Writes: the value the client had read before it wrote (what an S3-style
+  /// check hashes into the ETag the client would send with If-Match);
+  /// nullopt for reads.
+  std::optional<std::int64_t> value_read;
   std::int64_t value = 0;  ///< writes: the value to store; reads: 0
   sim::Time at{0};         ///< true time of the request's arrival (for the check's own reasons)
   /// The lock the client takes (clients[].lock; lock.key when it names

@@ -35,7 +35,7 @@ enum class RedisToken { kIncr, kNone };
 /// What a Redis node keeps across a restart (docs/FORMAT.md `lock.persistence`).
 enum class RedisPersistence { kNone, kAofAlways, kAofEverysec };
 enum class EtcdToken { kCreateRevision, kHeaderRevision, kNone };
-enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent };
+enum class ResourceKind { kUnfenced, kFenced, kCas, kIdempotent, kProgram };
 enum class FenceCheck { kStrict, kMonotonic };
 enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, kLeader };
 /// workload.retry_backoff (docs/FORMAT.md "Workloads"): the wait before a
@@ -250,6 +250,24 @@ const std::string& lock_of(const LockSpec& l, const ClientSpec& c);
 /// lock and redis.counter_key that lock's counter (models/client/).
 LockSpec lock_for(const LockSpec& l, const ClientSpec& c);
 
+/// clients[].program (docs/FORMAT.md "Program clients", docs/PROTOCOL.md):
+/// the client is the user's program, run in lockstep with simulated time;
+/// resource.program: the resource's check is (docs/PROTOCOL.md "Resource
+/// programs").
+struct ProgramSpec {
+  std::vector<std::string> command;        ///< argv; command[0] looked up in PATH
+  std::map<std::string, std::string> env;  ///< added to fencesim's environment
+  /// The folder the program runs in: absolute once loaded from a file (the
+  /// file's folder joined with program.cwd, which defaults to "."); a
+  /// hand-built spec's relative cwd is taken from fencesim's own.
+  std::string cwd;
+  /// Real time allowed for each answer of the program (its hello, each
+  /// yield, its ready after end) before the run stops with exit code 3.
+  Duration yield_timeout = 10s;
+
+  bool operator==(const ProgramSpec&) const = default;
+};
+
 struct ResourceSpec {
   ResourceKind kind = ResourceKind::kFenced;
   FenceCheck check = FenceCheck::kStrict;
@@ -260,6 +278,13 @@ struct ResourceSpec {
   std::int64_t initial = 0;
   int replicas = 0;  ///< further copies resource-replica-0 …
   Duration replication_delay = 50ms;
+  /// `"kind": "program"`: the program that decides each read and write
+  /// (docs/PROTOCOL.md "Resource programs"); nullopt for every other kind.
+  std::optional<ProgramSpec> program;
+  /// `"kind": "program"`: writes carry the version (and value) the client
+  /// read, and a rejected write is a conflict the workload re-reads and
+  /// retries (workload.retries), as with `cas`.
+  bool compare_versions = false;
   /// A check of the user's (models/policy.hpp, C++ only: a file cannot
   /// name one); nullptr: the built-in check `kind`, `check` and
   /// `fence_reads` describe. Shared by every copy and run; compared by identity.
@@ -294,22 +319,6 @@ struct WorkloadSpec {
 /// resolve_scenario — and run_scenario, on its own copy — sets it to
 /// default_renew_interval (models/validate.hpp), a third of the TTL in effect.
 inline constexpr Duration kResolveRenewInterval = Duration::min();
-
-/// clients[].program (docs/FORMAT.md "Program clients", docs/PROTOCOL.md):
-/// the client is the user's program, run in lockstep with simulated time.
-struct ProgramSpec {
-  std::vector<std::string> command;        ///< argv; command[0] looked up in PATH
-  std::map<std::string, std::string> env;  ///< added to fencesim's environment
-  /// The folder the program runs in: absolute once loaded from a file (the
-  /// file's folder joined with program.cwd, which defaults to "."); a
-  /// hand-built spec's relative cwd is taken from fencesim's own.
-  std::string cwd;
-  /// Real time allowed for each answer of the program (its hello, each
-  /// yield, its ready after end) before the run stops with exit code 3.
-  Duration yield_timeout = 10s;
-
-  bool operator==(const ProgramSpec&) const = default;
-};
 
 struct ClientSpec {
   std::string name;  ///< node name (expanded: "worker-0" for count > 1)

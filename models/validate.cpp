@@ -479,6 +479,28 @@ Problem queue_resource(const Scenario& s) {
   if (queue && r.replicas != 0) {
     return problem("resource.replicas", "the queue design's ledger has no replicas: must be 0 (or left out)");
   }
+  if (queue && r.kind == ResourceKind::kProgram) {
+    return problem("resource.kind",
+                   "a resource program decides reads and writes of the register; the queue "
+                   "design's ledger has its own rules: use lock.service \"redis\", \"etcd\", "
+                   "\"table\" or \"none\"");
+  }
+  return std::nullopt;
+}
+
+/// `"kind": "program"` (docs/PROTOCOL.md "Resource programs").
+Problem program_resource(const ResourceSpec& r) {
+  if ((r.kind == ResourceKind::kProgram) != r.program.has_value()) {
+    return problem(r.program ? "resource.program" : "resource.kind",
+                   r.program ? "\"program\" belongs to a resource of kind \"program\""
+                             : "a resource of kind \"program\" needs its \"program\"");
+  }
+  if (r.compare_versions && r.kind != ResourceKind::kProgram) {
+    return problem("resource.compare_versions", "\"compare_versions\" belongs to a resource of kind \"program\"");
+  }
+  if (r.program && r.custom_check) {
+    return problem("resource.kind", "a resource has one check: a program or a custom ResourceCheck, not both");
+  }
   return std::nullopt;
 }
 
@@ -487,7 +509,9 @@ Problem queue_resource(const Scenario& s) {
 std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
   const ResourceSpec& r = s.resource;
   FENCESIM_CHECK(queue_resource(s));
-  if (r.kind != ResourceKind::kFenced && (r.check != FenceCheck::kStrict || r.fence_reads)) {
+  FENCESIM_CHECK(program_resource(r));
+  const bool reads_fenceable = r.kind == ResourceKind::kFenced || r.kind == ResourceKind::kProgram;
+  if ((r.kind != ResourceKind::kFenced && r.check != FenceCheck::kStrict) || (!reads_fenceable && r.fence_reads)) {
     const char* k = r.check != FenceCheck::kStrict ? "check" : "fence_reads";
     return problem(std::string("resource.") + k,
                    quote_text(k) + " applies only to a fenced resource (\"kind\": \"fenced\"), not to " +
@@ -613,8 +637,8 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
 Problem client_policies(const Scenario& s, const ClientSpec& c, const std::string& path) {
   const std::string w = key(path, "workload");
   FENCESIM_CHECK(in_range(key(w, "retries"), c.workload.retries, Ranges::kRetries));
-  const bool versions =
-      s.resource.custom_check ? s.resource.custom_check->compares_versions() : s.resource.kind == ResourceKind::kCas;
+  const bool versions = s.resource.custom_check ? s.resource.custom_check->compares_versions()
+                                                : s.resource.kind == ResourceKind::kCas || s.resource.compare_versions;
   if (c.workload.retries != WorkloadSpec{}.retries && !versions) {
     return problem(key(w, "retries"),
                    std::string("\"retries\" applies only to a cas resource (a version conflict is ") +

@@ -70,10 +70,11 @@ struct Words<TableToken> {
 };
 template <>
 struct Words<ResourceKind> {
-  static constexpr std::array<Word<ResourceKind>, 4> kTable = {{{ResourceKind::kUnfenced, "unfenced"},
+  static constexpr std::array<Word<ResourceKind>, 5> kTable = {{{ResourceKind::kUnfenced, "unfenced"},
                                                                 {ResourceKind::kFenced, "fenced"},
                                                                 {ResourceKind::kCas, "cas"},
-                                                                {ResourceKind::kIdempotent, "idempotent"}}};
+                                                                {ResourceKind::kIdempotent, "idempotent"},
+                                                                {ResourceKind::kProgram, "program"}}};
 };
 template <>
 struct Words<FenceCheck> {

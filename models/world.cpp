@@ -13,6 +13,7 @@
 #include "models/lock_service.hpp"
 #include "models/nemesis.hpp"
 #include "models/policy_runtime.hpp"
+#include "models/program/program_check.hpp"
 #include "models/program/program_client.hpp"
 #include "models/resource/resource.hpp"
 #include "models/sim_fault_env.hpp"
@@ -51,6 +52,7 @@ struct World {
   std::unique_ptr<resource::ResourceService> resource;
   std::vector<std::unique_ptr<client::ClientNode>> clients;
   std::vector<std::unique_ptr<program::ProgramClient>> programs;  ///< clients[].program, in client order
+  std::shared_ptr<program::ProgramCheck> check;                   ///< resource.program; also the resource's
 };
 
 std::vector<sim::NodeId> ids_of(sim::Simulation& s, const std::vector<std::string>& names) {
@@ -216,8 +218,12 @@ std::unique_ptr<World> build_world(const Scenario& s) {
   ServiceContext ctx{simu, w->history, s, {}, client_ids};
   for (const NodeGroup& g : kind.groups(s)) ctx.groups.push_back(ids_of(simu, g.nodes));
   w->service = kind.build(ctx);
-  w->resource =
-      std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources()));
+  if (s.resource.program) {
+    w->check = std::make_shared<program::ProgramCheck>(simu, s, dir.resources(), program_targets(dir).groups);
+  }
+  w->resource = std::make_unique<resource::ResourceService>(simu, w->history, s.resource, ids_of(simu, dir.resources()),
+                                                            w->check);
+  if (w->check) w->check->start();
   {
     std::map<std::string, std::string> rows;
     if (multiple_locks(s.lock)) {
@@ -303,6 +309,10 @@ RunResult run_once(const Scenario& s, const RunOptions& opt) {
   for (auto& p : w->programs) {
     p->finish();
     out.program_output.emplace_back(p->name(), p->output());
+  }
+  if (w->check) {
+    w->check->finish();
+    out.program_output.emplace_back("resource", w->check->output());
   }
 
   out.context.run_end = s.duration;

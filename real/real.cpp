@@ -83,6 +83,9 @@ std::string unsupported_reason(const Scenario& s) {
   }
   if (std::string why = clock_unsupported_reason(s); !why.empty()) return why;
   if (s.resource.custom_check) return "a custom ResourceCheck (C++ only; the real resource is SQL)";
+  if (s.resource.program) {
+    return "a resource program (resource.program; the real resource is one PostgreSQL row with the built-in checks)";
+  }
   if (s.resource.replicas > 0) return "resource.replicas: the real resource is one PostgreSQL row";
   if (s.resource.idempotent || s.resource.kind == ResourceKind::kIdempotent) return "an idempotent ledger";
   if (s.nemesis) return "a nemesis (materialize it first: fencesim write FILE --materialize-nemesis)";

@@ -163,7 +163,7 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
           {"iterations", c.workload.iterations},
           {"think", duration_json(c.workload.think)}};
   if (c.workload.kind == WorkloadKind::kSequenceAllocator) w["block"] = c.workload.block;
-  if (s.resource.kind == ResourceKind::kCas) {
+  if (s.resource.kind == ResourceKind::kCas || s.resource.compare_versions) {
     w["retries"] = c.workload.retries;
     w["retry_backoff"] = to_string(c.workload.retry_backoff);
   }
@@ -226,6 +226,12 @@ ojson settings_json(const Scenario& s) {
     resource["check"] = word(s.resource.check);
     resource["fence_reads"] = s.resource.fence_reads;
     if (d.per_message()) resource["idempotent"] = s.resource.idempotent;
+  }
+  if (s.resource.program) {
+    // The command, not its folder: a report does not depend on where the checkout is.
+    resource["program"] = ojson{{"command", s.resource.program->command}};
+    resource["fence_reads"] = s.resource.fence_reads;
+    resource["compare_versions"] = s.resource.compare_versions;
   }
   resource["initial"] = s.resource.initial;
   resource["replicas"] = s.resource.replicas;
@@ -575,12 +581,14 @@ std::string md_iterations(const RunResult& r) {
   return o;
 }
 
-/// "Program output": what each program client wrote to stderr.
+/// "Program output": what each program client (and the resource program,
+/// as "resource") wrote to stderr.
 std::string md_program_output(const RunResult& r) {
   if (r.program_output.empty()) return "";
   std::string o = "\n## Program output\n\nThe end of what each program client wrote to stderr (at most 16 KiB).\n";
   for (const auto& [client, text] : r.program_output) {
-    o += fmt::format("\n### {}\n\n", client);
+    // The resource program's comes last, under the copy's name (no client has it).
+    o += fmt::format("\n### {}{}\n\n", client, client == "resource" ? " (the resource program)" : "");
     if (text.empty()) {
       o += "(nothing)\n";
       continue;

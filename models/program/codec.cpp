@@ -45,6 +45,14 @@ std::string json_text_to_bytes(const std::string& utf8, const std::string& field
   return out;
 }
 
+std::string quote_line(const std::string& line) { return line.size() <= 200 ? line : line.substr(0, 200) + "…"; }
+
+std::string dump_message(json msg) {
+  const std::string type = msg.at("type").dump();
+  msg.erase("type");
+  return msg.empty() ? "{\"type\":" + type + "}" : "{\"type\":" + type + "," + msg.dump().substr(1);
+}
+
 std::string text_field(const json& j, const char* field, bool required) {
   const auto it = j.find(field);
   if (it == j.end() || it->is_null()) {

@@ -30,6 +30,16 @@ std::string bytes_to_json_text(const std::string& bytes);
 /// The reverse; BadField naming `field` for a code point above U+00FF.
 std::string json_text_to_bytes(const std::string& utf8, const std::string& field);
 
+/// More lines than this within one delivery: a program in a loop.
+inline constexpr int kMaxLinesPerDelivery = 1'000'000;
+
+/// A line as error messages quote it: its first 200 bytes.
+std::string quote_line(const std::string& line);
+
+/// One line with "type" first (json's keys are sorted), for people reading
+/// transcripts and error messages; the rest in key order.
+std::string dump_message(json msg);
+
 /// Field readers: `required` ones throw BadField when the field is absent.
 std::string text_field(const json& j, const char* field, bool required);
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required);

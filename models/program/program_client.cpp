@@ -10,20 +10,7 @@ namespace fencesim::program {
 
 namespace {
 
-/// More lines than this within one delivery: a program in a loop.
-constexpr int kMaxLinesPerDelivery = 1'000'000;
-
-std::string quote(const std::string& line) { return line.size() <= 200 ? line : line.substr(0, 200) + "…"; }
-
 std::string hex16(std::uint64_t v) { return fmt::format("{:016x}", v); }
-
-/// One line with "type" first (json's keys are sorted), for people reading
-/// transcripts and error messages; the rest in key order.
-std::string dump_message(json msg) {
-  const std::string type = msg.at("type").dump();
-  msg.erase("type");
-  return msg.empty() ? "{\"type\":" + type + "}" : "{\"type\":" + type + "," + msg.dump().substr(1);
-}
 
 }  // namespace
 
@@ -119,7 +106,7 @@ void ProgramClient::deliver(json msg) {
 
 void ProgramClient::protocol_error(const std::string& what) const {
   std::string msg = label_ + ": the program broke the protocol (docs/PROTOCOL.md): " + what;
-  if (!current_line_.empty()) msg += " in line: " + quote(current_line_);
+  if (!current_line_.empty()) msg += " in line: " + quote_line(current_line_);
   throw ProgramError(ProgramError::Kind::kProtocol, msg);
 }
 

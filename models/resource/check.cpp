@@ -71,6 +71,7 @@ std::shared_ptr<const ResourceCheck> builtin_check(const ResourceSpec& spec) {
     case ResourceKind::kCas: return std::make_shared<CasCheck>();
     case ResourceKind::kUnfenced:
     case ResourceKind::kIdempotent: break;  // the queue's ledger (ledger.cpp); its register is never written
+    case ResourceKind::kProgram: break;     // a run's ProgramCheck (models/program/program_check.hpp)
   }
   return std::make_shared<UnfencedCheck>();
 }

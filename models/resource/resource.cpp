@@ -28,6 +28,7 @@ void hash_request(Fingerprint& f, const ResourceRequest& r, const ResourceMarks&
   f.text(r.client);
   f.maybe(r.token);
   f.maybe(r.version_read);
+  f.maybe(r.value_read);
   f.number(r.value);
   f.time(r.at);
   f.text(r.lock);
@@ -145,6 +146,7 @@ void ResourceCopy::write(const sim::Message& m, const WriteRequest& w) {
   req.lock = svc_.lock_name(req.client);
   req.token = w.token;
   req.version_read = w.expected_version;
+  req.value_read = w.read_value;
   req.value = w.value;
   req.at = svc_.sim().now();
   ResourceDecision d = decide(req);
@@ -243,14 +245,14 @@ void ResourceCopy::on_restart() {
 }
 
 ResourceService::ResourceService(sim::Simulation& s, History& h, const ResourceSpec& spec,
-                                 std::vector<sim::NodeId> copies)
+                                 std::vector<sim::NodeId> copies, std::shared_ptr<const ResourceCheck> check)
     : sim_(s),
       history_(h),
       spec_(spec),
       ids_(std::move(copies)),
-      check_(check_of(spec)),
+      check_(check ? std::move(check) : check_of(spec)),
       check_name_(check_->name()),
-      audits_(spec.custom_check != nullptr || spec.kind == ResourceKind::kFenced) {
+      audits_(takes_tokens(spec)) {
   for (sim::NodeId id : ids_) copies_.push_back(std::make_unique<ResourceCopy>(*this, sim_.node(id)));
 }
 

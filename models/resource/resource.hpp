@@ -199,7 +199,10 @@ class ResourceCopy final : public sim::NodeBehaviour {
 
 class ResourceService {
  public:
-  ResourceService(sim::Simulation& s, History& h, const ResourceSpec& spec, std::vector<sim::NodeId> copies);
+  /// `check`: the check of this run (a resource program's,
+  /// models/program/program_check.hpp); nullptr: check_of(spec).
+  ResourceService(sim::Simulation& s, History& h, const ResourceSpec& spec, std::vector<sim::NodeId> copies,
+                  std::shared_ptr<const ResourceCheck> check = nullptr);
   ~ResourceService();
 
   const ResourceSpec& spec() const { return spec_; }
@@ -229,7 +232,9 @@ class ResourceService {
   /// The check every copy applies (the built-in one of the spec, or the custom one).
   const ResourceCheck& check() const { return *check_; }
   const std::string& check_name() const { return check_name_; }
-  bool custom() const { return spec_.custom_check != nullptr; }
+  /// A check of the user's (a custom ResourceCheck or a resource program):
+  /// its marks travel with replication.
+  bool custom() const { return spec_.custom_check != nullptr || spec_.program.has_value(); }
   /// Accepted operations are audited against the believed holders (fenced, or a custom check).
   bool audits() const { return audits_; }
 
@@ -256,11 +261,14 @@ inline bool fences_reads(const ResourceSpec& spec) {
 }
 /// Do writes carry the version read, and is a rejected write a CAS conflict (retried)?
 inline bool compares_versions(const ResourceSpec& spec) {
-  return spec.custom_check ? spec.custom_check->compares_versions() : spec.kind == ResourceKind::kCas;
+  return spec.custom_check ? spec.custom_check->compares_versions()
+                           : spec.kind == ResourceKind::kCas || spec.compare_versions;
 }
-/// Does the client's token reach the resource (a fenced resource, or a custom check)?
+/// Does the client's token reach the resource (a fenced resource, a custom
+/// check or a resource program)? Its acceptances are then audited against
+/// the believed holders.
 inline bool takes_tokens(const ResourceSpec& spec) {
-  return spec.custom_check != nullptr || spec.kind == ResourceKind::kFenced;
+  return spec.custom_check != nullptr || spec.kind == ResourceKind::kFenced || spec.kind == ResourceKind::kProgram;
 }
 
 }  // namespace fencesim::resource

@@ -11,6 +11,7 @@
 #include "loader/loader.hpp"
 #include "models/program/errors.hpp"
 #include "models/world.hpp"
+#include "program_testing.hpp"
 
 namespace fencesim {
 namespace {
@@ -44,13 +45,8 @@ std::string notes_of(const RunResult& r, const std::string& client) {
   return out;
 }
 
-/// A scenario from JSON text whose programs run in tests/programs/.
-Scenario from_text(const std::string& text) {
-  LoadResult l = load_scenario_text(text, "program_client_test");
-  if (!l.ok()) throw std::runtime_error(l.error->to_string());
-  resolve_program_folders(*l.scenario, std::string(FENCESIM_SOURCE_DIR) + "/tests/programs/scenario.json");
-  return *l.scenario;
-}
+using program_testing::error_of;
+using program_testing::from_text;
 
 TEST(ProgramClient, ReadModifyWriteRecordsTheHistoryOfABuiltInClient) {
   const RunResult r = run_scenario(scenario("rmw"));
@@ -107,16 +103,6 @@ TEST(ProgramClient, ACrashKillsTheProcessAndTheRestartStartsANewOne) {
   EXPECT_EQ(r.history.beliefs[0].end_reason, "crash");
   EXPECT_EQ(notes_of(r, "A"), "done after 1 restarts\n");
   EXPECT_NE(r.program_output[0].second.find("init A restarts 1"), std::string::npos);
-}
-
-ProgramError error_of(const Scenario& s) {
-  try {
-    run_scenario(s);
-  } catch (const ProgramError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "the run did not stop with a ProgramError";
-  return ProgramError(ProgramError::Kind::kFailure, "");
 }
 
 TEST(ProgramClient, ProtocolErrorsQuoteTheLineAndExitTwo) {

@@ -1,0 +1,114 @@
+// Resource programs (models/program/program_check.*, docs/PROTOCOL.md
+// "Resource programs") with tests/programs/raw_check.py, a check written
+// against the protocol document alone: what a check carries, the marks it
+// keeps, its errors, and the loader's rules for `"kind": "program"`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "loader/loader.hpp"
+#include "models/program/errors.hpp"
+#include "models/world.hpp"
+#include "program_testing.hpp"
+
+namespace fencesim {
+namespace {
+
+using program::ProgramError;
+
+/// A counter client A on a resource decided by raw_check.py in `mode`; its
+/// writes carry versions (one retry after a conflict).
+std::string text(const std::string& mode, const std::string& program_keys = "") {
+  return R"({"version": 1, "scenario": "check-)" + mode + R"(", "seed": 1, "duration": "5s",
+    "network": {"latency": "1ms"}, "lock": {"service": "none"},
+    "resource": {"kind": "program", "compare_versions": true,
+                 "program": {"command": ["python3", "raw_check.py", ")" +
+         mode + R"("])" + program_keys + R"(}},
+    "clients": [{"name": "A", "workload": {"kind": "counter", "work": "100ms", "retries": 1}}]})";
+}
+
+using program_testing::error_of;
+Scenario load(const std::string& t) { return program_testing::from_text(t); }
+
+/// Each check carries the request (`lock` "": the design without a lock) (with the value and version the client
+/// read), the copy's state and the copy's clocks; the decision's marks are
+/// kept by the copy and shown on its records; the program's stderr is the
+/// report's, under "resource".
+TEST(ProgramCheck, AChecksCarriesTheRequestTheCopysStateAndClocks) {
+  const RunResult r = run_scenario(load(text("echo")));
+  // read (accepted), write (rejected), the retry's read and write.
+  ASSERT_EQ(r.history.resource_ops.size(), 4u);
+  const ResourceOpRecord& w = r.history.resource_ops[1];
+  ASSERT_TRUE(w.write);
+  EXPECT_FALSE(w.accepted);
+  EXPECT_EQ(w.last_seen, 2);  // the decision's last_seen: the second check
+  const nlohmann::json seen = nlohmann::json::parse(w.reason);
+  EXPECT_EQ(seen["copy"], "resource");
+  EXPECT_EQ(seen["time"]["monotonic"], w.at.count());
+  EXPECT_EQ(seen["request"],
+            nlohmann::json::parse(R"({"op": "write", "client": "A", "lock": "", "token": null, "value": 1,
+                                      "value_read": 0, "version_read": 0})"));
+  EXPECT_EQ(seen["state"], nlohmann::json::parse(R"({"value": 0, "version": 0, "last_written": 0, "last_seen": 1,
+                                                     "marks": {"n": 1}})"));
+  EXPECT_EQ(nlohmann::json::parse(r.history.resource_ops[3].reason)["state"]["marks"]["n"], 3);
+  ASSERT_EQ(r.program_output.size(), 1u);
+  EXPECT_EQ(r.program_output[0].first, "resource");
+  EXPECT_EQ(r.program_output[0].second, "init resource locks [] copies ['resource']\n");
+  // Deterministic: the same run again.
+  EXPECT_EQ(run_scenario(load(text("echo"))).fingerprint, r.fingerprint);
+}
+
+TEST(ProgramCheck, ProtocolErrorsExitTwoAndNameTheResourceProgram) {
+  for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
+           {"bad-marks", "the mark \"n\" must be an integer, got \"one\""},
+           {"no-decision", "a yield before the decision of check 1"},
+           {"chatty", "a resource program sends only \"decision\" and \"yield\", got \"note\""}}) {
+    const ProgramError e = error_of(load(text(mode)));
+    EXPECT_EQ(e.exit_code(), 2) << mode;
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("resource.program: the program broke the protocol", 0), 0u) << what;
+    EXPECT_NE(what.find(words), std::string::npos) << what;
+  }
+}
+
+TEST(ProgramCheck, AProgramThatDoesNotAnswerOrExitsStopsTheRunWithThree) {
+  const ProgramError hang = error_of(load(text("hang", R"(, "yield_timeout": "1s")")));
+  EXPECT_EQ(hang.exit_code(), 3);
+  EXPECT_NE(std::string(hang.what()).find("resource.program"), std::string::npos) << hang.what();
+  const ProgramError exits = error_of(load(text("exit")));
+  EXPECT_EQ(exits.exit_code(), 3);
+  EXPECT_NE(std::string(exits.what()).find("exited"), std::string::npos) << exits.what();
+}
+
+std::string load_error(const std::string& resource, const std::string& service = "none") {
+  const std::string lock =
+      service == "queue" ? R"("queue", "visibility_timeout": "30s", "messages": 3)" : "\"" + service + "\"";
+  const std::string t = R"({"version": 1, "scenario": "x", "seed": 1, "duration": "5s",
+    "lock": {"service": )" +
+                        lock + R"(}, "resource": )" + resource + R"(,
+    "clients": [{"name": "A", "workload": {"kind": "counter"}}]})";
+  LoadResult l = load_scenario_text(t, "x.json");
+  return l.ok() ? "" : l.error->to_string();
+}
+
+TEST(ProgramCheck, TheLoaderNamesWhatAProgramResourceNeeds) {
+  EXPECT_EQ(load_error(R"({"kind": "program"})"),
+            "x.json: at resource.program: a resource of kind \"program\" needs the program that decides its reads "
+            "and writes (e.g. \"program\": {\"command\": [\"python3\", \"-m\", \"fencesim\", \"check.py\"]})");
+  EXPECT_NE(load_error(R"({"kind": "fenced", "program": {"command": ["x"]}})")
+                .find("at resource.program: \"program\" belongs to a resource whose check is a program"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"kind": "cas", "compare_versions": true})").find("at resource.compare_versions"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"kind": "program", "check": "monotonic", "program": {"command": ["x"]}})")
+                .find("at resource.check"),
+            std::string::npos);
+  EXPECT_EQ(load_error(R"({"kind": "program", "fence_reads": true, "program": {"command": ["x"]}})"), "");
+  EXPECT_NE(load_error(R"({"kind": "program", "program": {"command": ["x"]}})", "queue")
+                .find("the queue design's ledger has its own rules"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fencesim

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""A resource program written against docs/PROTOCOL.md "Resource programs"
+with no SDK: tests/models/program/program_check_test.cpp runs it in the
+modes below (argv[1]). Standard library only.
+
+  echo        rejects every write, its reason the check as it came (the
+              request, the copy's state and clocks), and keeps a mark
+              "n" counting the checks; accepts every read
+  bad-marks   a decision whose marks are not integers
+  no-decision a yield without the decision
+  chatty      a note before the decision
+  hang        never answers the first check
+  exit        exits (status 0) at the first check
+"""
+import json
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "echo"
+
+
+def send(m):
+    sys.stdout.write(json.dumps(m, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+
+send({"type": "hello", "protocol": 1, "sdk": "raw_check", "reuse": False})
+init = recv()
+assert init["type"] == "init" and init["role"] == "check", init
+sys.stderr.write("init %s locks %s copies %s\n" % (init["client"], init["lock"]["keys"], init["resource"]["copies"]))
+send({"type": "yield"})
+while True:
+    m = recv()
+    if m["type"] == "end":
+        sys.exit(0)
+    assert m["type"] == "check", m
+    if MODE == "hang":
+        while True:
+            pass
+    if MODE == "exit":
+        sys.exit(0)
+    if MODE == "chatty":
+        send({"type": "note", "text": "hello"})
+    n = m["state"]["marks"].get("n", 0) + 1
+    d = {"type": "decision", "id": m["id"], "accepted": m["request"]["op"] == "read", "marks": {"n": n},
+         "last_seen": n}
+    if MODE == "echo" and m["request"]["op"] == "write":
+        d["reason"] = json.dumps({k: m[k] for k in ("copy", "time", "request", "state")}, sort_keys=True)
+    if MODE == "bad-marks":
+        d["marks"] = {"n": "one"}
+    if MODE != "no-decision":
+        send(d)
+    send({"type": "yield"})
