@@ -86,7 +86,35 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * A resource program ("resource": {"kind": "program"}): `fn(request, state)`
+ * decides each read and write of the resource, synchronously, and returns
+ * accept(...) or reject(reason, ...). `request`: op ("read" or "write"),
+ * client, lock, token (or null), and for a write value, value_read,
+ * version_read; `state`: the copy's value, version, last_written,
+ * last_seen and marks (an object of integers by name). What the check must
+ * remember goes in the marks it returns, not in a variable of the script
+ * (PROTOCOL.md "Resource programs").
+ */
+function check(fn) {
+  if (typeof fn !== "function") throw new TypeError("fencesim.check(fn): fn must be a function");
+  state.s.checkFn = fn;
+  return fn;
+}
+
+/** A check's answer: accepted. `marks` replaces the copy's marks;
+ * lastWritten/lastSeen replace those marks; undefined: unchanged. */
+function accept({ marks, lastWritten, lastSeen } = {}) {
+  return { accepted: true, marks, last_written: lastWritten, last_seen: lastSeen };
+}
+
+/** A check's answer: rejected, with the reason the report shows. */
+function reject(reason, { marks, lastWritten, lastSeen } = {}) {
+  return { accepted: false, reason: String(reason), marks, last_written: lastWritten, last_seen: lastSeen };
+}
+
 module.exports = {
+  check, accept, reject,
   client, now, request, etcd, table, queue, resource, held, released, lost, note, sleep,
   iterationStart, iterationAcquired, iterationEnd, RequestTimeout,
   ...require("./lib/track"),

@@ -61,6 +61,25 @@ function loadScript(script) {
   }
 }
 
+/** A resource program's decision on one check (PROTOCOL.md "Resource
+ * programs"): the check runs synchronously, inside the copy's atomic step. */
+function decide(msg) {
+  const fn = state.s.checkFn;
+  if (fn === null) {
+    throw new Error("fencesim: a check came, and the script registered no check (call fencesim.check(fn))");
+  }
+  const d = fn(msg.request, msg.state);
+  if (d === null || typeof d !== "object" || typeof d.then === "function" || !("accepted" in d)) {
+    throw new TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), synchronously; got " +
+                        String(d));
+  }
+  const out = { type: "decision", id: msg.id, accepted: Boolean(d.accepted) };
+  for (const k of ["reason", "marks", "last_written", "last_seen"]) {
+    if (d[k] !== undefined && d[k] !== null) out[k] = d[k];
+  }
+  return out;
+}
+
 async function serveSim(script) {
   const { SimTime } = require("./lib/sim");
   const ch = new Channel();
@@ -75,6 +94,7 @@ async function serveSim(script) {
       ch.reset();
       state.s.init = msg;
       state.s.connections.clear();
+      state.s.checkFn = null;
       time = new SimTime(ch, msg);
       state.s.time = time;
       loadScript(script);
@@ -87,6 +107,10 @@ async function serveSim(script) {
       ch.send({ type: "ready" });
       ch.flush();
       continue;
+    } else if (msg.type === "check") {
+      if (time === null) throw new ProtocolError("a check before init");
+      time.advance(msg.time);
+      ch.send(decide(msg));
     } else if (msg.type === "reply" || msg.type === "timer" || msg.type === "watch") {
       if (time === null) throw new ProtocolError(`a ${msg.type} before init`);
       time.advance(msg.time);

@@ -1,7 +1,7 @@
 "use strict";
 // The process's one channel and the current run's init, shared by the SDK's
 // modules.
-const s = { channel: null, init: null, time: null, connections: new Map(), backend: "sim" };
+const s = { channel: null, init: null, time: null, connections: new Map(), backend: "sim", checkFn: null };
 
 module.exports = {
   s,

@@ -18,7 +18,7 @@ from ._core import ProtocolError, RequestTimeout
 __all__ = ["run", "client", "redis", "redis_pool", "held", "released", "lost", "iteration_start",
            "iteration_acquired", "iteration_end", "note", "resource", "spawn", "sleep", "now", "tracked",
            "request", "redis_sentinel", "etcd", "etcd_watch", "Watch", "prefix_end", "table", "queue", "rng", "run_async",
-           "ProtocolError", "RequestTimeout"]
+           "check", "accept", "reject", "ProtocolError", "RequestTimeout"]
 
 
 def client():
@@ -170,6 +170,31 @@ def iteration_end(success, outcome=None):
 def note(text):
     """A line on the timeline at the current time."""
     _say({"type": "note", "text": str(text)})
+
+
+def check(fn):
+    """A resource program (``"resource": {"kind": "program"}``): ``fn(request,
+    state)`` decides each read and write of the resource and returns
+    ``accept(...)`` or ``reject(reason, ...)``. ``request``: op ("read" or
+    "write"), client, lock, token (or None), and for a write value,
+    value_read, version_read; ``state``: the copy's value, version,
+    last_written, last_seen and marks (a dict of integers by name). What the
+    check must remember goes in the marks it returns, not in a global
+    (PROTOCOL.md "Resource programs"). Use as a decorator."""
+    _state.channel().check_fn = fn
+    return fn
+
+
+def accept(marks=None, last_written=None, last_seen=None):
+    """A check's answer: accepted. ``marks`` (a dict) replaces the copy's
+    marks; ``last_written``/``last_seen`` replace those marks; None: unchanged."""
+    return {"accepted": True, "marks": marks, "last_written": last_written, "last_seen": last_seen}
+
+
+def reject(reason, marks=None, last_written=None, last_seen=None):
+    """A check's answer: rejected, with the reason the report shows."""
+    return {"accepted": False, "reason": str(reason), "marks": marks, "last_written": last_written,
+            "last_seen": last_seen}
 
 
 def spawn(fn, name=None):

@@ -84,6 +84,7 @@ class Channel:
         self.init = None
         self.time = {"wall": 0, "monotonic": 0}
         self.ended = False
+        self.check_fn = None  # a resource program's check (fencesim.check)
 
     # --- lines -----------------------------------------------------------
     def send(self, msg):
@@ -235,6 +236,9 @@ class Channel:
                 self._ready.append(s[1][0])
                 s[1] = None
             return
+        if kind == "check":
+            self._decide(msg)
+            return
         if kind in ("reply", "timer", "watch"):
             w = self._waiters.get(msg.get("id"))
             if w is None:
@@ -243,6 +247,24 @@ class Channel:
             self._ready.append(w[0])
         else:
             raise ProtocolError("unexpected message from fencesim: %r" % (msg,))
+
+    def _decide(self, msg):
+        """A resource program: the check's decision, sent before the yield
+        (PROTOCOL.md "Resource programs")."""
+        if self.check_fn is None:
+            self.fail(RuntimeError("fencesim: a check came, and the script registered no check "
+                                   "(decorate a function with @fencesim.check)"))
+        try:
+            d = self.check_fn(msg["request"], msg["state"])
+            if not isinstance(d, dict) or "accepted" not in d:
+                raise TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), got %r" % (d,))
+        except BaseException as e:
+            self.fail(e)
+        out = {"type": "decision", "id": msg["id"], "accepted": bool(d["accepted"])}
+        for k in ("reason", "marks", "last_written", "last_seen"):
+            if d.get(k) is not None:
+                out[k] = d[k]
+        self.send(out)
 
     def run_main(self, fn):
         """Runs `fn` as the main task on this thread, then every other task
@@ -270,6 +292,7 @@ class Channel:
         self._end_waiter = None
         self.end_message = None
         self.main = None
+        self.check_fn = None
 
 
 def open_channel():
