@@ -50,13 +50,9 @@ fencesim::Scenario design(std::shared_ptr<const fencesim::ClientPolicy> policy, 
   b.duration(60s).redis(10s).fenced();
   b.client("A", allocator(100, 40s), policy);
   b.client("B", allocator(100, 500ms), policy, [](fencesim::ClientSpec& c) { c.start = 1s; });
-  fencesim::FaultSpec f;
-  f.at = 15s, f.at_max = 25s, f.duration = length;
-  if (fault == Fault::kPause) {
-    f.kind = fencesim::FaultKind::kPause, f.target = "A";
-  } else {
-    f.kind = fencesim::FaultKind::kPartition, f.isolate = {"A"};
-  }
+  fencesim::FaultSpec f = fault == Fault::kPause ? fencesim::faults::pause("A", 15s, length)
+                                                 : fencesim::faults::isolate(15s, {"A"}, length);
+  f.at_max = 25s;  // a start drawn per seed in [15 s, 25 s]
   b.fault(f);
   return b.build();
 }

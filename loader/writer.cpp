@@ -298,8 +298,9 @@ Scenario written_scenario(const Scenario& in, const WriteOptions& opt) {
     std::vector<FaultSpec> drawn = draw_nemesis(s);
     for (FaultSpec& f : drawn) {
       f.origin = "faults[" + std::to_string(s.faults.size()) + "]";
-      // The format's partition has no target (see WriteOptions).
-      if (f.kind == FaultKind::kPartition) f.target.clear();
+      // A kind drawn as one cut (whole_group: a partition) names its nodes in
+      // "isolate"; the format gives it no target (see WriteOptions).
+      if (fault_info(f.kind).whole_group) f.target.clear();
       s.faults.push_back(std::move(f));
     }
     s.nemesis.reset();

@@ -154,6 +154,12 @@ struct FaultMark {
   const char* end_line = "";
 };
 
+/// What a fault kind acts on: a process (pause, crash), the links between
+/// nodes (partition, heal, slow), a node's clocks (clock_jump, clock_drift),
+/// or the lock service itself (failover, counter_reset: the service applies
+/// it, LockService::apply_fault).
+enum class FaultFamily { kProcess, kLink, kClock, kService };
+
 struct FaultKindInfo {
   FaultKind kind;
   const char* name;
@@ -207,6 +213,12 @@ struct FaultKindInfo {
   /// `isolate` is the whole group (a partition: one cut around it), not the
   /// same fault on each of its nodes.
   bool whole_group = false;
+  FaultFamily family = FaultFamily::kService;
+  /// The target's process dies (a crash): what it held in memory is gone.
+  bool kills = false;
+  /// fencesim-real carries it out (real/fault_env.cpp); its own rules of
+  /// what it can make real are real_unsupported_reason's.
+  bool in_real_stack = false;
 };
 
 /// Every kind, in FaultKind order.

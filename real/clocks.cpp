@@ -13,6 +13,7 @@
 
 #include <stdexcept>
 
+#include "models/faults.hpp"
 #include "real/clockshim/fencesim_clock.h"
 
 namespace fencesim::real {
@@ -40,7 +41,7 @@ std::string clock_unsupported_reason(const Scenario& s) {
            "gettimeofday), so the real stack can only run \"expiry_clock\": \"wall\"";
   }
   for (const FaultSpec& f : s.faults) {
-    if (f.kind != FaultKind::kClockJump && f.kind != FaultKind::kClockDrift) continue;
+    if (fault_info(f.kind).family != FaultFamily::kClock) continue;
     const std::string what = fmt::format("{} of {} ({})", to_string(f.kind), f.target, f.origin);
     if (s.lock.service == ServiceKind::kEtcd) {
       return what +
@@ -60,7 +61,7 @@ std::string clock_unsupported_reason(const Scenario& s) {
 
 bool needs_clock_shim(const Scenario& s, const std::string& name) {
   for (const FaultSpec& f : s.faults) {
-    if (f.kind != FaultKind::kClockJump && f.kind != FaultKind::kClockDrift) continue;
+    if (fault_info(f.kind).family != FaultFamily::kClock) continue;
     if (f.at >= s.duration) continue;
     if (f.target == name) return true;
     if (f.target == "redis-primary" && is_redis_data_node(name)) return true;

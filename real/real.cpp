@@ -94,30 +94,21 @@ std::string unsupported_reason(const Scenario& s) {
   }
   for (const FaultSpec& f : s.faults) {
     if (f.at_max) return "a fault with a ranged start (" + f.origin + ")";
-    switch (f.kind) {
-      case FaultKind::kPause:
-      case FaultKind::kFailover:
-      case FaultKind::kCounterReset:
-      case FaultKind::kClockJump:  // clock_unsupported_reason above
-      case FaultKind::kClockDrift: break;
-      case FaultKind::kPartition:
-      case FaultKind::kHeal:
-      case FaultKind::kSlow:
-        if (std::string why = link_fault_reason(s, f); !why.empty()) return why;
-        break;
-      case FaultKind::kCrash: {
-        if (f.power_loss) {
-          return "a power-loss crash (" + f.origin +
-                 "): a machine crash cannot be made real on this box: the servers share the runner's kernel, "
-                 "whose page cache keeps every write a killed process made (lock.persistence aof_always / "
-                 "aof_everysec with a plain crash runs)";
-        }
-        if (f.target == "resource") return "a crash of the resource (" + f.origin + ")";
-        break;
-      }
-      default:
-        return fmt::format("fault kind \"{}\" ({}) is not implemented in fencesim-real", to_string(f.kind), f.origin);
+    const FaultKindInfo& info = fault_info(f.kind);
+    if (!info.in_real_stack) {
+      return fmt::format("fault kind \"{}\" ({}) is not implemented in fencesim-real", info.name, f.origin);
     }
+    // Clock faults: clock_unsupported_reason above; service faults: the runner's.
+    if (info.family == FaultFamily::kLink) {
+      if (std::string why = link_fault_reason(s, f); !why.empty()) return why;
+    }
+    if (info.kills && f.power_loss) {
+      return "a power-loss crash (" + f.origin +
+             "): a machine crash cannot be made real on this box: the servers share the runner's kernel, "
+             "whose page cache keeps every write a killed process made (lock.persistence aof_always / "
+             "aof_everysec with a plain crash runs)";
+    }
+    if (info.kills && f.target == "resource") return "a crash of the resource (" + f.origin + ")";
   }
   return "";
 }
@@ -182,8 +173,7 @@ void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
     r.helper = helper.string();
   }
   auto server_clock = [&s](const FaultSpec& f) {
-    return (f.kind == FaultKind::kClockJump || f.kind == FaultKind::kClockDrift) && f.at < s.duration &&
-           !is_client(s, f.target);
+    return fault_info(f.kind).family == FaultFamily::kClock && f.at < s.duration && !is_client(s, f.target);
   };
   if (std::none_of(s.faults.begin(), s.faults.end(), server_clock)) return;
   const fs::path shim = beside_program(opt, "fencesim-clock.so");

@@ -19,6 +19,7 @@
 
 #include "models/checkers/checkers.hpp"
 #include "models/checkers/story.hpp"
+#include "models/faults.hpp"
 
 namespace fencesim {
 
@@ -61,7 +62,7 @@ Time waiting_end(const History& h, const CheckContext& ctx, const IterationRecor
   if (it.acquired) return *it.acquired;
   if (it.outcome == "crashed") {
     for (const FaultRecord& f : h.faults) {
-      if (!f.skipped && f.kind == FaultKind::kCrash && f.target == it.client && f.start >= *it.acquire_sent) {
+      if (!f.skipped && fault_info(f.kind).kills && f.target == it.client && f.start >= *it.acquire_sent) {
         return f.start;
       }
     }
