@@ -378,16 +378,23 @@ bool node_sdk_installed() {
          std::system("test -d " FENCESIM_SOURCE_DIR "/sdk/node/node_modules/@sinonjs/fake-timers") == 0;
 }
 
+/// Skips the test without node and sdk/node's npm packages in a developer
+/// build; fails it under .ci/run (FENCESIM_REQUIRE_TOOLS).
+#define REQUIRE_NODE_SDK()                                                                                            \
+  do {                                                                                                                \
+    if (!node_sdk_installed()) {                                                                                      \
+      if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";     \
+      GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them"; \
+    }                                                                                                                 \
+  } while (false)
+
 /// The Node SDK's clocks and timers (sdk/node/lib/sim.js): timers that fell
 /// due during a pause run when it ends, once each, in the order they fell
 /// due, seeing the clocks of that moment; an interval is rescheduled from
 /// when it ran; a wall-clock jump moves Date.now() and no timer; randomness
 /// is the client's own stream.
 TEST(ProgramClient, NodeSdkTimersRunLateAfterAPauseInTheOrderTheyFellDue) {
-  if (!node_sdk_installed()) {
-    if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";
-    GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them";
-  }
+  REQUIRE_NODE_SDK();
   const std::string text = R"({"version": 1, "scenario": "node-timers", "seed": 1, "duration": "5s",
     "lock": {"service": "none"}, "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["node", ")" +
@@ -417,10 +424,7 @@ TEST(ProgramClient, NodeSdkTimersRunLateAfterAPauseInTheOrderTheyFellDue) {
 /// package.json at once made the order of their first commands the thread
 /// pool's (program.node-redlock-clock-jump differed between two runs).
 TEST(ProgramClient, NodeSdkFileReadsFinishInTheOrderTheyWereCalled) {
-  if (!node_sdk_installed()) {
-    if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";
-    GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them";
-  }
+  REQUIRE_NODE_SDK();
   const std::string text = R"({"version": 1, "scenario": "node-files", "seed": 1, "duration": "1s",
     "lock": {"service": "none"}, "resource": {"kind": "unfenced"},
     "clients": [{"name": "A", "program": {"command": ["node", ")" +
