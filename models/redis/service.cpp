@@ -1,6 +1,7 @@
 // models/redis/service.cpp — Redis as a lock service (models/lock_service.hpp):
 // its descriptor (node groups, role, faults, properties) and RedisService's
 // LockService methods.
+#include <array>
 #include <map>
 
 #include <fmt/format.h>
@@ -163,6 +164,57 @@ Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& 
   return std::nullopt;
 }
 
+/// `failover`'s rule in a scenario (docs/FORMAT.md "Faults").
+std::string failover_problem(const RedisSpec& r) {
+  if (r.cluster) {
+    return r.cluster->replicas == 0 ? "failover needs a replica to promote: set lock.cluster.replicas to 1 or more"
+                                    : "";
+  }
+  if (r.redlock > 0 && r.replicas > 0) {
+    // Redlock pools: each pool is its own Sentinel deployment, and a
+    // fault with "target": "redis" names none of them.
+    const std::string last = std::to_string(r.redlock - 1);
+    return "failover does not apply to Redlock pools: \"redis\" names no single pool (redis-p0 … redis-p" + last +
+           "), and each pool fails over only when its own sentinels see its primary down; crash the pool's "
+           "primary instead (\"kind\": \"crash\", \"target\": \"redis-<p>\", e.g. \"redis-0\" for pool redis-p0)";
+  }
+  if (r.redlock > 0) return "failover does not apply in Redlock mode: the primaries have no replicas";
+  if (r.replicas == 0) return "failover needs a replica to promote: set lock.replicas to 1 or more";
+  return "";
+}
+
+/// `counter_reset`'s rule in a scenario.
+std::string counter_reset_problem(const RedisSpec& r) {
+  if (r.token == RedisToken::kIncr) return "";
+  return "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
+         std::string(r.redlock > 0 ? " (Redlock hands out no token)" : "");
+}
+
+/// The faults only the Redis service understands (its service_faults), one
+/// row per kind: its rule in a scenario, what it needs under another
+/// service (nullptr: the descriptor's default words), and how the service
+/// carries it out (RedisService::apply_fault).
+struct RedisFault {
+  FaultKind kind;
+  std::string (*problem)(const RedisSpec& r);
+  const char* needs;
+  bool (*apply)(RedisService& svc, const FaultSpec& f, std::string& why);
+};
+
+const std::array<RedisFault, 2> kRedisFaults = {{
+    {FaultKind::kFailover, failover_problem, "failover needs the Redis service (Sentinel promotes a replica)",
+     [](RedisService& svc, const FaultSpec&, std::string& why) { return svc.failover_now(why); }},
+    {FaultKind::kCounterReset, counter_reset_problem, nullptr,
+     [](RedisService& svc, const FaultSpec& f, std::string& why) { return svc.reset_counter(f.value, why); }},
+}};
+
+const RedisFault* redis_fault(FaultKind k) {
+  for (const RedisFault& f : kRedisFaults) {
+    if (f.kind == k) return &f;
+  }
+  return nullptr;
+}
+
 class RedisDescriptor final : public ServiceDescriptor {
  public:
   ServiceKind kind() const override { return ServiceKind::kRedis; }
@@ -254,36 +306,18 @@ class RedisDescriptor final : public ServiceDescriptor {
     return ServiceDescriptor::why_no_token(s);
   }
 
-  std::vector<FaultKind> service_faults() const override { return {FaultKind::kFailover, FaultKind::kCounterReset}; }
+  std::vector<FaultKind> service_faults() const override {
+    std::vector<FaultKind> out;
+    for (const RedisFault& f : kRedisFaults) out.push_back(f.kind);
+    return out;
+  }
   std::string fault_problem(const Scenario& s, const FaultSpec& f) const override {
-    const RedisSpec& r = s.lock.redis;
-    if (f.kind == FaultKind::kFailover && r.cluster) {
-      if (r.cluster->replicas == 0) {
-        return "failover needs a replica to promote: set lock.cluster.replicas to 1 or more";
-      }
-      return "";
-    }
-    if (f.kind == FaultKind::kFailover) {
-      if (r.redlock > 0 && r.replicas > 0) {
-        // Redlock pools: each pool is its own Sentinel deployment, and a
-        // fault with "target": "redis" names none of them.
-        const std::string last = std::to_string(r.redlock - 1);
-        return "failover does not apply to Redlock pools: \"redis\" names no single pool (redis-p0 … redis-p" + last +
-               "), and each pool fails over only when its own sentinels see its primary down; crash the pool's "
-               "primary instead (\"kind\": \"crash\", \"target\": \"redis-<p>\", e.g. \"redis-0\" for pool redis-p0)";
-      }
-      if (r.redlock > 0) return "failover does not apply in Redlock mode: the primaries have no replicas";
-      if (r.replicas == 0) return "failover needs a replica to promote: set lock.replicas to 1 or more";
-    }
-    if (f.kind == FaultKind::kCounterReset && r.token != RedisToken::kIncr) {
-      return "counter_reset of \"redis\" needs the token counter: lock.token must be \"incr\"" +
-             std::string(r.redlock > 0 ? " (Redlock hands out no token)" : "");
-    }
-    return "";
+    const RedisFault* rf = redis_fault(f.kind);
+    return rf ? rf->problem(s.lock.redis) : "";
   }
   std::string fault_needs(const FaultSpec& f) const override {
-    if (f.kind == FaultKind::kFailover) return "failover needs the Redis service (Sentinel promotes a replica)";
-    return ServiceDescriptor::fault_needs(f);
+    const RedisFault* rf = redis_fault(f.kind);
+    return rf && rf->needs ? rf->needs : ServiceDescriptor::fault_needs(f);
   }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
@@ -365,11 +399,8 @@ std::optional<NodeId> RedisService::resolve_role(const std::string& role, std::s
 }
 
 bool RedisService::apply_fault(const FaultSpec& f, std::string& why) {
-  switch (f.kind) {
-    case FaultKind::kFailover: return failover_now(why);
-    case FaultKind::kCounterReset: return reset_counter(f.value, why);
-    default: return LockService::apply_fault(f, why);
-  }
+  if (const RedisFault* rf = redis_fault(f.kind)) return rf->apply(*this, f, why);
+  return LockService::apply_fault(f, why);
 }
 
 std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, History& h, const ClientSpec& c,
