@@ -63,6 +63,20 @@ std::string text_field(const json& j, const char* field, bool required) {
   return json_text_to_bytes(it->get<std::string>(), field);
 }
 
+std::string free_text_field(const json& j, const char* field, bool required) {
+  const auto it = j.find(field);
+  if (it == j.end() || it->is_null()) {
+    if (required) throw BadField(std::string("the field \"") + field + "\" is missing");
+    return "";
+  }
+  if (!it->is_string()) throw BadField(std::string("\"") + field + "\" must be a string, got " + it->dump());
+  std::string text = it->get<std::string>();  // valid UTF-8: the parser checked it
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return text;
+}
+
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required) {
   const auto it = j.find(field);
   if (it == j.end() || it->is_null()) {

@@ -42,6 +42,10 @@ std::string dump_message(json msg);
 
 /// Field readers: `required` ones throw BadField when the field is absent.
 std::string text_field(const json& j, const char* field, bool required);
+/// A field of free text for people (a note, a reason, an outcome): kept as
+/// UTF-8, not read as latin-1 service data; control characters become
+/// spaces (it is shown on one line).
+std::string free_text_field(const json& j, const char* field, bool required);
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required);
 std::optional<bool> bool_field(const json& j, const char* field);
 

@@ -174,7 +174,7 @@ ResourceDecision ProgramCheck::answer(const std::string& delivery, std::int64_t 
       }
       const std::optional<bool> accepted = bool_field(j, "accepted");
       if (!accepted) throw BadField("a decision needs \"accepted\", true or false");
-      ResourceDecision d{*accepted, text_field(j, "reason", false)};
+      ResourceDecision d{*accepted, free_text_field(j, "reason", false)};
       if (j.contains("marks")) state->marks = marks_field(j);
       if (auto v = int_field(j, "last_written", false)) state->last_written = *v;
       if (auto v = int_field(j, "last_seen", false)) state->last_seen = *v;

@@ -136,7 +136,7 @@ bool ProgramClient::handle(const std::string& line) {
     } else if (type == "iteration") {
       handle_iteration(j);
     } else if (type == "note") {
-      history_.note(node_.sim().now(), spec_.name, "program", text_field(j, "text", true));
+      history_.note(node_.sim().now(), spec_.name, "program", free_text_field(j, "text", true));
     } else if (type == "timer") {
       handle_timer(j, fresh_id(j));
     } else if (type == "cancel") {
@@ -268,7 +268,7 @@ void ProgramClient::handle_belief(const std::string& type, const json& j) {
   if (type == "released") {
     history_.end_belief(*belief_, now, "release");
   } else {
-    const std::string reason = text_field(j, "reason", false);
+    const std::string reason = free_text_field(j, "reason", false);
     history_.end_belief(*belief_, now, reason.empty() ? "lease lost" : reason);
     ++history_.lease_losses;
   }
@@ -299,7 +299,7 @@ void ProgramClient::handle_iteration(const json& j) {
     return;
   }
   r.success = bool_field(j, "success").value_or(false);
-  r.outcome = text_field(j, "outcome", false);
+  r.outcome = free_text_field(j, "outcome", false);
   if (r.outcome.empty()) r.outcome = r.success ? "ok" : "failed";
   if (r.success) r.done = now;
   iteration_.reset();

@@ -11,6 +11,7 @@ modes below (argv[1]). Standard library only.
   chatty      a note before the decision
   hang        never answers the first check
   exit        exits (status 0) at the first check
+  unicode     rejects every write with a reason in UTF-8 with a newline
 """
 import json
 import sys
@@ -52,6 +53,8 @@ while True:
          "last_seen": n}
     if MODE == "echo" and m["request"]["op"] == "write":
         d["reason"] = json.dumps({k: m[k] for k in ("copy", "time", "request", "state")}, sort_keys=True)
+    if MODE == "unicode" and m["request"]["op"] == "write":
+        d["reason"] = "412 pr\u00e9condition \u2713\nno"
     if MODE == "bad-marks":
         d["marks"] = {"n": "one"}
     if MODE != "no-decision":

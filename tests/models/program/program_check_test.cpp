@@ -59,6 +59,14 @@ TEST(ProgramCheck, AChecksCarriesTheRequestTheCopysStateAndClocks) {
   EXPECT_EQ(run_scenario(load(text("echo"))).fingerprint, r.fingerprint);
 }
 
+/// A reason is text for people: UTF-8 kept (not latin-1 service data, which
+/// would put a byte 0xE9 into report.json), control characters as spaces.
+TEST(ProgramCheck, AReasonIsUtf8TextOnOneLine) {
+  const RunResult r = run_scenario(load(text("unicode")));
+  ASSERT_GE(r.history.resource_ops.size(), 2u);
+  EXPECT_EQ(r.history.resource_ops[1].reason, "412 pr\u00e9condition \u2713 no");
+}
+
 TEST(ProgramCheck, ProtocolErrorsExitTwoAndNameTheResourceProgram) {
   for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
            {"bad-marks", "the mark \"n\" must be an integer, got \"one\""},
