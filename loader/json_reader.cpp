@@ -36,8 +36,8 @@ std::string describe(const json& v) {
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
     case json::value_t::number_float: return "the number " + v.dump();
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
+    case json::value_t::array: return v.empty() ? "an empty array" : "an array";
+    case json::value_t::object: return v.empty() ? "an empty object" : "an object";
     default: return "an unsupported value";
   }
 }

@@ -119,6 +119,11 @@ struct ResourceOpRecord {
   int iteration = 0;
   std::int64_t last_written = 0;  ///< the copy's marks after the op
   std::int64_t last_seen = 0;
+  /// The copy's named marks after the op (a resource program's or a C++
+  /// ResourceCheck's own, models/policy.hpp ResourceMarks::marks); shown in
+  /// the trace and the timeline. An annotation: the fingerprint does not
+  /// hash it (what the marks decide shows in later decisions).
+  std::map<std::string, std::int64_t> marks;
   ResourceOpKind kind = ResourceOpKind::kRead;
   /// Who the value is tagged with: writes, the tag the write carried (the
   /// `writer` workload tags each version with its client's name); reads, the
@@ -136,6 +141,14 @@ struct ResourceOpRecord {
   /// own row: its own value, version and tag). Empty with one lock.
   std::string lock;
 };
+
+/// Named marks as one line of text for the trace and the timeline:
+/// "row-1=3, row-2=2" (name order).
+inline std::string named_marks_text(const std::map<std::string, std::int64_t>& marks) {
+  std::string out;
+  for (const auto& [name, v] : marks) out += (out.empty() ? "" : ", ") + name + "=" + std::to_string(v);
+  return out;
+}
 
 struct IterationRecord {
   std::string client;

@@ -118,6 +118,7 @@ void build_trace(const History& h, sim::Trace& trace) {
     if (op.write) fields.emplace_back("read_value", op.read_value);
     fields.emplace_back("last_written", op.last_written);
     fields.emplace_back("last_seen", op.last_seen);
+    if (!op.marks.empty()) fields.emplace_back("marks", named_marks_text(op.marks));
     if (!op.accepted) fields.emplace_back("reason", op.reason);
     add(op.at, order++, op.copy, op.write ? "write" : "read", std::move(fields));
   }

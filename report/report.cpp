@@ -484,7 +484,7 @@ std::string md_verdicts(const Scenario& s, const RunResult& r) {
   for (const Verdict& v : r.verdicts) {
     if (v.status != Status::kViolated) continue;
     o += fmt::format("### How `{}` broke\n\n", to_string(v.property));
-    for (const std::string& line : v.story) o += line + "\n";
+    for (const std::string& line : v.story) o += inert(line) + "\n";  // a program's reason may hold HTML
     o += "\n";
   }
   return o;

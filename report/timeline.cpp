@@ -437,10 +437,11 @@ void draw_resource_ops(Canvas& c) {
   for (const ResourceOpRecord& op : c.h.resource_ops) {
     const double y = op.write ? ((nth_write++ % 2) == 0 ? 14 : 26) : 38;
     const std::string title =
-        fmt::format("{}: {} {} {}'s {} of {}{} ({}){}; marks after: last_written {}, last_seen {}", time_text(op.at),
+        fmt::format("{}: {} {} {}'s {} of {}{} ({}){}; marks after: last_written {}, last_seen {}{}", time_text(op.at),
                     op.copy, op.accepted ? "accepted" : "REJECTED", op.client, op.write ? "write" : "read", op.value,
                     op.lock.empty() ? "" : (op.write ? " to row " : " of row ") + op.lock, tok(op.token),
-                    op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen);
+                    op.accepted ? "" : ": " + op.reason, op.last_written, op.last_seen,
+                    op.marks.empty() ? "" : ", " + named_marks_text(op.marks));
     const std::string verb = op.write ? "writes" : "reads";
     if (op.accepted) {
       c.mark(op.copy, op.at, y, op.write ? "circle" : "square", op.write ? kGreen : kSky,

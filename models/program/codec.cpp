@@ -3,6 +3,8 @@
 // in requests_redis.cpp and requests_etcd.cpp.
 #include "models/program/codec.hpp"
 
+#include <limits>
+
 #include "models/program/requests.hpp"
 #include "models/queue/queue.hpp"
 #include "models/resource/resource.hpp"
@@ -71,6 +73,12 @@ std::string free_text_field(const json& j, const char* field, bool required) {
   }
   if (!it->is_string()) throw BadField(std::string("\"") + field + "\" must be a string, got " + it->dump());
   std::string text = it->get<std::string>();  // valid UTF-8: the parser checked it
+  if (text.size() > kFreeTextMaxBytes) {
+    std::size_t cut = kFreeTextMaxBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a code point
+    text.resize(cut);
+    text += "… (cut: " + std::to_string(it->get_ref<const std::string&>().size()) + " bytes)";
+  }
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
@@ -83,8 +91,18 @@ std::optional<std::int64_t> int_field(const json& j, const char* field, bool req
     if (required) throw BadField(std::string("the field \"") + field + "\" is missing");
     return std::nullopt;
   }
-  if (!it->is_number_integer()) throw BadField(std::string("\"") + field + "\" must be an integer, got " + it->dump());
-  return it->get<std::int64_t>();
+  return int64_value(*it, std::string("\"") + field + "\"");
+}
+
+std::int64_t int64_value(const json& v, const std::string& what) {
+  const bool fits = v.is_number_integer() &&
+                    (!v.is_number_unsigned() ||
+                     v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+  if (!fits) {
+    throw BadField(what + " must be an integer from -9223372036854775808 to 9223372036854775807 (64-bit signed), got " +
+                   v.dump());
+  }
+  return v.get<std::int64_t>();
 }
 
 std::optional<bool> bool_field(const json& j, const char* field) {

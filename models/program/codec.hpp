@@ -44,9 +44,15 @@ std::string dump_message(json msg);
 std::string text_field(const json& j, const char* field, bool required);
 /// A field of free text for people (a note, a reason, an outcome): kept as
 /// UTF-8, not read as latin-1 service data; control characters become
-/// spaces (it is shown on one line).
+/// spaces (it is shown on one line). Text longer than kFreeTextMaxBytes is
+/// cut at a code point boundary and ends "… (cut: N bytes)".
+inline constexpr std::size_t kFreeTextMaxBytes = 1000;
 std::string free_text_field(const json& j, const char* field, bool required);
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required);
+/// `v` as a signed 64-bit integer; BadField naming `what` when it is not an
+/// integer or lies outside -2^63 … 2^63-1 (a JSON integer such as
+/// 18446744073709551615 is refused, never wrapped).
+std::int64_t int64_value(const json& v, const std::string& what);
 std::optional<bool> bool_field(const json& j, const char* field);
 
 /// What a request kind's encoder may need besides the request itself.

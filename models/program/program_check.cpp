@@ -126,10 +126,7 @@ std::map<std::string, std::int64_t> marks_field(const json& j) {
   if (!m.is_object()) throw BadField("\"marks\" must be an object of integers, e.g. {\"row-1\": 7}");
   std::map<std::string, std::int64_t> out;
   for (auto it = m.begin(); it != m.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      throw BadField("the mark \"" + it.key() + "\" must be an integer, got " + it.value().dump());
-    }
-    out[it.key()] = it.value().get<std::int64_t>();
+    out[it.key()] = int64_value(it.value(), "the mark \"" + it.key() + "\"");
   }
   return out;
 }
@@ -175,6 +172,9 @@ ResourceDecision ProgramCheck::answer(const std::string& delivery, std::int64_t 
       const std::optional<bool> accepted = bool_field(j, "accepted");
       if (!accepted) throw BadField("a decision needs \"accepted\", true or false");
       ResourceDecision d{*accepted, free_text_field(j, "reason", false)};
+      if (!d.accepted && d.reason.empty()) {
+        throw BadField("a rejection needs a \"reason\", non-empty text: the report and the timeline show it");
+      }
       if (j.contains("marks")) state->marks = marks_field(j);
       if (auto v = int_field(j, "last_written", false)) state->last_written = *v;
       if (auto v = int_field(j, "last_seen", false)) state->last_seen = *v;

@@ -159,10 +159,13 @@ bool ProgramClient::handle(const std::string& line) {
 
 std::int64_t ProgramClient::fresh_id(const json& j) {
   const auto it = j.find("id");
-  if (it == j.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) {
-    protocol_error("a request needs an \"id\", a positive integer");
+  std::int64_t id = 0;
+  try {
+    if (it != j.end()) id = int64_value(*it, "\"id\"");
+  } catch (const BadField&) {
+    id = 0;
   }
-  const auto id = it->get<std::int64_t>();
+  if (id <= 0) protocol_error("a request needs an \"id\", a positive integer below 2^63");
   if (!used_ids_.insert(id).second) protocol_error("the id " + std::to_string(id) + " was used before");
   return id;
 }

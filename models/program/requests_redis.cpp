@@ -42,7 +42,7 @@ sim::PayloadPtr encode_redis(const json& j, std::int64_t, RequestContext&) {
     if (a.is_string()) {
       c->argv.push_back(json_text_to_bytes(a.get<std::string>(), field));
     } else if (a.is_number_integer()) {
-      c->argv.push_back(std::to_string(a.get<std::int64_t>()));
+      c->argv.push_back(a.dump());  // the integer's own digits, as redis-py and ioredis send them
     } else {
       throw BadField("\"" + field + "\" must be a string or an integer, got " + a.dump());
     }

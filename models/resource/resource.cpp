@@ -194,6 +194,7 @@ void ResourceCopy::record(const sim::Message& m, const OpReply& reply, ResourceO
   rec.reason = reply.reason;
   rec.last_written = state_.last_written;
   rec.last_seen = state_.last_seen;
+  rec.marks = state_.marks;
   rec.lock = row_;
   const Time at = rec.at;
   const std::optional<std::int64_t> token = rec.token;

@@ -102,15 +102,41 @@ function check(fn) {
   return fn;
 }
 
+const DECISION_OPTIONS = { marks: "marks", lastWritten: "last_written", last_written: "last_written",
+                           lastSeen: "last_seen", last_seen: "last_seen" };
+
+/** The decision's optional fields from accept's or reject's options:
+ * marks, lastWritten (or last_written), lastSeen (or last_seen). */
+function decisionOptions(fnName, options) {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`fencesim.${fnName}: the options must be an object, e.g. { marks: { "row-1": 7 } }`);
+  }
+  const out = {};
+  for (const [k, v] of Object.entries(options)) {
+    const field = DECISION_OPTIONS[k];
+    if (field === undefined) {
+      throw new TypeError(`fencesim.${fnName}: unknown option "${k}"; the options are marks, lastWritten and lastSeen`);
+    }
+    if (v === undefined) continue;
+    if (field in out) throw new TypeError(`fencesim.${fnName}: "${k}" is given twice, in two spellings`);
+    out[field] = v;
+  }
+  return out;
+}
+
 /** A check's answer: accepted. `marks` replaces the copy's marks;
- * lastWritten/lastSeen replace those marks; undefined: unchanged. */
-function accept({ marks, lastWritten, lastSeen } = {}) {
-  return { accepted: true, marks, last_written: lastWritten, last_seen: lastSeen };
+ * lastWritten/lastSeen (or last_written/last_seen, as `state` spells them)
+ * replace those marks; undefined: unchanged. */
+function accept(options = {}) {
+  return { accepted: true, ...decisionOptions("accept", options) };
 }
 
 /** A check's answer: rejected, with the reason the report shows. */
-function reject(reason, { marks, lastWritten, lastSeen } = {}) {
-  return { accepted: false, reason: String(reason), marks, last_written: lastWritten, last_seen: lastSeen };
+function reject(reason, options = {}) {
+  if (typeof reason !== "string" || reason === "") {
+    throw new TypeError("fencesim.reject(reason, ...): the reason is a non-empty string, e.g. \"token 3 < 5\"");
+  }
+  return { accepted: false, reason, ...decisionOptions("reject", options) };
 }
 
 module.exports = {

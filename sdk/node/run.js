@@ -73,7 +73,11 @@ function decide(msg) {
     throw new TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), synchronously; got " +
                         String(d));
   }
-  const out = { type: "decision", id: msg.id, accepted: Boolean(d.accepted) };
+  if (typeof d.accepted !== "boolean") {
+    throw new TypeError("a decision's accepted is true or false; got " + JSON.stringify(d.accepted) +
+                        " (return fencesim.accept(...) or fencesim.reject(reason, ...))");
+  }
+  const out = { type: "decision", id: msg.id, accepted: d.accepted };
   for (const k of ["reason", "marks", "last_written", "last_seen"]) {
     if (d[k] !== undefined && d[k] !== null) out[k] = d[k];
   }
@@ -119,7 +123,15 @@ async function serveSim(script) {
       throw new ProtocolError("unexpected message from fencesim: " + JSON.stringify(msg).slice(0, 200));
     }
     await time.settle();
-    time.armAlarm();
+    if (state.s.init !== null && state.s.init.role === "check") {
+      if (time.timers().length > 0) {
+        throw new Error("fencesim: a resource program cannot use timers (setTimeout, setInterval, setImmediate): " +
+                        "a check decides synchronously, inside the copy's atomic step, and what it must remember " +
+                        "goes in the marks it returns (docs/PROTOCOL.md \"Resource programs\")");
+      }
+    } else {
+      time.armAlarm();
+    }
     ch.send({ type: "yield" });
     ch.flush();
   }

@@ -422,5 +422,20 @@ TEST(WriterSwarm, WithoutSwarmTheReportHasNoSubset) {
   EXPECT_EQ(render_report_json(s, r, ReportMeta{}).find("nemesis_swarm"), std::string::npos);
 }
 
+/// A story line is made inert in report.md like every other free text: a
+/// resource program's reason may hold HTML ("<b>412</b>"), which a Markdown
+/// viewer would render.
+TEST(Writer, ReportMarkdownStoriesAreInert) {
+  const Scenario s = load_ok(R"({"scenario": "h", "duration": "5s", "lock": {"service": "none"},
+    "resource": {"kind": "unfenced"}, "clients": [{"name": "A", "workload": {"kind": "counter"}}]})",
+                             "h.json");
+  RunResult r = run_scenario(s);
+  ASSERT_FALSE(r.verdicts.empty());
+  r.verdicts[0].status = Status::kViolated;
+  r.verdicts[0].story = {"1.0s  write rejected: <b>412</b> &amp;"};
+  const std::string md = render_report_markdown(s, r, ReportMeta{});
+  EXPECT_NE(md.find("write rejected: \\<b>412\\</b> \\&amp;"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace fencesim

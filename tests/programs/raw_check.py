@@ -12,6 +12,11 @@ modes below (argv[1]). Standard library only.
   hang        never answers the first check
   exit        exits (status 0) at the first check
   unicode     rejects every write with a reason in UTF-8 with a newline
+  long-reason rejects every write with a reason of 3,000 "é" (6,000 bytes)
+  huge-mark   a mark of 2^64-1, above the 64-bit signed range
+  huge-seen   a last_seen of 2^63, above the 64-bit signed range
+  no-reason   rejects a write without a reason
+  not-bool    a decision whose "accepted" is 1
 """
 import json
 import sys
@@ -55,8 +60,16 @@ while True:
         d["reason"] = json.dumps({k: m[k] for k in ("copy", "time", "request", "state")}, sort_keys=True)
     if MODE == "unicode" and m["request"]["op"] == "write":
         d["reason"] = "412 pr\u00e9condition \u2713\nno"
+    if MODE == "long-reason" and m["request"]["op"] == "write":
+        d["reason"] = "\u00e9" * 3000
     if MODE == "bad-marks":
         d["marks"] = {"n": "one"}
+    if MODE == "huge-mark":
+        d["marks"] = {"n": 18446744073709551615}
+    if MODE == "huge-seen":
+        d["last_seen"] = 9223372036854775808
+    if MODE == "not-bool":
+        d["accepted"] = 1
     if MODE != "no-decision":
         send(d)
     send({"type": "yield"})

@@ -238,6 +238,10 @@ def main():
         elif MODE == "dup-id":
             send({"type": "timer", "id": 4, "after": 1})
             send({"type": "timer", "id": 4, "after": 2})
+        elif MODE == "huge-id":
+            send({"type": "timer", "id": 18446744073709551615, "after": 1})
+        elif MODE == "huge-after":
+            send({"type": "timer", "id": 1, "after": 9223372036854775808})
         elif MODE == "bad-node":
             send({"type": "resource", "id": 1, "op": "read", "node": "nowhere"})
         elif MODE == "never-yield":

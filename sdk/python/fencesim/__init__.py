@@ -192,8 +192,12 @@ def accept(marks=None, last_written=None, last_seen=None):
 
 
 def reject(reason, marks=None, last_written=None, last_seen=None):
-    """A check's answer: rejected, with the reason the report shows."""
-    return {"accepted": False, "reason": str(reason), "marks": marks, "last_written": last_written,
+    """A check's answer: rejected, with the reason the report shows (a
+    non-empty string)."""
+    if not isinstance(reason, str) or not reason:
+        raise TypeError("fencesim.reject(reason, ...): the reason is a non-empty string, e.g. \"token 3 < 5\"; "
+                        "got %r" % (reason,))
+    return {"accepted": False, "reason": reason, "marks": marks, "last_written": last_written,
             "last_seen": last_seen}
 
 

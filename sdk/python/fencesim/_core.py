@@ -260,7 +260,10 @@ class Channel:
                 raise TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), got %r" % (d,))
         except BaseException as e:
             self.fail(e)
-        out = {"type": "decision", "id": msg["id"], "accepted": bool(d["accepted"])}
+        if not isinstance(d["accepted"], bool):
+            self.fail(TypeError("a decision's accepted is True or False, got %r (return fencesim.accept(...) "
+                                "or fencesim.reject(reason, ...))" % (d["accepted"],)))
+        out = {"type": "decision", "id": msg["id"], "accepted": d["accepted"]}
         for k in ("reason", "marks", "last_written", "last_seen"):
             if d.get(k) is not None:
                 out[k] = d[k]

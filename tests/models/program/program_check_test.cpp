@@ -4,6 +4,7 @@
 // keeps, its errors, and the loader's rules for `"kind": "program"`.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -42,7 +43,8 @@ TEST(ProgramCheck, AChecksCarriesTheRequestTheCopysStateAndClocks) {
   const ResourceOpRecord& w = r.history.resource_ops[1];
   ASSERT_TRUE(w.write);
   EXPECT_FALSE(w.accepted);
-  EXPECT_EQ(w.last_seen, 2);  // the decision's last_seen: the second check
+  EXPECT_EQ(w.last_seen, 2);                                            // the decision's last_seen: the second check
+  EXPECT_EQ(w.marks, (std::map<std::string, std::int64_t>{{"n", 2}}));  // named marks on the record
   const nlohmann::json seen = nlohmann::json::parse(w.reason);
   EXPECT_EQ(seen["copy"], "resource");
   EXPECT_EQ(seen["time"]["monotonic"], w.at.count());
@@ -67,9 +69,31 @@ TEST(ProgramCheck, AReasonIsUtf8TextOnOneLine) {
   EXPECT_EQ(r.history.resource_ops[1].reason, "412 pr\u00e9condition \u2713 no");
 }
 
+/// A reason of 6,000 bytes is cut to 1,000 at a code point boundary (é is
+/// two bytes), and says how long it was: a report never carries megabytes
+/// of one reason.
+TEST(ProgramCheck, ALongReasonIsCutAtACodePoint) {
+  const RunResult r = run_scenario(load(text("long-reason")));
+  ASSERT_GE(r.history.resource_ops.size(), 2u);
+  const std::string cut = "\u2026 (cut: 6000 bytes)";
+  std::string expected;
+  for (int i = 0; i < 500; ++i) expected += "\u00e9";
+  EXPECT_EQ(r.history.resource_ops[1].reason, expected + cut);
+}
+
 TEST(ProgramCheck, ProtocolErrorsExitTwoAndNameTheResourceProgram) {
   for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
-           {"bad-marks", "the mark \"n\" must be an integer, got \"one\""},
+           {"bad-marks",
+            "the mark \"n\" must be an integer from -9223372036854775808 to 9223372036854775807 "
+            "(64-bit signed), got \"one\""},
+           {"huge-mark",
+            "the mark \"n\" must be an integer from -9223372036854775808 to 9223372036854775807 "
+            "(64-bit signed), got 18446744073709551615"},
+           {"huge-seen",
+            "\"last_seen\" must be an integer from -9223372036854775808 to 9223372036854775807 "
+            "(64-bit signed), got 9223372036854775808"},
+           {"no-reason", "a rejection needs a \"reason\""},
+           {"not-bool", "\"accepted\" must be true or false, got 1"},
            {"no-decision", "a yield before the decision of check 1"},
            {"chatty", "a resource program sends only \"decision\" and \"yield\", got \"note\""}}) {
     const ProgramError e = error_of(load(text(mode)));
@@ -87,6 +111,35 @@ TEST(ProgramCheck, AProgramThatDoesNotAnswerOrExitsStopsTheRunWithThree) {
   const ProgramError exits = error_of(load(text("exit")));
   EXPECT_EQ(exits.exit_code(), 3);
   EXPECT_NE(std::string(exits.what()).find("exited"), std::string::npos) << exits.what();
+}
+
+/// A Node check (tests/programs/node_checks.js) in `mode`.
+std::string node_text(const std::string& mode) {
+  return R"({"version": 1, "scenario": "node-check-)" + mode + R"(", "seed": 1, "duration": "2s",
+    "network": {"latency": "1ms"}, "lock": {"service": "none"},
+    "resource": {"kind": "program", "program": {"command": ["node", ")" +
+         std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/node/run.js", "node_checks.js", ")" + mode + R"("]}},
+    "clients": [{"name": "A", "workload": {"kind": "counter", "work": "100ms"}}]})";
+}
+
+/// The Node SDK's check: the options spelled as `state` spells them
+/// (last_written) work; a timer in a check, an `accepted` that is not a
+/// boolean and an unknown option stop the run with the SDK's own words.
+TEST(ProgramCheck, NodeSdkChecksAnswerSynchronouslyWithKnownOptions) {
+  REQUIRE_NODE_SDK();
+  const RunResult r = run_scenario(load(node_text("snake")));
+  ASSERT_GE(r.history.resource_ops.size(), 2u);
+  EXPECT_EQ(r.history.resource_ops[1].last_written, 2);
+  EXPECT_EQ(r.history.resource_ops[1].marks, (std::map<std::string, std::int64_t>{{"n", 2}}));
+  for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
+           {"timer", "a resource program cannot use timers"},
+           {"not-bool", "a decision's accepted is true or false; got 1"},
+           {"typo",
+            "fencesim.accept: unknown option \"lastWriten\"; the options are marks, lastWritten and lastSeen"}}) {
+    const ProgramError e = error_of(load(node_text(mode)));
+    EXPECT_EQ(e.exit_code(), 3) << mode;
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << mode << ": " << e.what();
+  }
 }
 
 std::string load_error(const std::string& resource, const std::string& service = "none") {

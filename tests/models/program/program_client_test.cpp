@@ -47,6 +47,7 @@ std::string notes_of(const RunResult& r, const std::string& client) {
 
 using program_testing::error_of;
 using program_testing::from_text;
+using program_testing::tools_required;
 
 TEST(ProgramClient, ReadModifyWriteRecordsTheHistoryOfABuiltInClient) {
   const RunResult r = run_scenario(scenario("rmw"));
@@ -110,6 +111,8 @@ TEST(ProgramClient, ProtocolErrorsQuoteTheLineAndExitTwo) {
            {"garbage", "expected a JSON object in line: this is not json"},
            {"unknown", "unknown message type \"sned\" in line: {\"type\": \"sned\", \"id\": 1}"},
            {"dup-id", "the id 4 was used before"},
+           {"huge-id", "a request needs an \"id\", a positive integer below 2^63"},
+           {"huge-after", "\"after\" must be an integer from -9223372036854775808 to 9223372036854775807"},
            {"bad-node", "\"nowhere\" is not one"},
            {"no-hello", "expected {\"type\":\"hello\",...} in its first line"},
            {"bad-utf8", "a line that is not UTF-8 (byte"}}) {
@@ -339,11 +342,6 @@ TEST(ProgramClient, PythonSdkEtcdWatchStreamsEventsUntilCancelled) {
 /// first python3 on PATH may be another one (pyenv) without it.
 bool debian_python_has_redis_py() { return std::system("/usr/bin/python3 -c 'import redis' >/dev/null 2>&1") == 0; }
 
-bool tools_required() {
-  const char* required = std::getenv("FENCESIM_REQUIRE_TOOLS");
-  return required != nullptr && std::string(required) == "1";
-}
-
 /// SENTINEL masters at the simulated sentinels, and the SDK's
 /// redis_sentinel() — redis-py's own Sentinel and SentinelManagedConnection
 /// over SimConnection: it follows the failover to redis-1 after the primary
@@ -371,22 +369,6 @@ TEST(ProgramClient, PythonSdkRedisSentinelFollowsAFailover) {
   EXPECT_NE(notes.find("11:redis-1"), std::string::npos) << notes;
   EXPECT_NE(notes.find("sentinel_name fencesim"), std::string::npos) << notes;
 }
-
-/// Whether node and the Node SDK's npm packages (tools/node-deps.sh) are here.
-bool node_sdk_installed() {
-  return std::system("node --version >/dev/null 2>&1") == 0 &&
-         std::system("test -d " FENCESIM_SOURCE_DIR "/sdk/node/node_modules/@sinonjs/fake-timers") == 0;
-}
-
-/// Skips the test without node and sdk/node's npm packages in a developer
-/// build; fails it under .ci/run (FENCESIM_REQUIRE_TOOLS).
-#define REQUIRE_NODE_SDK()                                                                                            \
-  do {                                                                                                                \
-    if (!node_sdk_installed()) {                                                                                      \
-      if (tools_required()) FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";     \
-      GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them"; \
-    }                                                                                                                 \
-  } while (false)
 
 /// The Node SDK's clocks and timers (sdk/node/lib/sim.js): timers that fell
 /// due during a pause run when it ends, once each, in the order they fell

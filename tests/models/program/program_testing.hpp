@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -31,5 +32,29 @@ inline program::ProgramError error_of(const Scenario& s) {
   ADD_FAILURE() << "the run did not stop with a ProgramError";
   return program::ProgramError(program::ProgramError::Kind::kFailure, "");
 }
+
+/// .ci/run sets FENCESIM_REQUIRE_TOOLS=1: a missing tool fails a test there
+/// instead of skipping it.
+inline bool tools_required() {
+  const char* required = std::getenv("FENCESIM_REQUIRE_TOOLS");
+  return required != nullptr && std::string(required) == "1";
+}
+
+/// Whether node and the Node SDK's npm packages (tools/node-deps.sh) are here.
+inline bool node_sdk_installed() {
+  return std::system("node --version >/dev/null 2>&1") == 0 &&
+         std::system("test -d " FENCESIM_SOURCE_DIR "/sdk/node/node_modules/@sinonjs/fake-timers") == 0;
+}
+
+/// Skips the test without node and sdk/node's npm packages in a developer
+/// build; fails it under .ci/run (FENCESIM_REQUIRE_TOOLS).
+#define REQUIRE_NODE_SDK()                                                                                            \
+  do {                                                                                                                \
+    if (!::fencesim::program_testing::node_sdk_installed()) {                                                         \
+      if (::fencesim::program_testing::tools_required())                                                              \
+        FAIL() << "the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh";                         \
+      GTEST_SKIP() << "SKIP: the unit tier needs node and sdk/node's npm packages: tools/node-deps.sh installs them"; \
+    }                                                                                                                 \
+  } while (false)
 
 }  // namespace fencesim::program_testing
