@@ -49,6 +49,8 @@ class Actions {
   void at(Clock::time_point t, std::function<void()> fn) { q_.emplace(t, std::move(fn)); }
   /// Runs every action due by now (including those a running one adds).
   void run_due();
+  /// No action is left: every fault has started and ended.
+  bool empty() const { return q_.empty(); }
 
  private:
   std::multimap<Clock::time_point, std::function<void()>> q_;

@@ -1,6 +1,6 @@
 // fencesim-real — run a scenario against the real stack (real/real.hpp).
 //
-//   fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir]
+//   fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir] [--stop-when-done]
 //
 // A separate program, not a `fencesim` subcommand: it needs threads, real
 // clocks, libpq, hiredis and the Go helper, none of which the deterministic
@@ -39,7 +39,7 @@ const char* const kProgram = "fencesim-real";
 fencesim::cli::Usage usage() {
   fencesim::cli::Usage u;
   u.program = kProgram;
-  u.line = "fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir]";
+  u.line = "fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir] [--stop-when-done]";
   u.thing = "scenario file";
   return u;
 }
@@ -58,7 +58,7 @@ std::optional<double> parse_scale(const std::string& text) {
 int main(int argc, char** argv) {
   CLI::App app{"fencesim-real: run a scenario against real Redis/etcd and PostgreSQL and check it", kProgram};
   std::string file, out = fencesim::kDefaultOut, scale_text = "1";
-  bool compare = false, quiet = false, keep = false;
+  bool compare = false, quiet = false, keep = false, stop_when_done = false;
   app.add_option("FILE", file, "scenario file")->required();
   app.add_option("--scale", scale_text,
                  "real seconds per scenario second, in (0, 10] (default 1; 0.25 runs 4x faster)");
@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   app.add_flag("--compare", compare, "also run the simulation and compare the verdicts per property");
   app.add_flag("--quiet", quiet, "print only the verdicts");
   app.add_flag("--keep-dir", keep, "keep the temporary folder with the servers' data and logs");
+  app.add_flag("--stop-when-done", stop_when_done,
+               "end 1 s after every client has finished and every fault has ended, not at the scenario's duration "
+               "(the verdicts are judged the same; what happens with no client left is not observed)");
   // Usage errors: one line and exit 2 (cli/usage.hpp).
   if (const auto what = fencesim::cli::unknown_option(app, 1, argc, argv, usage())) {
     return fencesim::cli::fail(kProgram, *what);
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   fencesim::real::RealOptions opt;
   opt.scale = scale;
   opt.keep_dir = keep;
+  opt.stop_when_done = stop_when_done;
   opt.log = quiet ? nullptr : &std::cout;
   fencesim::real::RealResult r;
   try {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -234,6 +235,9 @@ struct Crew {
   std::vector<std::unique_ptr<ClientState>> clients;
   std::vector<std::thread> threads;
   std::thread observer;
+  /// Client threads that have returned: their iterations are over (a
+  /// crashed client waits for its restart on its thread).
+  std::atomic<std::size_t> finished{0};
 
   /// Every client with its lock (connections and helpers set up before time
   /// 0), each on its own thread, waiting at the start barrier.
@@ -245,11 +249,14 @@ struct Crew {
     }
     for (auto& c : clients) {
       ClientState* cp = c.get();
-      if (cp->spec.program) {
-        threads.emplace_back([cp] { program_main(*cp); });
-      } else {
-        threads.emplace_back([cp] { client_main(*cp); });
-      }
+      threads.emplace_back([this, cp] {
+        if (cp->spec.program) {
+          program_main(*cp);
+        } else {
+          client_main(*cp);
+        }
+        ++finished;
+      });
     }
     std::unique_lock<std::mutex> l(r.start_mu);
     if (!r.start_cv.wait_for(l, 60s, [&] { return r.ready == clients.size(); })) {
@@ -295,16 +302,23 @@ struct Crew {
 };
 
 /// The faults, on this thread, at their scaled instants through the model's
-/// fault table (real/fault_env.hpp), until the run's end.
-void run_faults(Run& r, Crew& crew) {
+/// fault table (real/fault_env.hpp), until the run's end (or, with
+/// `stop_when_done`, 1 s after the clients and the faults are all done).
+void run_faults(Run& r, Crew& crew, bool stop_when_done) {
   const std::vector<FaultSpec> faults = draw_fault_times(r.s);
   Actions actions;
   RealFaultEnv env(r, crew.clients, actions);
   env.schedule(faults);
-  const auto end = r.tb.at(r.s.duration);
+  auto end = r.tb.at(r.s.duration);
+  bool done = false;
   while (Clock::now() < end) {
     if (g_interrupted) throw std::runtime_error("interrupted (SIGINT/SIGTERM): every server was stopped");
     actions.run_due();
+    if (stop_when_done && !done && actions.empty() && crew.finished == crew.clients.size()) {
+      done = true;
+      end = std::min(end, Clock::now() + 1s);
+      r.say(fmt::format("every client and fault is done at {}: stopping in 1 s", format_time(r.tb.now())));
+    }
     std::this_thread::sleep_for(2ms);
   }
 }
@@ -366,7 +380,7 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
     start_stack(r, opt, out);
     crew.start(r);
     crew.go(r);
-    run_faults(r, crew);
+    run_faults(r, crew, opt.stop_when_done);
     r.say("run ended; stopping");
     crew.stop(r);
   } catch (...) {

@@ -100,6 +100,13 @@ struct RealOptions {
   std::ostream* log = nullptr;         ///< progress lines (server start, faults) or nullptr
   std::string helper_dir;              ///< where etcd-lock is; empty: beside the running program
   PostgresServer* postgres = nullptr;  ///< a shared PostgreSQL for the resource; nullptr: the run starts its own
+  /// End the run once every client has finished its iterations and every
+  /// fault has started and ended (then 1 s of real time more), instead of
+  /// at the scenario's duration. The verdicts are judged over the same
+  /// duration as without it; what is not observed is only what happens
+  /// with no client left (a lease expiring, a failover nobody waits for).
+  /// The RealStack tests use it (`fencesim-real --stop-when-done`).
+  bool stop_when_done = false;
 };
 
 struct RealResult {
