@@ -470,7 +470,9 @@ std::string program_line(ClientState& c, Resource& res, const pjson& j) {
     program_iteration(c, j, now);
   } else if (type == "resource") {
     return program_resource(c, res, j);
-  } else if (type != "yield" && j.contains("id")) {
+  } else if (type == "yield") {
+    c.program_done = true;  // its main has returned (the SDKs' real backends send one yield then)
+  } else if (j.contains("id")) {
     // Timers, now and service requests go to real servers and real time here.
     return pjson{{"type", "reply"}, {"id", j["id"]}, {"error", "not under fencesim-real"}}.dump();
   }
@@ -535,6 +537,7 @@ pjson service_nodes(const Run& run) {
 void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int restarts, int epoch) {
   Run& run = c.run;
   c.program_pid = ch->pid();
+  c.program_done = false;
   Resource res(run, c.spec.name, c.sockets);
   pjson init{
       {"type", "init"},

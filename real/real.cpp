@@ -235,9 +235,12 @@ struct Crew {
   std::vector<std::unique_ptr<ClientState>> clients;
   std::vector<std::thread> threads;
   std::thread observer;
-  /// Client threads that have returned: their iterations are over (a
-  /// crashed client waits for its restart on its thread).
-  std::atomic<std::size_t> finished{0};
+  /// Every client is done: its thread has returned (a crashed client waits
+  /// for its restart on its thread) or its program said its main returned.
+  bool all_done() const {
+    return std::all_of(clients.begin(), clients.end(),
+                       [](const auto& c) { return c->thread_done || c->program_done; });
+  }
 
   /// Every client with its lock (connections and helpers set up before time
   /// 0), each on its own thread, waiting at the start barrier.
@@ -249,13 +252,13 @@ struct Crew {
     }
     for (auto& c : clients) {
       ClientState* cp = c.get();
-      threads.emplace_back([this, cp] {
+      threads.emplace_back([cp] {
         if (cp->spec.program) {
           program_main(*cp);
         } else {
           client_main(*cp);
         }
-        ++finished;
+        cp->thread_done = true;
       });
     }
     std::unique_lock<std::mutex> l(r.start_mu);
@@ -314,7 +317,7 @@ void run_faults(Run& r, Crew& crew, bool stop_when_done) {
   while (Clock::now() < end) {
     if (g_interrupted) throw std::runtime_error("interrupted (SIGINT/SIGTERM): every server was stopped");
     actions.run_due();
-    if (stop_when_done && !done && actions.empty() && crew.finished == crew.clients.size()) {
+    if (stop_when_done && !done && actions.empty() && crew.all_done()) {
       done = true;
       end = std::min(end, Clock::now() + 1s);
       r.say(fmt::format("every client and fault is done at {}: stopping in 1 s", format_time(r.tb.now())));

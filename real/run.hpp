@@ -480,6 +480,12 @@ struct ClientState {
   std::unique_ptr<RealLock> lock;
   LineChild* helper = nullptr;           // etcd: the Go helper (SIGSTOP target)
   std::atomic<int> program_pid{0};       // a program client's process (its group: SIGSTOP, SIGKILL), 0 if none
+  /// A program client's process said `yield`: its main has returned and it
+  /// idles until `end` (docs/PROTOCOL.md "The real stack"). Reset when a
+  /// restart starts a new process.
+  std::atomic<bool> program_done{false};
+  /// The client's thread has returned: its iterations are over.
+  std::atomic<bool> thread_done{false};
   ClientClock clock;                     // its wall and monotonic clocks (clock faults move them)
   std::optional<std::size_t> iteration;  // index into History::iterations while one runs (under run.hmu)
 

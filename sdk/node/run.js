@@ -45,7 +45,8 @@ function usage() {
   process.exit(2);
 }
 
-/** Loads the user's script afresh: its own modules leave require's cache. */
+/** Loads the user's script afresh: its own modules leave require's cache.
+ * Returns the promise of its exported main, or null (a script without one). */
 function loadScript(script) {
   for (const file of Object.keys(require.cache)) {
     if (!file.includes(`${path.sep}node_modules${path.sep}`) && !file.startsWith(__dirname + path.sep)) {
@@ -53,12 +54,11 @@ function loadScript(script) {
     }
   }
   const exported = require(script);
-  if (typeof exported === "function") {
-    Promise.resolve(exported()).catch((e) => {
-      process.stderr.write(`${(e && e.stack) || e}\n`);
-      process.exit(1);
-    });
-  }
+  if (typeof exported !== "function") return null;
+  return Promise.resolve(exported()).catch((e) => {
+    process.stderr.write(`${(e && e.stack) || e}\n`);
+    process.exit(1);
+  });
 }
 
 /** A resource program's decision on one check (PROTOCOL.md "Resource

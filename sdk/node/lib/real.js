@@ -98,7 +98,10 @@ function serve(start) {
     const msg = JSON.parse(line);
     if (msg.type === "init") {
       state.s.init = msg;
-      start();
+      const main = start();
+      // The exported main has returned: one yield tells fencesim-real so
+      // (--stop-when-done); the process idles until `end`.
+      if (main !== null) main.then(() => ch.send({ type: "yield" }));
     } else if (msg.type === "end") {
       process.exit(0);
     } else if (msg.type === "reply") {
