@@ -119,9 +119,15 @@ struct Shared {
     const std::string dir = opt.report_dir + "/seed" + std::to_string(seed);
     std::string error;
     bool ok = false;
-    {
+    try {
       const std::lock_guard<std::mutex> lock(write_mu);
       ok = write_reports(dir, scenario, r, ReportMeta{opt.source, true}, error);
+    } catch (const std::exception& e) {  // on a worker thread: never past it (std::terminate)
+      fail(SweepError::Kind::kInternal, seed,
+           fmt::format("internal error while writing the reports of seed {}: {}; this is a bug in fencesim, please "
+                       "report it with the scenario file and seed",
+                       seed, e.what()));
+      return false;
     }
     if (!ok) fail(SweepError::Kind::kInput, seed, error);
     return ok;

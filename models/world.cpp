@@ -18,6 +18,7 @@
 #include "models/resource/resource.hpp"
 #include "models/sim_fault_env.hpp"
 #include "sim/simulation.hpp"
+#include "sim/text.hpp"
 
 namespace fencesim {
 
@@ -309,11 +310,11 @@ RunResult run_once(const Scenario& s, const RunOptions& opt) {
   out.events = w->sim.events_processed();
   for (auto& p : w->programs) {
     p->finish();
-    out.program_output.emplace_back(p->name(), p->output());
+    out.program_output.emplace_back(p->name(), sim::valid_utf8(p->output()));  // stderr is any bytes
   }
   if (w->check) {
     w->check->finish();
-    out.program_output.emplace_back("resource", w->check->output());
+    out.program_output.emplace_back("resource", sim::valid_utf8(w->check->output()));
   }
 
   out.context.run_end = s.duration;

@@ -359,7 +359,17 @@ void ChildChannel::end(const std::string& end_line) {
     return;
   }
   if (!child_->write_line(end_line)) return;
-  const std::optional<std::string> line = child_->read_line(end_line);
+  std::optional<std::string> line;
+  try {
+    line = child_->read_line(end_line);
+  } catch (const ProgramError& e) {
+    // After `end` the run no longer needs the program (docs/PROTOCOL.md,
+    // Errors): one that exits (any status) or does not answer `ready` in
+    // time is not kept warm, and the run stands.
+    if (e.kind != ProgramError::Kind::kFailure) throw;
+    child_->kill_now();
+    return;
+  }
   if (!line) return;
   nlohmann::json j = nlohmann::json::parse(*line, nullptr, false);
   if (!j.is_object() || j.value("type", "") != "ready") {

@@ -53,6 +53,30 @@ std::optional<double> parse_scale(const std::string& text) {
   return v;
 }
 
+/// The run's outcome on stdout (the verdicts, or the comparison with the
+/// simulation); the exit code: 0 every expectation met (and, comparing,
+/// every verdict equal), 1 otherwise.
+int print_outcome(const fencesim::Scenario& s, const fencesim::real::RealResult& r, const fencesim::ReportMeta& meta,
+                  const std::string& dir, double scale, bool quiet, bool compare) {
+  int code = r.run.all_met ? 0 : 1;
+  std::cout << "real run of " << s.name << " (scale " << scale << ", " << r.wall_seconds << " s):";
+  for (const auto& v : r.versions) std::cout << " [" << v << "]";
+  std::cout << "\n";
+  if (!quiet) std::cout << fencesim::render_summary(s, r.run, meta);
+  if (compare) {
+    const fencesim::RunResult sim = fencesim::run_scenario(s);
+    const auto c = fencesim::real::compare_verdicts(sim.verdicts, r.run.verdicts);
+    std::cout << "compared with the simulation (seed " << s.seed << "):\n";
+    for (const auto& l : c.lines) std::cout << "  " << l << "\n";
+    if (!c.differing.empty()) code = 1;
+  } else {
+    for (const auto& v : r.run.verdicts)
+      std::cout << "  " << fencesim::to_string(v.property) << ": " << fencesim::to_string(v.status) << "\n";
+  }
+  std::cout << "  report: " << dir << "/report.md\n";
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,21 +139,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   fencesim::real::mark_real_reports(dir, r, scale);
-  int code = r.run.all_met ? 0 : 1;
-  std::cout << "real run of " << s.name << " (scale " << scale << ", " << r.wall_seconds << " s):";
-  for (const auto& v : r.versions) std::cout << " [" << v << "]";
-  std::cout << "\n";
-  if (!quiet) std::cout << fencesim::render_summary(s, r.run, meta);
-  if (compare) {
-    const fencesim::RunResult sim = fencesim::run_scenario(s);
-    const auto c = fencesim::real::compare_verdicts(sim.verdicts, r.run.verdicts);
-    std::cout << "compared with the simulation (seed " << s.seed << "):\n";
-    for (const auto& l : c.lines) std::cout << "  " << l << "\n";
-    if (!c.differing.empty()) code = 1;
-  } else {
-    for (const auto& v : r.run.verdicts)
-      std::cout << "  " << fencesim::to_string(v.property) << ": " << fencesim::to_string(v.status) << "\n";
-  }
-  std::cout << "  report: " << dir << "/report.md\n";
-  return code;
+  return print_outcome(s, r, meta, dir, scale, quiet, compare);
 }

@@ -238,8 +238,7 @@ struct Crew {
   /// Every client is done: its thread has returned (a crashed client waits
   /// for its restart on its thread) or its program said its main returned.
   bool all_done() const {
-    return std::all_of(clients.begin(), clients.end(),
-                       [](const auto& c) { return c->thread_done || c->program_done; });
+    return std::all_of(clients.begin(), clients.end(), [](const auto& c) { return c->thread_done || c->program_done; });
   }
 
   /// Every client with its lock (connections and helpers set up before time

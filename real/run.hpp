@@ -478,8 +478,8 @@ struct ClientState {
   std::string lease_value;
   Sockets sockets;  // Redis and PostgreSQL connections (a crash shuts them down); outlives `lock`
   std::unique_ptr<RealLock> lock;
-  LineChild* helper = nullptr;           // etcd: the Go helper (SIGSTOP target)
-  std::atomic<int> program_pid{0};       // a program client's process (its group: SIGSTOP, SIGKILL), 0 if none
+  LineChild* helper = nullptr;      // etcd: the Go helper (SIGSTOP target)
+  std::atomic<int> program_pid{0};  // a program client's process (its group: SIGSTOP, SIGKILL), 0 if none
   /// A program client's process said `yield`: its main has returned and it
   /// idles until `end` (docs/PROTOCOL.md "The real stack"). Reset when a
   /// restart starts a new process.

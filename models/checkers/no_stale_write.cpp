@@ -62,9 +62,10 @@ Verdict check_no_stale_write(const History& h) {
                                   format_time(op.at), op.copy, op.client, op.message_id, op.receipt,
                                   token_text(op.token), op.value));
     } else {
-      story.push_back(fmt::format("{}: {} accepted {}'s write of {} ({}; marks after: last_written {}, last_seen {})",
+      story.push_back(fmt::format("{}: {} accepted {}'s write of {} ({}; marks after: last_written {}, last_seen {}{})",
                                   format_time(op.at), op.copy, op.client, op.value, token_text(op.token),
-                                  op.last_written, op.last_seen));
+                                  op.last_written, op.last_seen,
+                                  op.marks.empty() ? "" : ", " + named_marks_text(op.marks)));
     }
     number(story);
     v.story = std::move(story);

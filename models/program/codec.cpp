@@ -3,6 +3,7 @@
 // in requests_redis.cpp and requests_etcd.cpp.
 #include "models/program/codec.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include "models/program/requests.hpp"
@@ -82,7 +83,36 @@ std::string free_text_field(const json& j, const char* field, bool required) {
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
-  return text;
+  // Invisible format characters that reorder or hide what the report shows
+  // (bidi overrides and isolates, zero-width characters) become spaces too.
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto b1 = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    const auto b2 = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
+    const bool format = static_cast<unsigned char>(text[i]) == 0xE2 &&
+                        ((b1 == 0x80 && ((b2 >= 0x8B && b2 <= 0x8F) || (b2 >= 0xAA && b2 <= 0xAE))) ||
+                         (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9));
+    if (format) {
+      out += ' ';
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+bool blank_text(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ' ') continue;
+    if (text.compare(i, 2, "\xC2\xA0") == 0) {  // U+00A0, no-break space
+      ++i;
+      continue;
+    }
+    return false;
+  }
+  return true;
 }
 
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required) {
@@ -99,10 +129,28 @@ std::int64_t int64_value(const json& v, const std::string& what) {
                     (!v.is_number_unsigned() ||
                      v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
   if (!fits) {
+    const bool beyond = v.is_number_float() && std::abs(v.get<double>()) >= 9.2e18;
     throw BadField(what + " must be an integer from -9223372036854775808 to 9223372036854775807 (64-bit signed), got " +
-                   v.dump());
+                   (beyond ? "a number beyond that range (" + v.dump() + ")" : v.dump()));
   }
   return v.get<std::int64_t>();
+}
+
+json parse_line(const std::string& line) {
+  try {
+    return json::parse(line);
+  } catch (const json::parse_error& e) {
+    // nlohmann's id 101 names the byte; an ill-formed UTF-8 sequence is the
+    // usual mistake of an SDK that writes raw bytes.
+    if (std::string(e.what()).find("UTF-8") != std::string::npos) {
+      throw BadField("a line that is not UTF-8 (byte " + std::to_string(e.byte) +
+                     "); service data travels as latin-1 code points U+0000-U+00FF inside JSON strings "
+                     "(docs/PROTOCOL.md, Transport)");
+    }
+    throw BadField("expected a JSON object");
+  } catch (const json::exception&) {  // out_of_range 406: a number such as 1e400
+    throw BadField("a number beyond the range of a double (integers are 64-bit signed: docs/PROTOCOL.md, Transport)");
+  }
 }
 
 std::optional<bool> bool_field(const json& j, const char* field) {

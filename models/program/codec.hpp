@@ -40,14 +40,22 @@ std::string quote_line(const std::string& line);
 /// transcripts and error messages; the rest in key order.
 std::string dump_message(json msg);
 
+/// One line from a program as JSON; BadField saying what is wrong: not
+/// UTF-8 (the byte), a number beyond a double's range, or not JSON.
+json parse_line(const std::string& line);
+
 /// Field readers: `required` ones throw BadField when the field is absent.
 std::string text_field(const json& j, const char* field, bool required);
 /// A field of free text for people (a note, a reason, an outcome): kept as
 /// UTF-8, not read as latin-1 service data; control characters become
 /// spaces (it is shown on one line). Text longer than kFreeTextMaxBytes is
 /// cut at a code point boundary and ends "… (cut: N bytes)".
+/// Bidi overrides and isolates (U+202A-U+202E, U+2066-U+2069) and
+/// zero-width characters (U+200B-U+200F) become spaces as well.
 inline constexpr std::size_t kFreeTextMaxBytes = 1000;
 std::string free_text_field(const json& j, const char* field, bool required);
+/// Whether free text shows nothing: spaces and no-break spaces only.
+bool blank_text(const std::string& text);
 std::optional<std::int64_t> int_field(const json& j, const char* field, bool required);
 /// `v` as a signed 64-bit integer; BadField naming `what` when it is not an
 /// integer or lies outside -2^63 … 2^63-1 (a JSON integer such as

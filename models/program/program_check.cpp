@@ -2,6 +2,8 @@
 // are docs/PROTOCOL.md's ("Resource programs").
 #include "models/program/program_check.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "models/lock_service.hpp"
@@ -120,13 +122,28 @@ void ProgramCheck::protocol_error(const std::string& what, const std::string& li
 
 namespace {
 
+constexpr std::size_t kMaxMarks = 10000;
+constexpr std::size_t kMaxMarkNameBytes = 200;
+
 /// The decision's marks: an object of integers, by name.
 std::map<std::string, std::int64_t> marks_field(const json& j) {
   const json& m = j.at("marks");
   if (!m.is_object()) throw BadField("\"marks\" must be an object of integers, e.g. {\"row-1\": 7}");
+  if (m.size() > kMaxMarks) {
+    throw BadField("at most " + std::to_string(kMaxMarks) + " marks, got " + std::to_string(m.size()));
+  }
   std::map<std::string, std::int64_t> out;
   for (auto it = m.begin(); it != m.end(); ++it) {
-    out[it.key()] = int64_value(it.value(), "the mark \"" + it.key() + "\"");
+    const std::string& name = it.key();
+    const bool plain = std::none_of(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '=' || c == ',';
+    });
+    if (name.empty() || name.size() > kMaxMarkNameBytes || !plain) {
+      throw BadField("a mark's name is 1 to " + std::to_string(kMaxMarkNameBytes) +
+                     " bytes without control characters, '=' or ',' (the trace shows \"row-1=3, row-2=2\"), got " +
+                     quote_line(json(name).dump()));
+    }
+    out[name] = int64_value(it.value(), "the mark \"" + name + "\"");
   }
   return out;
 }
@@ -146,9 +163,9 @@ ResourceDecision ProgramCheck::answer(const std::string& delivery, std::int64_t 
     const std::string& line = *next;
     json j;
     try {
-      j = json::parse(line);
-    } catch (const json::parse_error&) {
-      protocol_error("expected a JSON object", line);
+      j = parse_line(line);
+    } catch (const BadField& e) {
+      protocol_error(e.what(), line);
     }
     if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
       protocol_error("expected a JSON object with a \"type\"", line);
@@ -172,8 +189,8 @@ ResourceDecision ProgramCheck::answer(const std::string& delivery, std::int64_t 
       const std::optional<bool> accepted = bool_field(j, "accepted");
       if (!accepted) throw BadField("a decision needs \"accepted\", true or false");
       ResourceDecision d{*accepted, free_text_field(j, "reason", false)};
-      if (!d.accepted && d.reason.empty()) {
-        throw BadField("a rejection needs a \"reason\", non-empty text: the report and the timeline show it");
+      if (!d.accepted && blank_text(d.reason)) {
+        throw BadField("a rejection needs a \"reason\", visible text: the report and the timeline show it");
       }
       if (j.contains("marks")) state->marks = marks_field(j);
       if (auto v = int_field(j, "last_written", false)) state->last_written = *v;

@@ -114,16 +114,9 @@ bool ProgramClient::handle(const std::string& line) {
   current_line_ = line;
   json j;
   try {
-    j = json::parse(line);
-  } catch (const json::parse_error& e) {
-    // nlohmann's id 101 names the byte; an ill-formed UTF-8 sequence is the
-    // usual mistake of an SDK that writes raw bytes.
-    if (std::string(e.what()).find("UTF-8") != std::string::npos) {
-      protocol_error("a line that is not UTF-8 (byte " + std::to_string(e.byte) +
-                     "); service data travels as latin-1 code points U+0000-U+00FF inside JSON strings "
-                     "(docs/PROTOCOL.md, Transport)");
-    }
-    protocol_error("expected a JSON object");
+    j = parse_line(line);
+  } catch (const BadField& e) {
+    protocol_error(e.what());
   }
   if (!j.is_object()) protocol_error("expected a JSON object");
   const auto t = j.find("type");

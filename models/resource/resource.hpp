@@ -136,8 +136,11 @@ class ResourceCopy final : public sim::NodeBehaviour {
   std::int64_t last_seen() const { return state_.last_seen; }
   /// The marks of a custom check (models/policy.hpp), by name.
   const std::map<std::string, std::int64_t>& marks() const { return state_.marks; }
+  /// counter_reset of the resource: every mark, a check's named ones too,
+  /// becomes `v` (the store forgot what it had seen).
   void reset_marks(std::int64_t v) {
     state_.last_written = state_.last_seen = v;
+    for (auto& [name, mark] : state_.marks) mark = v;
     for (auto& [row, seen] : audit_seen_) seen = v;
     audit_floor_ = v;
   }

@@ -98,6 +98,7 @@ function sleep(ms) {
  */
 function check(fn) {
   if (typeof fn !== "function") throw new TypeError("fencesim.check(fn): fn must be a function");
+  if (state.s.checkFn !== null) throw new Error("fencesim.check(fn): a check is registered already; one per program");
   state.s.checkFn = fn;
   return fn;
 }
@@ -119,8 +120,30 @@ function decisionOptions(fnName, options) {
     }
     if (v === undefined) continue;
     if (field in out) throw new TypeError(`fencesim.${fnName}: "${k}" is given twice, in two spellings`);
-    out[field] = v;
+    out[field] = field === "marks" ? markObject(fnName, v) : integer(`fencesim.${fnName}: ${k}`, v);
   }
+  return out;
+}
+
+/** A mark's value as a JSON-safe integer: a Number that is a safe integer,
+ * or a BigInt within ±(2^53 - 1) (a JS number is exact only that far). */
+function integer(what, v) {
+  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return Number(v);
+  }
+  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
+  throw new TypeError(`${what} must be an integer within ±(2^53 - 1), got ${typeof v === "bigint" ? `${v}n` : String(v)}`);
+}
+
+/** `marks`: a plain object of integers by name (not a Map: JSON would send it as {}). */
+function markObject(fnName, m) {
+  const proto = m === null || typeof m !== "object" ? undefined : Object.getPrototypeOf(m);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new TypeError(`fencesim.${fnName}: marks must be a plain object of integers by name, e.g. { "row-1": 7 }` +
+                        (m instanceof Map ? " (a Map: use Object.fromEntries(map))" : ""));
+  }
+  const out = {};
+  for (const [name, v] of Object.entries(m)) out[name] = integer(`fencesim.${fnName}: the mark "${name}"`, v);
   return out;
 }
 

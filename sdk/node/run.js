@@ -40,6 +40,14 @@ Module._load = function (request, parent, ...rest) {
   return exported;
 };
 
+/** The program failed: its stack, then its message again as the last line
+ * (fencesim's error quotes the end of stderr). */
+function die(e) {
+  process.stderr.write(`${(e && e.stack) || e}\n`);
+  if (e && e.stack && e.message) process.stderr.write(`${e.name || "Error"}: ${e.message}\n`);
+  process.exit(1);
+}
+
 function usage() {
   process.stderr.write("usage: node run.js SCRIPT.js [ARGS...]\n");
   process.exit(2);
@@ -56,10 +64,14 @@ function loadScript(script) {
   const exported = require(script);
   if (typeof exported !== "function") return null;
   return Promise.resolve(exported()).catch((e) => {
-    process.stderr.write(`${(e && e.stack) || e}\n`);
-    process.exit(1);
+    die(e);
   });
 }
+
+const NO_TIMERS =
+  "fencesim: a resource program cannot use timers (setTimeout, setInterval, setImmediate): a check decides " +
+  "synchronously, inside the copy's atomic step, and what it must remember goes in the marks it returns " +
+  "(docs/PROTOCOL.md \"Resource programs\")";
 
 /** A resource program's decision on one check (PROTOCOL.md "Resource
  * programs"): the check runs synchronously, inside the copy's atomic step. */
@@ -69,6 +81,7 @@ function decide(msg) {
     throw new Error("fencesim: a check came, and the script registered no check (call fencesim.check(fn))");
   }
   const d = fn(msg.request, msg.state);
+  if (state.s.time.timers().length > 0) throw new Error(NO_TIMERS);
   if (d === null || typeof d !== "object" || typeof d.then === "function" || !("accepted" in d)) {
     throw new TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), synchronously; got " +
                         String(d));
@@ -76,6 +89,10 @@ function decide(msg) {
   if (typeof d.accepted !== "boolean") {
     throw new TypeError("a decision's accepted is true or false; got " + JSON.stringify(d.accepted) +
                         " (return fencesim.accept(...) or fencesim.reject(reason, ...))");
+  }
+  if (!d.accepted && (typeof d.reason !== "string" || d.reason.trim() === "")) {
+    throw new TypeError("a rejection needs a reason, visible text; got " + JSON.stringify(d.reason) +
+                        " (return fencesim.reject(reason, ...))");
   }
   const out = { type: "decision", id: msg.id, accepted: d.accepted };
   for (const k of ["reason", "marks", "last_written", "last_seen"]) {
@@ -125,9 +142,7 @@ async function serveSim(script) {
     await time.settle();
     if (state.s.init !== null && state.s.init.role === "check") {
       if (time.timers().length > 0) {
-        throw new Error("fencesim: a resource program cannot use timers (setTimeout, setInterval, setImmediate): " +
-                        "a check decides synchronously, inside the copy's atomic step, and what it must remember " +
-                        "goes in the marks it returns (docs/PROTOCOL.md \"Resource programs\")");
+        throw new Error(NO_TIMERS);
       }
     } else {
       time.armAlarm();
@@ -146,8 +161,7 @@ function main() {
     return;
   }
   serveSim(script).catch((e) => {
-    process.stderr.write(`${(e && e.stack) || e}\n`);
-    process.exit(1);
+    die(e);
   });
 }
 

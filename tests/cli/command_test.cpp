@@ -411,7 +411,8 @@ TEST_F(Command, FencesimRealUsageErrorsAreOneLine) {
   };
   const fs::path f = write_file("worked.json", kWorked);
   const std::string usage =
-      " (usage: fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir]; `fencesim-real --help` "
+      " (usage: fencesim-real FILE [--scale X] [--out DIR] [--compare] [--quiet] [--keep-dir] [--stop-when-done]; "
+      "`fencesim-real --help` "
       "says more)\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "fencesim-real: a scenario file is required" + usage},

@@ -17,6 +17,11 @@ modes below (argv[1]). Standard library only.
   huge-seen   a last_seen of 2^63, above the 64-bit signed range
   no-reason   rejects a write without a reason
   not-bool    a decision whose "accepted" is 1
+  stderr-bytes writes bytes that are not UTF-8 to stderr, then as echo
+  huge-float  a decision with a mark of 1e400 (beyond a double)
+  odd-name    a mark named "a=1"
+  blank       rejects a write with a reason of a bidi override and spaces
+  exit-after-end  says reuse, and exits with status 1 at end
 """
 import json
 import sys
@@ -36,7 +41,11 @@ def recv():
     return json.loads(line)
 
 
-send({"type": "hello", "protocol": 1, "sdk": "raw_check", "reuse": False})
+send({"type": "hello", "protocol": 1, "sdk": "raw_check", "reuse": MODE == "exit-after-end"})
+if MODE == "stderr-bytes":
+    sys.stderr.flush()
+    sys.stderr.buffer.write(b"bad \xff byte \xc3\n")
+    sys.stderr.flush()
 init = recv()
 assert init["type"] == "init" and init["role"] == "check", init
 sys.stderr.write("init %s locks %s copies %s\n" % (init["client"], init["lock"]["keys"], init["resource"]["copies"]))
@@ -44,7 +53,7 @@ send({"type": "yield"})
 while True:
     m = recv()
     if m["type"] == "end":
-        sys.exit(0)
+        sys.exit(1 if MODE == "exit-after-end" else 0)
     assert m["type"] == "check", m
     if MODE == "hang":
         while True:
@@ -70,6 +79,16 @@ while True:
         d["last_seen"] = 9223372036854775808
     if MODE == "not-bool":
         d["accepted"] = 1
-    if MODE != "no-decision":
+    if MODE == "odd-name":
+        d["marks"] = {"a=1": 1}
+    if MODE == "blank" and m["request"]["op"] == "write":
+        d["reason"] = "\u202e \u00a0"
+    if MODE == "huge-float":
+        sys.stdout.write('{"type": "decision", "id": %d, "accepted": true, "marks": {"n": 1e400}}\n' % m["id"])
+        sys.stdout.flush()
+        d = None
+    if d is not None and not d["accepted"] and "reason" not in d and MODE != "no-reason":
+        d["reason"] = "rejected"
+    if MODE != "no-decision" and d is not None:
         send(d)
     send({"type": "yield"})

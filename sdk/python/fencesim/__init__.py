@@ -181,7 +181,10 @@ def check(fn):
     last_written, last_seen and marks (a dict of integers by name). What the
     check must remember goes in the marks it returns, not in a global
     (PROTOCOL.md "Resource programs"). Use as a decorator."""
-    _state.channel().check_fn = fn
+    ch = _state.channel()
+    if ch.check_fn is not None:
+        raise RuntimeError("fencesim.check: a check is registered already; one per program")
+    ch.check_fn = fn
     return fn
 
 
@@ -194,8 +197,8 @@ def accept(marks=None, last_written=None, last_seen=None):
 def reject(reason, marks=None, last_written=None, last_seen=None):
     """A check's answer: rejected, with the reason the report shows (a
     non-empty string)."""
-    if not isinstance(reason, str) or not reason:
-        raise TypeError("fencesim.reject(reason, ...): the reason is a non-empty string, e.g. \"token 3 < 5\"; "
+    if not isinstance(reason, str) or not reason.strip():
+        raise TypeError("fencesim.reject(reason, ...): the reason is visible text, e.g. \"token 3 < 5\"; "
                         "got %r" % (reason,))
     return {"accepted": False, "reason": reason, "marks": marks, "last_written": last_written,
             "last_seen": last_seen}

@@ -85,6 +85,7 @@ class Channel:
         self.time = {"wall": 0, "monotonic": 0}
         self.ended = False
         self.check_fn = None  # a resource program's check (fencesim.check)
+        self.in_check = False  # while the check runs: no sleep, no request
 
     # --- lines -----------------------------------------------------------
     def send(self, msg):
@@ -119,6 +120,10 @@ class Channel:
 
     def request(self, msg):
         """Sends a request with a fresh id and waits for its delivery."""
+        if self.in_check:
+            raise RuntimeError("fencesim: a resource program's check cannot sleep or send requests (%s): it decides "
+                               "synchronously, inside the copy's atomic step (PROTOCOL.md \"Resource programs\")"
+                               % msg.get("type"))
         i = self._next_id
         self._next_id += 1
         msg["id"] = i
@@ -254,19 +259,16 @@ class Channel:
         if self.check_fn is None:
             self.fail(RuntimeError("fencesim: a check came, and the script registered no check "
                                    "(decorate a function with @fencesim.check)"))
+        self.in_check = True
         try:
             d = self.check_fn(msg["request"], msg["state"])
             if not isinstance(d, dict) or "accepted" not in d:
                 raise TypeError("a check returns fencesim.accept(...) or fencesim.reject(reason, ...), got %r" % (d,))
+            out = _decision(msg["id"], d)
         except BaseException as e:
             self.fail(e)
-        if not isinstance(d["accepted"], bool):
-            self.fail(TypeError("a decision's accepted is True or False, got %r (return fencesim.accept(...) "
-                                "or fencesim.reject(reason, ...))" % (d["accepted"],)))
-        out = {"type": "decision", "id": msg["id"], "accepted": d["accepted"]}
-        for k in ("reason", "marks", "last_written", "last_seen"):
-            if d.get(k) is not None:
-                out[k] = d[k]
+        finally:
+            self.in_check = False
         self.send(out)
 
     def run_main(self, fn):
@@ -305,3 +307,33 @@ def open_channel():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return Channel(sys.stdin, out)
+
+
+def _integer(what, v):
+    if isinstance(v, bool) or not isinstance(v, int) or not -2**63 <= v < 2**63:
+        raise TypeError("%s must be an integer from -2**63 to 2**63-1, got %r" % (what, v))
+    return v
+
+
+def _decision(check_id, d):
+    """The `decision` line for a check's answer `d` (accept(...)/reject(...)
+    or a dict of the same shape), checked before it is sent."""
+    if not isinstance(d["accepted"], bool):
+        raise TypeError("a decision's accepted is True or False, got %r (return fencesim.accept(...) "
+                        "or fencesim.reject(reason, ...))" % (d["accepted"],))
+    reason = d.get("reason")
+    if not d["accepted"] and (not isinstance(reason, str) or not reason.strip()):
+        raise TypeError("a rejection needs a reason, visible text; got %r (return fencesim.reject(reason, ...))"
+                        % (reason,))
+    out = {"type": "decision", "id": check_id, "accepted": d["accepted"]}
+    if reason is not None:
+        out["reason"] = reason
+    marks = d.get("marks")
+    if marks is not None:
+        if not isinstance(marks, dict):
+            raise TypeError("marks must be a dict of integers by name, e.g. {\"row-1\": 7}; got %r" % (marks,))
+        out["marks"] = {str(k): _integer("the mark %r" % (k,), v) for k, v in marks.items()}
+    for k in ("last_written", "last_seen"):
+        if d.get(k) is not None:
+            out[k] = _integer(k, d[k])
+    return out

@@ -69,6 +69,29 @@ TEST(ProgramCheck, AReasonIsUtf8TextOnOneLine) {
   EXPECT_EQ(r.history.resource_ops[1].reason, "412 pr\u00e9condition \u2713 no");
 }
 
+/// A program's stderr is any bytes: the report keeps it as valid UTF-8
+/// (U+FFFD for a byte that is not), and the run stands. A reusable program
+/// that exits with status 1 after `end` does not fail the run either.
+TEST(ProgramCheck, StderrBytesAndAnExitAfterEndDoNotStopTheRun) {
+  const RunResult r = run_scenario(load(text("stderr-bytes")));
+  ASSERT_EQ(r.program_output.size(), 1u);
+  EXPECT_NE(r.program_output[0].second.find("bad \uFFFD byte \uFFFD\n"), std::string::npos)
+      << r.program_output[0].second;
+  EXPECT_GE(run_scenario(load(text("exit-after-end"))).history.resource_ops.size(), 2u);
+}
+
+/// counter_reset of the resource sets the named marks too: the echo check's
+/// mark n is 1 after the first read, 7 after the reset at 50 ms, and the
+/// write's check makes it 8.
+TEST(ProgramCheck, ACounterResetOfTheResourceSetsTheNamedMarks) {
+  std::string t = text("echo");
+  t.insert(t.rfind('}'), R"(, "faults": [{"at": "50ms", "kind": "counter_reset", "target": "resource", "value": 7}])");
+  const RunResult r = run_scenario(load(t));
+  ASSERT_GE(r.history.resource_ops.size(), 2u);
+  EXPECT_EQ(r.history.resource_ops[0].marks.at("n"), 1);
+  EXPECT_EQ(r.history.resource_ops[1].marks.at("n"), 8);
+}
+
 /// A reason of 6,000 bytes is cut to 1,000 at a code point boundary (é is
 /// two bytes), and says how long it was: a report never carries megabytes
 /// of one reason.
@@ -93,6 +116,9 @@ TEST(ProgramCheck, ProtocolErrorsExitTwoAndNameTheResourceProgram) {
             "\"last_seen\" must be an integer from -9223372036854775808 to 9223372036854775807 "
             "(64-bit signed), got 9223372036854775808"},
            {"no-reason", "a rejection needs a \"reason\""},
+           {"blank", "a rejection needs a \"reason\", visible text"},
+           {"huge-float", "a number beyond the range of a double"},
+           {"odd-name", "a mark's name is 1 to 200 bytes without control characters, '=' or ','"},
            {"not-bool", "\"accepted\" must be true or false, got 1"},
            {"no-decision", "a yield before the decision of check 1"},
            {"chatty", "a resource program sends only \"decision\" and \"yield\", got \"note\""}}) {
@@ -127,16 +153,44 @@ std::string node_text(const std::string& mode) {
 /// boolean and an unknown option stop the run with the SDK's own words.
 TEST(ProgramCheck, NodeSdkChecksAnswerSynchronouslyWithKnownOptions) {
   REQUIRE_NODE_SDK();
-  const RunResult r = run_scenario(load(node_text("snake")));
-  ASSERT_GE(r.history.resource_ops.size(), 2u);
-  EXPECT_EQ(r.history.resource_ops[1].last_written, 2);
-  EXPECT_EQ(r.history.resource_ops[1].marks, (std::map<std::string, std::int64_t>{{"n", 2}}));
+  for (const char* mode : {"snake", "bigint"}) {
+    const RunResult r = run_scenario(load(node_text(mode)));
+    ASSERT_GE(r.history.resource_ops.size(), 2u) << mode;
+    EXPECT_EQ(r.history.resource_ops[1].last_written, 2) << mode;
+    EXPECT_EQ(r.history.resource_ops[1].marks, (std::map<std::string, std::int64_t>{{"n", 2}})) << mode;
+  }
   for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
            {"timer", "a resource program cannot use timers"},
+           {"immediate", "a resource program cannot use timers"},
+           {"map", "marks must be a plain object of integers by name, e.g. { \"row-1\": 7 } (a Map"},
+           {"twice", "fencesim.check(fn): a check is registered already"},
            {"not-bool", "a decision's accepted is true or false; got 1"},
            {"typo",
             "fencesim.accept: unknown option \"lastWriten\"; the options are marks, lastWritten and lastSeen"}}) {
     const ProgramError e = error_of(load(node_text(mode)));
+    EXPECT_EQ(e.exit_code(), 3) << mode;
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << mode << ": " << e.what();
+  }
+}
+
+/// A Python check (tests/programs/py_checks.py) in `mode`.
+std::string python_text(const std::string& mode) {
+  return R"({"version": 1, "scenario": "py-check-)" + mode + R"(", "seed": 1, "duration": "2s",
+    "network": {"latency": "1ms"}, "lock": {"service": "none"},
+    "resource": {"kind": "program", "program": {"command": ["python3", "-m", "fencesim", "py_checks.py", ")" +
+         mode + R"("], "env": {"PYTHONPATH": ")" + std::string(FENCESIM_SOURCE_DIR) + R"(/sdk/python"}}},
+    "clients": [{"name": "A", "workload": {"kind": "counter", "work": "100ms"}}]})";
+}
+
+/// The Python SDK stops a check that sleeps, a rejection without visible
+/// text, a second check and a mark beyond 64 bits with its own words.
+TEST(ProgramCheck, PythonSdkChecksAreCheckedBeforeTheyAreSent) {
+  for (const auto& [mode, words] : std::vector<std::pair<std::string, std::string>>{
+           {"sleep", "a resource program's check cannot sleep or send requests (timer)"},
+           {"blank", "a rejection needs a reason, visible text; got '   '"},
+           {"twice", "fencesim.check: a check is registered already"},
+           {"big", "the mark 'n' must be an integer from -2**63 to 2**63-1, got 18446744073709551616"}}) {
+    const ProgramError e = error_of(load(python_text(mode)));
     EXPECT_EQ(e.exit_code(), 3) << mode;
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << mode << ": " << e.what();
   }
