@@ -110,7 +110,7 @@ TEST(LoaderPolicies, RetryBackoffLoadsWritesBackAndIsCheckedForACasResource) {
                 .find("at clients[0].workload.retry_backoff: unknown value \"fixd\""),
             std::string::npos);
   EXPECT_NE(load_error(file_with("", "{}", R"({"kind": "fenced"})", R"(, "retry_backoff": "fixed")"))
-                .find("\"retry_backoff\" applies only to a cas resource"),
+                .find("\"retry_backoff\" applies only to a resource that compares versions"),
             std::string::npos);
 }
 
