@@ -65,10 +65,27 @@ struct BeliefRecord {
   std::string lock;
 };
 
+/// Why a lease ended at the service, as the service decided it (the words
+/// on the timelines come from it, report/timeline_text.hpp).
+enum class LeaseEndCause {
+  kExpired,       ///< its TTL (or lock_until, or a visibility timeout) ran out
+  kReleased,      ///< its holder released it (etcd's unlock, ShedLock's unlock, client-go's clear)
+  kReleasedBy,    ///< another client (`who`) cleared it
+  kTakenOver,     ///< another client (`who`) took the record
+  kRevoked,       ///< its etcd lease was revoked
+  kDeleted,       ///< its key or message was deleted (a txn, DeleteMessage, a DEL seen from outside)
+  kNotOnPrimary,  ///< the current primary (`who`) does not hold it (after a failover, or a DEL)
+  kNoMajority,    ///< fewer than a majority of Redlock's primaries hold it
+  kServiceDown,   ///< the primary is down and no live replica holds it
+  kEnded,         ///< anything else (the reason says it)
+};
+
 struct LeaseEndRecord {
   std::string value;
   Time at{0};
   std::string reason;  ///< e.g. "expired on redis-0 wall clock", "deleted", "primary crashed"
+  LeaseEndCause cause = LeaseEndCause::kEnded;
+  std::string who;  ///< kReleasedBy, kTakenOver: the client; kNotOnPrimary: the primary; else empty
 };
 
 /// What a resource operation was (ResourceOpRecord::kind). The register
@@ -257,9 +274,10 @@ class History {
     b.end_reason = std::move(reason);
     std::erase(open_beliefs_, index);
   }
-  /// Records the end of a lease at the service (first end wins).
-  void lease_end(Time at, const std::string& value, std::string reason) {
-    lease_ends.emplace(value, LeaseEndRecord{value, at, std::move(reason)});
+  /// Records the end of a lease at the service (first end wins): the
+  /// reason in words for people, the cause for the timelines.
+  void lease_end(Time at, const std::string& value, std::string reason, LeaseEndCause cause, std::string who = "") {
+    lease_ends.emplace(value, LeaseEndRecord{value, at, std::move(reason), cause, std::move(who)});
   }
   /// Holder audit (docs/REPORTS.md "Metrics"): at every acceptance at a copy, a
   /// believed holder whose token is below the copy's last_seen is broken.

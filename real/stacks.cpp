@@ -294,7 +294,11 @@ void start_etcd_observer(Run& run) {
         const std::string value = key + "@" + std::to_string(create);
         std::lock_guard<std::mutex> g(run.hmu);
         if (!run.in_run(at)) return true;
-        run.h.lease_end(at, value, run.released.count(value) ? "deleted" : "lease expired (key deleted by etcd)");
+        if (run.released.count(value)) {
+          run.h.lease_end(at, value, "deleted", LeaseEndCause::kDeleted);
+        } else {
+          run.h.lease_end(at, value, "lease expired (key deleted by etcd)", LeaseEndCause::kExpired);
+        }
         run.live.erase(value);
         return true;
       });
@@ -497,6 +501,29 @@ void create_resource_database(Run& run) {
   if (!ok) throw std::runtime_error("fencesim-real: could not create the resource table");
 }
 
+namespace {
+
+/// Why the observer's poll no longer sees a lease on the primary `node`:
+/// the holder's DEL, its TTL (the key is gone with no new value), or a
+/// primary that never had it (`cur` is another value: a failover).
+LeaseEndRecord redis_lease_end(bool released, bool no_current_value, const std::string& node) {
+  LeaseEndRecord why;
+  if (released) {
+    why.reason = "deleted";
+    why.cause = LeaseEndCause::kDeleted;
+  } else if (no_current_value) {
+    why.reason = fmt::format("expired on {} wall clock", node);
+    why.cause = LeaseEndCause::kExpired;
+  } else {
+    why.reason = fmt::format("{}, the current primary, does not hold it", node);
+    why.cause = LeaseEndCause::kNotOnPrimary;
+    why.who = node;
+  }
+  return why;
+}
+
+}  // namespace
+
 /// The Redis lease observer (a thread of the runner): polls the key on the
 /// primary every 5 ms and records a lease's end (History::lease_end) once the
 /// key no longer holds its value — deleted, expired on the primary's wall
@@ -515,7 +542,9 @@ void watch_redis_leases(Run& r) {
           const Time at = r.tb.now();
           std::lock_guard<std::mutex> g(r.hmu);
           for (auto it = r.live.begin(); it != r.live.end();) {
-            if (r.in_run(at)) r.h.lease_end(at, it->first, "redis-0 is down and no live replica holds it");
+            if (r.in_run(at)) {
+              r.h.lease_end(at, it->first, "redis-0 is down and no live replica holds it", LeaseEndCause::kServiceDown);
+            }
             it = r.live.erase(it);
           }
         }
@@ -550,10 +579,8 @@ void watch_redis_leases(Run& r) {
     for (auto it = r.live.begin(); it != r.live.end();) {
       if (it->first != cur && it->second < sent) {
         const std::string node = r.redis_name_of_port(port);
-        std::string why = r.released.count(it->first) ? "deleted"
-                          : cur.empty()               ? fmt::format("expired on {} wall clock", node)
-                                                      : fmt::format("{}, the current primary, does not hold it", node);
-        if (r.in_run(at)) r.h.lease_end(at, it->first, why);
+        LeaseEndRecord why = redis_lease_end(r.released.count(it->first) != 0, cur.empty(), node);
+        if (r.in_run(at)) r.h.lease_end(at, it->first, std::move(why.reason), why.cause, std::move(why.who));
         it = r.live.erase(it);
       } else {
         ++it;

@@ -69,7 +69,7 @@ void add_lease_end_lines(const History& h, std::vector<Line>& lines, int& order)
     }
     // A release or a takeover the reason does not say in words (Redis only
     // sees the key gone) is named, as on timeline.html's mark.
-    const std::string word = timeline_text::lease_end_word(e.reason, timeline_text::released_before(releases, e));
+    const std::string word = timeline_text::lease_end_word(e, timeline_text::released_before(releases, e));
     const bool says = word == "ended" || e.reason.find(word) != std::string::npos;
     lines.push_back({e.at, order++, "service", "lease end",
                      (who.empty() ? value : who + "'s lease") + (says ? "" : " (" + word + ")") + ": " + e.reason,

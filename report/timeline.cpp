@@ -400,7 +400,7 @@ void draw_lease_ends(Canvas& c) {
         g != grant_of.end() ? g->second->client + "'s lease (" + tok(g->second->token) + ")" : "lease " + value;
     c.mark(lane, e.at, 33, "end", kBrown, "leaseend",
            fmt::format("{}: {} ended at the service: {}", time_text(e.at), whose, e.reason),
-           timeline_text::lease_end_label(g != grant_of.end() ? g->second->client : "", e.reason,
+           timeline_text::lease_end_label(g != grant_of.end() ? g->second->client : "", e,
                                           timeline_text::released_before(released_at, e)),
            3);
   }

@@ -6,41 +6,26 @@ namespace fencesim {
 
 namespace timeline_text {
 
-namespace {
-bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-/// The first word of `s` after `prefix` ("released by B" -> "B").
-std::string name_after(const std::string& s, std::size_t prefix) {
-  return s.substr(prefix, s.find_first_of(" (", prefix) - prefix);
-}
-}  // namespace
-
-std::string lease_end_word(const std::string& reason, bool released) {
-  // Another client took the record: client-go's leader election (its CAS on
-  // the Lease object) and ShedLock's UPDATE past lock_until (models/table).
-  for (const char* took : {" took the record over", " acquired the record"}) {
-    if (const auto p = reason.find(took); p != std::string::npos) return "taken over by " + reason.substr(0, p);
+std::string lease_end_word(const LeaseEndRecord& e, bool released) {
+  switch (e.cause) {
+    case LeaseEndCause::kTakenOver: return "taken over by " + e.who;
+    case LeaseEndCause::kReleasedBy: return "released by " + e.who;
+    case LeaseEndCause::kReleased: return "released";
+    case LeaseEndCause::kExpired: return "expired";
+    case LeaseEndCause::kRevoked: return "revoked";
+    // Causes that only say the key is gone: after the holder's own release
+    // that is the release (Redis: the DEL; Redlock: the DELs on a majority).
+    case LeaseEndCause::kNotOnPrimary: return released ? "released" : "not on " + e.who;
+    case LeaseEndCause::kNoMajority: return released ? "released" : "no majority";
+    case LeaseEndCause::kDeleted: return released ? "released" : "deleted";
+    case LeaseEndCause::kServiceDown: return "service down";
+    case LeaseEndCause::kEnded: break;
   }
-  if (reason.rfind("released by ", 0) == 0) return "released by " + name_after(reason, 12);
-  if (reason.rfind("unlocked by ", 0) == 0) return "released by " + name_after(reason, 12);
-  if (has(reason, "unlock") || reason.rfind("released", 0) == 0) return "released";
-  if (has(reason, "expire") || has(reason, "ran out") || has(reason, "lock_until passed")) return "expired";
-  if (has(reason, "revoke")) return "revoked";
-  // Reasons that only say the key is gone: after the holder's own release
-  // that is the release (Redis: the DEL; Redlock: the DELs on a majority).
-  if (released && (has(reason, "does not hold") || has(reason, "majority") || has(reason, "delete"))) {
-    return "released";
-  }
-  if (const auto p = reason.find(", the current primary, does not hold"); p != std::string::npos) {
-    return "not on " + reason.substr(0, p);
-  }
-  if (has(reason, "majority")) return "no majority";
-  if (has(reason, "is down")) return "service down";
-  if (has(reason, "delete") || has(reason, "DEL")) return "deleted";
   return "ended";
 }
 
-std::string lease_end_label(const std::string& holder, const std::string& reason, bool released) {
-  const std::string word = lease_end_word(reason, released);
+std::string lease_end_label(const std::string& holder, const LeaseEndRecord& e, bool released) {
+  const std::string word = lease_end_word(e, released);
   return holder.empty() ? word : holder + " lease " + word;
 }
 

@@ -2,13 +2,9 @@
 // put on a lease's end at the service, where a format string is not enough.
 // Internal to report/ (and its tests); not installed.
 //
-// The words come from the service's reason text (LeaseEndRecord::reason)
-// and the holder's belief (BeliefRecord::end_reason "release"). Issue #30
-// asks for a structured cause recorded by the services instead; until the
-// services record one, tests/cli/timeline_text_test.cpp pins every reason
-// the shipped services write (models/redis, models/etcd, models/table,
-// models/queue), so a reworded reason fails there rather than reading
-// "ended" on a picture.
+// The words come from the cause each service records with a lease's end
+// (LeaseEndRecord::cause and ::who, models/history.hpp), not from its reason
+// text, and from the holder's belief (BeliefRecord::end_reason "release").
 #pragma once
 
 #include <map>
@@ -19,30 +15,26 @@
 namespace fencesim::timeline_text {
 
 /// A lease's end at the service in a few words, for the label on its mark,
-/// from the service's reason (LeaseEndRecord::reason):
-///   "released"            the holder's own release (etcd "key deleted
-///                          (unlock)", ShedLock "unlocked", client-go
-///                          "released (holder cleared)"), or a reason that
-///                          only says the key is gone when `released` is set
-///                          (Redis "redis-0, the current primary, does not
-///                          hold it" after the holder's DEL; Redlock's DELs
-///                          on a majority);
-///   "released by B"       another client cleared it (ShedLock's unlock
-///                          without locked_by, client-go release by B);
-///   "taken over by B"     another client took the record ("B took the
-///                          record over at version 8", "B acquired the
-///                          record (lock_until … <= now …)");
-///   "expired", "revoked", "deleted", "no majority", "service down",
-///   "not on redis-1"      (the current primary lacks it and its holder had
-///                          not released it: a failover lost it);
-///   "ended"               any other reason (the mark's title has it whole).
+/// from the cause the service recorded (LeaseEndRecord::cause, ::who):
+///   "released"            the holder's own release (kReleased: etcd's
+///                          unlock, ShedLock's unlock, client-go's clear),
+///                          or a cause that only says the key is gone
+///                          (kNotOnPrimary, kNoMajority, kDeleted) when
+///                          `released` is set (Redis sees the holder's DEL
+///                          as the key gone; Redlock's DELs on a majority);
+///   "released by B"       kReleasedBy: another client cleared it;
+///   "taken over by B"     kTakenOver: another client took the record;
+///   "expired", "revoked", "deleted", "no majority", "service down";
+///   "not on redis-1"      kNotOnPrimary without a release: the current
+///                          primary lacks it (a failover lost it);
+///   "ended"               kEnded (the mark's title has the reason whole).
 /// `released`: the holder's belief ended by its own release at or before
 /// the lease's end (released_before).
-std::string lease_end_word(const std::string& reason, bool released);
+std::string lease_end_word(const LeaseEndRecord& e, bool released);
 
 /// The label: "A lease released", "A lease taken over by B"; with no known
 /// holder (no grant recorded for the value) the word alone.
-std::string lease_end_label(const std::string& holder, const std::string& reason, bool released);
+std::string lease_end_label(const std::string& holder, const LeaseEndRecord& e, bool released);
 
 /// Each lease value whose holder's belief ended with its own release
 /// (BeliefRecord::end_reason "release"), and when (true time). Built once

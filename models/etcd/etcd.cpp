@@ -700,12 +700,14 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
   // Why the deleted keys' holds end (for the history; read on the leader only).
   std::string revoked_why;
   std::string_view why;
+  LeaseEndCause cause = LeaseEndCause::kEnded;
   if (op->kind == OpKind::kGrant) {
     apply_grant(index, Duration{op->ttl_ns}, *resp);
   } else if (op->kind == OpKind::kRevoke) {
     if (apply_revoke(op->lease, *resp, deleted)) {
       revoked_why = fmt::format("lease {} revoked", op->lease);
       why = revoked_why;
+      cause = LeaseEndCause::kRevoked;
     }
   } else if (op->kind == OpKind::kLock) {
     apply_lock(op->key, op->lease, op->prefix, *resp, answering);
@@ -715,16 +717,18 @@ void EtcdMember::apply(raft::Index index, raft::Term term, const raft::Command& 
     delete_key(op->key, deleted);
     resp->deleted = static_cast<std::int64_t>(deleted.size());
     why = "key deleted (unlock)";  // a literal: no string built per member per unlock
+    cause = LeaseEndCause::kReleased;
   } else if (op->kind == OpKind::kTxn) {
     apply_txn(*op->txn, *resp, deleted);  // moves revision_ itself
     why = "key deleted (txn)";
+    cause = LeaseEndCause::kDeleted;
   }
   if (!deleted.empty()) {
     if (op->kind != OpKind::kTxn) ++revision_;  // one write transaction, one revision
     for (const auto& [k, create_rev] : deleted) {
       notify_watches(k, revision_);
       if (op->kind != OpKind::kTxn) record_event(false, KeyValue{k, "", 0, revision_, 0, 0});
-      svc_.on_key_deleted(*this, k, create_rev, why);
+      svc_.on_key_deleted(*this, k, create_rev, why, cause);
     }
   }
   dispatch_events();
@@ -844,13 +848,13 @@ void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std
 }
 
 void EtcdService::on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision,
-                                 std::string_view why) {
+                                 std::string_view why, LeaseEndCause cause) {
   // "An etcd lease ends at the lock service at the true time the leader
   // learns that the entry revoking the lease, or deleting the holder's key,
   // is committed." A member applies an entry only once it is committed; the
   // leader's apply is when the leader learns it.
   if (!m.raft().is_leader()) return;
-  history_.lease_end(sim_.now(), hold_value(key, create_revision), std::string(why));
+  history_.lease_end(sim_.now(), hold_value(key, create_revision), std::string(why), cause);
 }
 
 void EtcdService::on_promoted(EtcdMember& m) {
@@ -864,7 +868,8 @@ void EtcdService::on_promoted(EtcdMember& m) {
     if (history_.lease_ends.count(value) != 0) continue;
     auto it = m.keys().find(key);
     if (it == m.keys().end() || it->second.create_revision != create_revision) {
-      history_.lease_end(sim_.now(), value, "deleted before " + m.node().name() + " took over as leader");
+      history_.lease_end(sim_.now(), value, "deleted before " + m.node().name() + " took over as leader",
+                         LeaseEndCause::kDeleted);
     }
   }
 }

@@ -400,7 +400,8 @@ class EtcdService final : public LockService {
 
   // Hooks for the members.
   void on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision);
-  void on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision, std::string_view why);
+  void on_key_deleted(EtcdMember& m, const std::string& key, std::int64_t create_revision, std::string_view why,
+                      LeaseEndCause cause);
   /// A member's lessor was promoted: holds whose key it no longer has end
   /// now, if no leader recorded their end yet.
   void on_promoted(EtcdMember& m);

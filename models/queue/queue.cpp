@@ -31,7 +31,8 @@ void QueueService::refresh(std::size_t i) {
   if (m.state != State::kInflight || clock() < m.invisible_until) return;
   m.state = State::kVisible;
   inflight_.erase(i);
-  history_.lease_end(sim_.now(), m.receipt, "visibility timeout ran out on queue's wall clock");
+  history_.lease_end(sim_.now(), m.receipt, "visibility timeout ran out on queue's wall clock",
+                     LeaseEndCause::kExpired);
   history_.note(sim_.now(), node_.name(), "visible", m.id + " is visible again (receipt " + m.receipt + " expired)");
 }
 
@@ -125,7 +126,7 @@ void QueueService::remove(const sim::Message& req, const DeleteRequest& r) {
     ++m->gen;
     history_.messages[i].deleted = sim_.now();
     history_.messages[i].deleted_by = sim_.node(req.from).name();
-    history_.lease_end(sim_.now(), m->receipt, "deleted");
+    history_.lease_end(sim_.now(), m->receipt, "deleted", LeaseEndCause::kDeleted);
     reply->ok = true;
   } else if (spec_.fifo) {
     reply->error = "InvalidParameterValue: the receipt handle " + r.receipt + " has expired";

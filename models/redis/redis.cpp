@@ -217,7 +217,7 @@ void RedisService::watch_wall_expiry(NodeId node, Time deadline) {
   sim_.observe_clock(node, sim::ClockKind::kWall, deadline, [this] { reevaluate(); });
 }
 
-bool RedisService::authority_holds(const std::string& key, const std::string& value, std::string& why_not) const {
+bool RedisService::authority_holds(const std::string& key, const std::string& value, LeaseEndRecord& why_not) const {
   if (redlock()) {
     // A primary blocks other clients while it holds the value or is down
     // (docs/FORMAT.md "Lease end at the service"): no one can gather a
@@ -230,7 +230,8 @@ bool RedisService::authority_holds(const std::string& key, const std::string& va
       if (s->holds(key, value) || !s->node().up()) ++blocking;
     }
     if (blocking >= majority()) return true;
-    why_not = "fewer than a majority of primaries hold it or are down";
+    why_not.reason = "fewer than a majority of primaries hold it or are down";
+    why_not.cause = LeaseEndCause::kNoMajority;
     return false;
   }
   const RedisServer* primary = nullptr;
@@ -241,9 +242,13 @@ bool RedisService::authority_holds(const std::string& key, const std::string& va
     if (primary->holds(key, value)) return true;
     auto it = primary->data().find(key);
     if ((it != primary->data().end() && it->second.value == value) || primary->expired_value(key) == value) {
-      why_not = fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
+      why_not.reason =
+          fmt::format("expired on {} {} clock", primary->node().name(), sim::clock_name(spec_.expiry_clock));
+      why_not.cause = LeaseEndCause::kExpired;
     } else {
-      why_not = fmt::format("{}, the current primary, does not hold it", primary->node().name());
+      why_not.reason = fmt::format("{}, the current primary, does not hold it", primary->node().name());
+      why_not.cause = LeaseEndCause::kNotOnPrimary;
+      why_not.who = primary->node().name();
     }
     return false;
   }
@@ -257,8 +262,9 @@ bool RedisService::authority_holds(const std::string& key, const std::string& va
     }
   }
   if (primary->persisted_holds(key, value)) return true;
-  why_not = fmt::format("{} is down and no live replica holds it", primary->node().name());
-  if (spec_.persistence != RedisPersistence::kNone) why_not += ", nor its AOF";
+  why_not.reason = fmt::format("{} is down and no live replica holds it", primary->node().name());
+  if (spec_.persistence != RedisPersistence::kNone) why_not.reason += ", nor its AOF";
+  why_not.cause = LeaseEndCause::kServiceDown;
   return false;
 }
 
@@ -266,9 +272,9 @@ void RedisService::reevaluate() {
   if (evaluating_) return;
   evaluating_ = true;
   for (auto it = live_.begin(); it != live_.end();) {
-    std::string why;
+    LeaseEndRecord why;
     if (!authority_holds(it->second, it->first, why)) {
-      history_.lease_end(sim_.now(), it->first, why);
+      history_.lease_end(sim_.now(), it->first, std::move(why.reason), why.cause, std::move(why.who));
       it = live_.erase(it);
     } else {
       ++it;

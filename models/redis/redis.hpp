@@ -541,8 +541,9 @@ class RedisService final : public LockService {
   /// Sets the current primary of `pool` (pooled) or `shard`, and
   /// current_primary_ when that is the lock key's.
   void make_current(NodeId primary, int pool, int shard);
-  /// Does the authoritative state hold lock `key` with `value`?
-  bool authority_holds(const std::string& key, const std::string& value, std::string& why_not) const;
+  /// Does the authoritative state hold lock `key` with `value`? When not,
+  /// `why_not` gets the reason, the cause and who.
+  bool authority_holds(const std::string& key, const std::string& value, LeaseEndRecord& why_not) const;
 
   sim::Simulation& sim_;
   History& history_;

@@ -109,8 +109,9 @@ class TableService final : public LockService, public sim::NodeBehaviour {
         const auto [now, until] = times(st);
         (void)until;
         const bool own = holder_ == st.holder && value_ == st.value;
-        end_lease(own ? "unlocked"
-                      : fmt::format("unlocked by {} (ShedLock's unlock has no locked_by condition)", client));
+        end_lease(
+            own ? "unlocked" : fmt::format("unlocked by {} (ShedLock's unlock has no locked_by condition)", client),
+            own ? LeaseEndCause::kReleased : LeaseEndCause::kReleasedBy, own ? "" : client);
         lock_until_ = now;
         unlocked_ = true;
         ++version_;
@@ -118,32 +119,43 @@ class TableService final : public LockService, public sim::NodeBehaviour {
         return true;
       }
       case Op::kGet: return found_;
-      case Op::kCas: {
-        if (version_ != st.expected_version) return false;  // 409 Conflict: the object has been modified
-        found_ = true;
-        ++version_;
-        lease_duration_ = st.lease_duration;
-        if (st.holder.empty()) {
-          end_lease(st.value == value_ ? "released (holder cleared)" : "released by " + client);
-          holder_.clear();
-          value_.clear();
-          return true;
-        }
-        if (st.value != value_) {
-          end_lease(fmt::format("{} took the record over at version {}", client, version_));
-          holder_ = st.holder;
-          value_ = st.value;
-          grant(client);
-        }
-        return true;
-      }
+      case Op::kCas: return cas(client, st);
     }
     return false;
   }
 
+  /// client-go's Update of the Lease object: a write conditioned on its
+  /// resourceVersion (409 Conflict otherwise).
+  bool cas(const std::string& client, const Statement& st) {
+    if (version_ != st.expected_version) return false;  // 409 Conflict: the object has been modified
+    found_ = true;
+    ++version_;
+    lease_duration_ = st.lease_duration;
+    if (st.holder.empty()) {
+      const bool own_value = st.value == value_;
+      end_lease(own_value ? "released (holder cleared)" : "released by " + client,
+                own_value ? LeaseEndCause::kReleased : LeaseEndCause::kReleasedBy, own_value ? "" : client);
+      holder_.clear();
+      value_.clear();
+      return true;
+    }
+    if (st.value != value_) {
+      end_lease(fmt::format("{} took the record over at version {}", client, version_), LeaseEndCause::kTakenOver,
+                client);
+      holder_ = st.holder;
+      value_ = st.value;
+      grant(client);
+    }
+    return true;
+  }
+
   /// A new holder (insert or acquire): the previous lease ends, a grant.
   void take(const std::string& client, const Statement& st, Time until, const std::string& why) {
-    end_lease(why.empty() ? "record replaced" : why);
+    if (why.empty()) {
+      end_lease("record replaced", LeaseEndCause::kEnded);
+    } else {
+      end_lease(why, LeaseEndCause::kTakenOver, client);  // "B acquired the record (lock_until … <= now …)"
+    }
     holder_ = st.holder;
     value_ = st.value;
     lock_until_ = until;
@@ -159,9 +171,9 @@ class TableService final : public LockService, public sim::NodeBehaviour {
     history_.grant(sim_.now(), client, value_, token, node_.name());
   }
 
-  void end_lease(const std::string& reason) {
+  void end_lease(const std::string& reason, LeaseEndCause cause, const std::string& who = "") {
     if (value_.empty()) return;
-    history_.lease_end(sim_.now(), value_, reason);
+    history_.lease_end(sim_.now(), value_, reason, cause, who);
   }
 
   /// db_clock: the lease ends when the database's wall clock reaches
@@ -177,7 +189,8 @@ class TableService final : public LockService, public sim::NodeBehaviour {
                          spec_.lock_delay > Duration::zero()
                              ? fmt::format("lock_until passed on db's wall clock, and the lock_delay of {} ran out",
                                            sim::format_duration(spec_.lock_delay))
-                             : std::string("lock_until passed on db's wall clock"));
+                             : std::string("lock_until passed on db's wall clock"),
+                         LeaseEndCause::kExpired);
     });
   }
 

@@ -17,39 +17,66 @@ namespace {
 using timeline_text::lease_end_label;
 using timeline_text::lease_end_word;
 
+/// A lease's end as a service records it.
+LeaseEndRecord end(LeaseEndCause cause, const std::string& who = "") {
+  return LeaseEndRecord{"v", Time{0}, "the reason", cause, who};
+}
+
 TEST(TimelineText, TheHoldersOwnReleaseReadsAsARelease) {
-  EXPECT_EQ(lease_end_word("key deleted (unlock)", false), "released");       // models/etcd/etcd.cpp
-  EXPECT_EQ(lease_end_word("unlocked", false), "released");                   // models/table/table.cpp
-  EXPECT_EQ(lease_end_word("released (holder cleared)", false), "released");  // client-go, table.cpp
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kReleased), false), "released");  // etcd unlock, ShedLock, client-go
   // Redis only sees that the key is gone: after the holder's DEL, a release.
-  EXPECT_EQ(lease_end_word("redis-0, the current primary, does not hold it", true), "released");
-  EXPECT_EQ(lease_end_word("fewer than a majority of primaries hold it or are down", true), "released");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kNotOnPrimary, "redis-0"), true), "released");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kNoMajority), true), "released");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kDeleted), true), "released");
 }
 
 TEST(TimelineText, AnotherClientsReleaseOrTakeoverNamesIt) {
-  EXPECT_EQ(lease_end_word("ctrl-2 took the record over at version 8", false), "taken over by ctrl-2");
-  EXPECT_EQ(lease_end_word("B acquired the record (lock_until 30s <= now 35s)", false), "taken over by B");
-  EXPECT_EQ(lease_end_word("released by B", false), "released by B");
-  EXPECT_EQ(lease_end_word("unlocked by B (ShedLock's unlock has no locked_by condition)", false), "released by B");
-  EXPECT_EQ(lease_end_label("ctrl-1", "ctrl-2 took the record over at version 8", false),
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kTakenOver, "ctrl-2"), false), "taken over by ctrl-2");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kReleasedBy, "B"), false), "released by B");
+  EXPECT_EQ(lease_end_label("ctrl-1", end(LeaseEndCause::kTakenOver, "ctrl-2"), false),
             "ctrl-1 lease taken over by ctrl-2");
 }
 
 TEST(TimelineText, ALeaseLostWithoutAReleaseSaysHow) {
   // A failover to a replica that missed the SET: not a release.
-  EXPECT_EQ(lease_end_word("redis-1, the current primary, does not hold it", false), "not on redis-1");
-  EXPECT_EQ(lease_end_word("fewer than a majority of primaries hold it or are down", false), "no majority");
-  EXPECT_EQ(lease_end_word("expired on redis-0 wall clock", false), "expired");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kNotOnPrimary, "redis-1"), false), "not on redis-1");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kNoMajority), false), "no majority");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kExpired), false), "expired");
   // A release lost in the network, then the TTL: it expired.
-  EXPECT_EQ(lease_end_word("expired on redis-0 wall clock", true), "expired");
-  EXPECT_EQ(lease_end_word("lock_until passed on db's wall clock", false), "expired");
-  EXPECT_EQ(lease_end_word("visibility timeout ran out on queue's wall clock", false), "expired");
-  EXPECT_EQ(lease_end_word("lease 2 revoked", false), "revoked");
-  EXPECT_EQ(lease_end_word("redis-0 is down and no live replica holds it", false), "service down");
-  EXPECT_EQ(lease_end_word("deleted", false), "deleted");  // the queue's DeleteMessage
-  // An unknown reason is not cut to its first word (which was a node or client name).
-  EXPECT_EQ(lease_end_word("ctrl-2 did something new", false), "ended");
-  EXPECT_EQ(lease_end_label("", "lease 2 revoked", false), "revoked");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kExpired), true), "expired");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kRevoked), false), "revoked");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kServiceDown), false), "service down");
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kDeleted), false), "deleted");  // the queue's DeleteMessage
+  EXPECT_EQ(lease_end_word(end(LeaseEndCause::kEnded), false), "ended");
+  EXPECT_EQ(lease_end_label("", end(LeaseEndCause::kRevoked), false), "revoked");
+}
+
+/// Each service records the cause with its words: the reasons the shipped
+/// services write, run by run, carry the cause the words above expect.
+TEST(TimelineText, ShippedServicesRecordTheCauseTheirReasonSays) {
+  for (const char* stem : {"worked-example-unfenced", "etcd-holder-paused-fenced", "redlock-clock-jump",
+                           "sentinel-failover-token-reuse-strict", "table-k8s-paused-leader-unfenced",
+                           "table-shedlock-gc-pause-db-clock", "queue-pause-unfenced"}) {
+    const std::filesystem::path file =
+        std::filesystem::path(FENCESIM_SOURCE_DIR) / "scenarios" / (std::string(stem) + ".json");
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const LoadResult loaded = load_scenario_text(ss.str(), file.string());
+    ASSERT_TRUE(loaded.scenario) << stem;
+    const RunResult run = run_scenario(*loaded.scenario);
+    for (const auto& [value, e] : run.history.lease_ends) {
+      const bool expired = e.reason.find("expire") != std::string::npos ||
+                           e.reason.find("ran out") != std::string::npos ||
+                           e.reason.find("lock_until passed") != std::string::npos;
+      EXPECT_EQ(expired, e.cause == LeaseEndCause::kExpired) << stem << ": " << e.reason;
+      if (e.cause == LeaseEndCause::kTakenOver || e.cause == LeaseEndCause::kReleasedBy ||
+          e.cause == LeaseEndCause::kNotOnPrimary) {
+        EXPECT_NE(e.reason.find(e.who), std::string::npos) << stem << ": " << e.reason;
+        EXPECT_FALSE(e.who.empty()) << stem << ": " << e.reason;
+      }
+    }
+  }
 }
 
 std::string timeline_of(const std::string& stem) {

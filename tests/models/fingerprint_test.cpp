@@ -89,7 +89,7 @@ TEST(HistoryFingerprint, ChangesWithAnyRecord) {
   h.grant(1s, "A", "v1", 7, "redis-0");
   const std::size_t b = h.begin_belief(1s, "A", "v1", 7);
   h.end_belief(b, 2s, "release");
-  h.lease_end(3s, "v1", "deleted");
+  h.lease_end(3s, "v1", "deleted", LeaseEndCause::kDeleted);
   h.resource_ops.push_back(ResourceOpRecord{});
   h.iterations.push_back(IterationRecord{});
   h.faults.push_back(FaultRecord{});

@@ -68,7 +68,7 @@ TEST(MutualExclusion, OneClientsSuccessiveBeliefsNeverConflict) {
 
 TEST(NoStaleWrite, HoldsForAWriteBeforeTheLeaseEnded) {
   History h;
-  h.lease_end(10s, "va", "expired");
+  h.lease_end(10s, "va", "expired", LeaseEndCause::kExpired);
   h.resource_ops.push_back(write(9s, "A", 0, 1, true, "va"));
   EXPECT_EQ(check_no_stale_write(h).status, Status::kHolds);
 }
@@ -76,7 +76,7 @@ TEST(NoStaleWrite, HoldsForAWriteBeforeTheLeaseEnded) {
 TEST(NoStaleWrite, BreaksForAnAcceptedWriteAfterTheLeaseEnded) {
   History h;
   h.grant(0s, "A", "va", 1, "redis-0");
-  h.lease_end(10s, "va", "expired on redis-0 wall clock");
+  h.lease_end(10s, "va", "expired on redis-0 wall clock", LeaseEndCause::kExpired);
   h.resource_ops.push_back(write(12s, "A", 0, 1, true, "va", 1));
   const Verdict v = check_no_stale_write(h);
   EXPECT_EQ(v.status, Status::kViolated);
@@ -86,7 +86,7 @@ TEST(NoStaleWrite, BreaksForAnAcceptedWriteAfterTheLeaseEnded) {
 
 TEST(NoStaleWrite, ARejectedLateWriteIsNoViolation) {
   History h;
-  h.lease_end(10s, "va", "expired");
+  h.lease_end(10s, "va", "expired", LeaseEndCause::kExpired);
   h.resource_ops.push_back(write(12s, "A", 0, 1, false, "va", 1));
   EXPECT_EQ(check_no_stale_write(h).status, Status::kHolds);
 }

@@ -116,7 +116,7 @@ TEST(LeaderProgress, LeadershipLostForGoodBreaksIt) {
   History h;
   h.grant(0s, "A", "va", std::nullopt, "db");
   h.begin_belief(0s, "A", "va", std::nullopt);
-  h.lease_end(10s, "va", "expired");
+  h.lease_end(10s, "va", "expired", LeaseEndCause::kExpired);
   IterationRecord a = waiting("A", 0s);
   a.acquired = 0s;
   h.iterations.push_back(a);

@@ -43,7 +43,7 @@ TEST(NoDuplicateEffect, TheSecondApplicationIsTheViolation) {
   History h;
   h.grant(Time{0s}, "A", "msg-0#1", 1, "queue");
   h.grant(Time{10s}, "B", "msg-0#2", 2, "queue");
-  h.lease_end(Time{10s}, "msg-0#1", "visibility timeout ran out on queue's wall clock");
+  h.lease_end(Time{10s}, "msg-0#1", "visibility timeout ran out on queue's wall clock", LeaseEndCause::kExpired);
   h.resource_ops.push_back(effect(Time{12s}, "A", "msg-0", "msg-0#1"));
   h.resource_ops.push_back(effect(Time{15s}, "B", "msg-0", "msg-0#2"));
   const Verdict v = check_no_duplicate_effect(h);

@@ -83,7 +83,7 @@ class FakeClient final : public client::LockClientBase {
     return l;
   }
   void release(sim::Process&) override {
-    history_.lease_end(node_.sim().now(), svc_.holder_, "released");
+    history_.lease_end(node_.sim().now(), svc_.holder_, "released", LeaseEndCause::kReleased);
     svc_.holder_.clear();
     end_belief("released");
   }
