@@ -163,7 +163,7 @@ function reject(reason, options = {}) {
 }
 
 module.exports = {
-  check, accept, reject,
+  check, accept, reject, _decisionOptions: decisionOptions,
   client, now, request, etcd, table, queue, resource, held, released, lost, note, sleep,
   iterationStart, iterationAcquired, iterationEnd, RequestTimeout,
   ...require("./lib/track"),

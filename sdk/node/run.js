@@ -95,10 +95,14 @@ function decide(msg) {
                         " (return fencesim.reject(reason, ...))");
   }
   const out = { type: "decision", id: msg.id, accepted: d.accepted };
-  for (const k of ["reason", "marks", "last_written", "last_seen"]) {
-    if (d[k] !== undefined && d[k] !== null) out[k] = d[k];
+  if (d.reason !== undefined && d.reason !== null) out.reason = d.reason;
+  // accept()/reject() checked these; a plain object returned by the check
+  // is checked the same way here.
+  const options = {};
+  for (const k of ["marks", "last_written", "last_seen"]) {
+    if (d[k] !== undefined && d[k] !== null) options[k] = d[k];
   }
-  return out;
+  return Object.assign(out, require("./index.js")._decisionOptions("check", options));
 }
 
 async function serveSim(script) {

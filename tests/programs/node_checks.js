@@ -11,6 +11,7 @@
 //   map        marks as a Map (refused: JSON would send {})
 //   bigint     marks as BigInts (taken: n as a number)
 //   twice      registers a second check (refused)
+//   raw-map    returns a plain object whose marks are a Map (refused)
 const fencesim = require("fencesim");
 
 const mode = process.argv[2];
@@ -20,6 +21,7 @@ fencesim.check((request, state) => {
   if (mode === "timer") setTimeout(() => {}, 10);
   if (mode === "immediate") setImmediate(() => {});
   if (mode === "map") return fencesim.accept({ marks: new Map([["n", n]]) });
+  if (mode === "raw-map") return { accepted: true, marks: new Map([["n", n]]) };
   if (mode === "bigint") return fencesim.accept({ marks: { n: BigInt(n) }, lastWritten: BigInt(n) });
   if (mode === "not-bool") return { accepted: 1 };
   if (mode === "typo") return fencesim.accept({ lastWriten: n });

@@ -164,6 +164,7 @@ TEST(ProgramCheck, NodeSdkChecksAnswerSynchronouslyWithKnownOptions) {
            {"immediate", "a resource program cannot use timers"},
            {"map", "marks must be a plain object of integers by name, e.g. { \"row-1\": 7 } (a Map"},
            {"twice", "fencesim.check(fn): a check is registered already"},
+           {"raw-map", "fencesim.check: marks must be a plain object of integers by name"},
            {"not-bool", "a decision's accepted is true or false; got 1"},
            {"typo",
             "fencesim.accept: unknown option \"lastWriten\"; the options are marks, lastWritten and lastSeen"}}) {
