@@ -15,6 +15,7 @@
 
 #include "models/faults.hpp"
 #include "real/clockshim/fencesim_clock.h"
+#include "real/services.hpp"
 
 namespace fencesim::real {
 
@@ -35,20 +36,11 @@ bool is_sentinel(const std::string& name) { return name.rfind("sentinel-", 0) ==
 }  // namespace
 
 std::string clock_unsupported_reason(const Scenario& s) {
-  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.expiry_clock == sim::ClockKind::kMonotonic) {
-    return "lock.expiry_clock \"monotonic\": redis-server 7.0 has no such setting; it stores a key's expiry as an "
-           "absolute wall-clock time and compares it with its wall clock (db.c keyIsExpired, mstime() = "
-           "gettimeofday), so the real stack can only run \"expiry_clock\": \"wall\"";
-  }
+  const RealService* svc = real_service(s.lock.service);
   for (const FaultSpec& f : s.faults) {
     if (fault_info(f.kind).family != FaultFamily::kClock) continue;
     const std::string what = fmt::format("{} of {} ({})", to_string(f.kind), f.target, f.origin);
-    if (s.lock.service == ServiceKind::kEtcd) {
-      return what +
-             ": etcd and the etcd client helper are Go programs, and Go reads the clock through the vDSO, not "
-             "libc, so no LD_PRELOAD clock library (libfaketime, fencesim-clock.so) reaches them (etcd 3.4.23 "
-             "under libfaketime FAKETIME=+1h logs the real time)";
-    }
+    if (std::string why = svc != nullptr ? svc->clock_fault_unsupported(what) : ""; !why.empty()) return why;
     if (is_client(s, f.target)) continue;  // a Redis client: a thread whose clocks are the runner's
     if (f.target == "redis-primary" || is_redis_data_node(f.target) || is_sentinel(f.target)) continue;
     if (f.target == "resource") {

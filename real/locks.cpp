@@ -368,9 +368,7 @@ class EtcdLock final : public RealLock {
 
 int etcd_ttl_seconds(const Run& r) { return EtcdLock::ttl_seconds(r); }
 
-std::unique_ptr<RealLock> make_lock(ClientState& c) {
-  if (c.run.s.lock.service == ServiceKind::kRedis) return std::make_unique<RedisLock>(c);
-  return std::make_unique<EtcdLock>(c);
-}
+std::unique_ptr<RealLock> make_redis_lock(ClientState& c) { return std::make_unique<RedisLock>(c); }
+std::unique_ptr<RealLock> make_etcd_lock(ClientState& c) { return std::make_unique<EtcdLock>(c); }
 
 }  // namespace fencesim::real

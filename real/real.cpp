@@ -35,6 +35,7 @@
 #include "real/fault_env.hpp"
 #include "real/locks.hpp"
 #include "real/run.hpp"
+#include "real/services.hpp"
 #include "real/stacks.hpp"
 
 namespace fencesim::real {
@@ -42,15 +43,8 @@ namespace fencesim::real {
 namespace {
 /// Why client `c` of `s` cannot run against real servers ("" when it can).
 std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
-  if (c.program) {
-    // unsupported_reason has refused other services, Cluster and Redlock.
-    if (s.lock.service == ServiceKind::kRedis && s.lock.redis.replicas > 0 && s.lock.redis.sentinels == 0) {
-      return "client " + c.name +
-             " is a program: fencesim-real runs program clients against one Redis primary, alone or with Sentinel "
-             "(a program finds the primary among replicas only through Sentinel), or an etcd cluster";
-    }
-    return "";
-  }
+  // unsupported_reason has refused services without a real stack, Cluster and Redlock.
+  if (c.program) return real_service(s.lock.service)->program_unsupported(s, c);
   if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
       c.workload.kind != WorkloadKind::kWriter) {
     return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));
@@ -68,19 +62,22 @@ std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
 }
 }  // namespace
 
+fs::path beside_program(const RealOptions& opt, const std::string& name) {
+  const fs::path dir =
+      opt.helper_dir.empty() ? fs::read_symlink("/proc/self/exe").parent_path() : fs::path(opt.helper_dir);
+  return dir / name;
+}
+
 std::string unsupported_reason(const Scenario& s) {
-  if (s.lock.service != ServiceKind::kRedis && s.lock.service != ServiceKind::kEtcd) {
+  const RealService* svc = real_service(s.lock.service);
+  if (svc == nullptr) {
     return fmt::format("lock.service \"{}\": only redis and etcd run against real servers", to_string(s.lock.service));
   }
-  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.redlock > 0)
-    return "Redlock (lock.redlock) is not supported";
+  if (std::string why = svc->unsupported(s); !why.empty()) return why;
   if (multiple_locks(s.lock)) return "more than one lock (lock.keys): the runner takes lock.key only";
   if (s.network.loss_ppb > 0) {
     return "network.loss: the real links are TCP connections, which retransmit a lost segment (a delay, not a lost "
            "message); the proxy has no per-message loss";
-  }
-  if (s.lock.service == ServiceKind::kRedis && s.lock.redis.cluster) {
-    return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
   }
   if (std::string why = clock_unsupported_reason(s); !why.empty()) return why;
   if (s.resource.custom_check) return "a custom ResourceCheck (C++ only; the real resource is SQL)";
@@ -146,13 +143,6 @@ class SignalGuard {
   struct sigaction old_pipe_ {};
 };
 
-/// A file the runner needs beside the running program (or in helper_dir).
-fs::path beside_program(const RealOptions& opt, const std::string& name) {
-  const fs::path dir =
-      opt.helper_dir.empty() ? fs::read_symlink("/proc/self/exe").parent_path() : fs::path(opt.helper_dir);
-  return dir / name;
-}
-
 bool is_client(const Scenario& s, const std::string& name) {
   for (const ClientSpec& c : s.clients) {
     if (c.name == name) return true;
@@ -160,19 +150,12 @@ bool is_client(const Scenario& s, const std::string& name) {
   return false;
 }
 
-/// The etcd helper and, when a clock fault reaches a server, the clock shim
-/// (with a remark per server clock_jump: its step in real time).
+/// The service's helpers (etcd's Go client) and, when a clock fault reaches
+/// a server, the clock shim (with a remark per server clock_jump: its step
+/// in real time).
 void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
   const Scenario& s = r.s;
-  if (s.lock.service == ServiceKind::kEtcd) {
-    const fs::path helper = beside_program(opt, "etcd-lock");
-    if (::access(helper.c_str(), X_OK) != 0) {
-      throw MissingProgram("the etcd client helper " + helper.string() +
-                           " is missing; it is built with fencesim-real when golang-go and golang-etcd-server-dev "
-                           "are installed (tools/deps.sh --test)");
-    }
-    r.helper = helper.string();
-  }
+  real_service(s.lock.service)->find_helpers(r, opt);
   auto server_clock = [&s](const FaultSpec& f) {
     return fault_info(f.kind).family == FaultFamily::kClock && f.at < s.duration && !is_client(s, f.target);
   };
@@ -209,19 +192,7 @@ void start_stack(Run& r, const RealOptions& opt, RealResult& out) {
   }
   out.versions.push_back(r.pg->version);
   create_resource_database(r);
-  if (s.lock.service == ServiceKind::kRedis) {
-    r.say("starting Redis");
-    start_redis(r, out.versions);
-  } else {
-    r.say("starting etcd");
-    start_etcd(r, out.versions);
-    const double scaled = s.lock.ttl.count() * opt.scale / 1e9;
-    const int ttl = etcd_ttl_seconds(r);
-    if (std::abs(ttl - scaled) > 1e-6) {
-      out.remarks.push_back(
-          fmt::format("etcd lease TTL {} s (the scaled TTL {:.3f} s rounded up to whole seconds)", ttl, scaled));
-    }
-  }
+  real_service(s.lock.service)->start(r, opt, out);
   for (const ClientSpec& c : s.clients) {
     for (auto* v : {&r.redis, &r.sentinels, &r.etcd}) {
       for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
@@ -247,7 +218,7 @@ struct Crew {
     for (std::size_t i = 0; i < r.s.clients.size(); ++i) {
       clients.push_back(std::make_unique<ClientState>(r, r.s.clients[i], i));
       // A program client brings its own lock client (docs/PROTOCOL.md "The real stack").
-      if (!r.s.clients[i].program) clients.back()->lock = make_lock(*clients.back());
+      if (!r.s.clients[i].program) clients.back()->lock = real_service(r.s.lock.service)->make_lock(*clients.back());
     }
     for (auto& c : clients) {
       ClientState* cp = c.get();
@@ -276,7 +247,7 @@ struct Crew {
       r.go = true;
     }
     r.start_cv.notify_all();
-    if (r.s.lock.service == ServiceKind::kRedis) observer = std::thread([&r] { watch_redis_leases(r); });
+    if (auto* observe = real_service(r.s.lock.service)->observe) observer = std::thread([&r, observe] { observe(r); });
   }
   /// Stops every thread: wakes whatever a client waits on and joins.
   void stop(Run& r) {
