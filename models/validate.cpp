@@ -639,21 +639,17 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
   FENCESIM_CHECK(in_range(key(w, "retries"), c.workload.retries, Ranges::kRetries));
   const bool versions = s.resource.custom_check ? s.resource.custom_check->compares_versions()
                                                 : s.resource.kind == ResourceKind::kCas || s.resource.compare_versions;
+  const auto needs_versions = [&](const char* k, const char* why) {
+    return problem(key(w, k), std::string("\"") + k + "\" applies only to a resource that compares versions (" + why +
+                                  "): a cas resource, or a program resource with \"compare_versions\": true; "
+                                  "resource.kind is " +
+                                  quote_text(to_string(s.resource.kind)));
+  };
   if (c.workload.retries != WorkloadSpec{}.retries && !versions) {
-    return problem(
-        key(w, "retries"),
-        std::string("\"retries\" applies only to a resource that compares versions (a version conflict is ") +
-            "what is retried): a cas resource, or a program resource with "
-            "\"compare_versions\": true; resource.kind is " +
-            quote_text(to_string(s.resource.kind)));
+    return needs_versions("retries", "a version conflict is what is retried");
   }
   if (c.workload.retry_backoff != WorkloadSpec{}.retry_backoff && !versions) {
-    return problem(
-        key(w, "retry_backoff"),
-        std::string("\"retry_backoff\" applies only to a resource that compares versions (it times the retry ") +
-            "of a version conflict): a cas resource, or a program resource with "
-            "\"compare_versions\": true; resource.kind is " +
-            quote_text(to_string(s.resource.kind)));
+    return needs_versions("retry_backoff", "it times the retry of a version conflict");
   }
   const bool lock = service_descriptor(s.lock.service).takes_lock();
   const auto needs_lock = [&](const char* k) {

@@ -56,29 +56,32 @@ std::string dump_message(json msg) {
   return msg.empty() ? "{\"type\":" + type + "}" : "{\"type\":" + type + "," + msg.dump().substr(1);
 }
 
-std::string text_field(const json& j, const char* field, bool required) {
+namespace {
+/// The string field `field` of `j` as written; "" when absent or null (a
+/// BadField when `required`), a BadField when it is not a string.
+std::string string_field(const json& j, const char* field, bool required) {
   const auto it = j.find(field);
   if (it == j.end() || it->is_null()) {
     if (required) throw BadField(std::string("the field \"") + field + "\" is missing");
     return "";
   }
   if (!it->is_string()) throw BadField(std::string("\"") + field + "\" must be a string, got " + it->dump());
-  return json_text_to_bytes(it->get<std::string>(), field);
+  return it->get<std::string>();
+}
+}  // namespace
+
+std::string text_field(const json& j, const char* field, bool required) {
+  return json_text_to_bytes(string_field(j, field, required), field);
 }
 
 std::string free_text_field(const json& j, const char* field, bool required) {
-  const auto it = j.find(field);
-  if (it == j.end() || it->is_null()) {
-    if (required) throw BadField(std::string("the field \"") + field + "\" is missing");
-    return "";
-  }
-  if (!it->is_string()) throw BadField(std::string("\"") + field + "\" must be a string, got " + it->dump());
-  std::string text = it->get<std::string>();  // valid UTF-8: the parser checked it
+  std::string text = string_field(j, field, required);  // valid UTF-8: the parser checked it
+  const std::size_t written = text.size();
   if (text.size() > kFreeTextMaxBytes) {
     std::size_t cut = kFreeTextMaxBytes;
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a code point
     text.resize(cut);
-    text += "… (cut: " + std::to_string(it->get_ref<const std::string&>().size()) + " bytes)";
+    text += "… (cut: " + std::to_string(written) + " bytes)";
   }
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
