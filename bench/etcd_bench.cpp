@@ -9,6 +9,12 @@
 //          250 grants per run;
 // busy:1 — think 100 ms: four workers always wait, about 500 grants per run.
 //
+// BM_ZooKeeperFiveClientsRun is the same run on a 3-server ZooKeeper
+// ensemble (models/zookeeper/: the same Raft core, sessions, znodes,
+// Curator's lock recipe, a 4 s session — the smallest the default tickTime
+// allows — and the czxid as token), measured in the same run so that the
+// README gives it as a ratio to the etcd run (issue 33: at least as fast).
+//
 //   build-etcd-bench/bench/fencesim_etcd_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
@@ -19,16 +25,21 @@ namespace {
 using namespace fencesim;
 using namespace fencesim::testing;
 
-Scenario five_clients(bool busy) {
-  ScenarioBuilder b("etcd-bench");
-  b.duration(60s).etcd(3s, 3).fenced(FenceCheck::kStrict, /*fence_reads=*/true);
+Scenario five_clients(bool busy, bool zookeeper = false) {
+  ScenarioBuilder b(zookeeper ? "zookeeper-bench" : "etcd-bench");
+  b.duration(60s).fenced(FenceCheck::kStrict, /*fence_reads=*/true);
+  if (zookeeper) {
+    b.zookeeper(4s);
+  } else {
+    b.etcd(3s, 3);
+  }
   // More iterations than fit in 60 s: the workers never run out.
   for (int k = 0; k < 5; ++k) b.client("worker-" + std::to_string(k), counter(100ms, 10'000, busy ? 100ms : 1s));
   return b.build();
 }
 
-void BM_EtcdFiveClientsRun(benchmark::State& state) {
-  const Scenario s = five_clients(state.range(0) != 0);
+void five_clients_run(benchmark::State& state, bool zookeeper) {
+  const Scenario s = five_clients(state.range(0) != 0, zookeeper);
   RunOptions opt;
   opt.trace = state.range(1) != 0;
   std::uint64_t events = 0, grants = 0;
@@ -43,7 +54,13 @@ void BM_EtcdFiveClientsRun(benchmark::State& state) {
   state.counters["events/run"] = static_cast<double>(events) / n;
   state.counters["grants/run"] = static_cast<double>(grants) / n;
 }
+void BM_EtcdFiveClientsRun(benchmark::State& state) { five_clients_run(state, false); }
+void BM_ZooKeeperFiveClientsRun(benchmark::State& state) { five_clients_run(state, true); }
 BENCHMARK(BM_EtcdFiveClientsRun)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"busy", "trace"})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ZooKeeperFiveClientsRun)
     ->ArgsProduct({{0, 1}, {0, 1}})
     ->ArgNames({"busy", "trace"})
     ->Unit(benchmark::kMicrosecond);

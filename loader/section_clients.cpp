@@ -83,17 +83,17 @@ struct Section {
     load_client_policies(c, path, spec);
     if (const json* x = find(c, "ttl")) spec.ttl = get_duration(*x, kp("ttl"), kPositive);
     if (const json* x = find(c, "library")) {
-      spec.library = get_word<EtcdLibrary>(*x, kp("library"));
-      if (!service_descriptor(s_.lock.service).client_libraries()) {
-        fail(kp("library"), "\"library\" chooses an etcd client library, and lock.service is " +
-                                quote(to_string(s_.lock.service)) + ": remove it");
-      }
-      if (spec.library == EtcdLibrary::kJetcd) {
+      spec.library = get_word<ClientLibrary>(*x, kp("library"));
+      if (auto why = library_problem(s_, *spec.library)) fail(kp("library"), why->first, why->second);
+      if (spec.library == ClientLibrary::kJetcd) {
         for (const char* k : {"renew_interval", "renew_clock"}) {
           if (find(c, k) == nullptr) continue;
           fail(kp(k), jetcd_keepalive_setting_message(k), "remove it, or use \"library\": \"go\"");
         }
       }
+    }
+    if (const json* x = find(c, "connection_policy")) {
+      spec.connection_policy = get_word<ConnectionPolicy>(*x, kp("connection_policy"));
     }
     if (const json* x = find(c, "program")) {
       // The program is the client: it has no built-in workload.

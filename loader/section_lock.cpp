@@ -42,10 +42,16 @@ void check_lock_keys(const json& v, const ServiceDescriptor& d) {
   }
 }
 
-/// "ttl", "key", "keys": the keys of a lock that names a lock key.
-void load_lock_key(const json& v, LockSpec& l) {
-  const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
-  l.ttl = l.requested_ttl = get_duration(ttl, "lock.ttl");  // resolved by resolve_defaults
+/// "ttl", "key", "keys": the keys of a lock that names a lock key. A
+/// service with a default TTL (ZooKeeper's libraries' session timeouts)
+/// takes a lock without "ttl": 0 until resolve_defaults gives it one.
+void load_lock_key(const json& v, LockSpec& l, const ServiceDescriptor& d) {
+  if (d.default_ttl(ClientLibrary::kGo) && find(v, "ttl") == nullptr) {
+    l.ttl = l.requested_ttl = Duration{0};
+  } else {
+    const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
+    l.ttl = l.requested_ttl = get_duration(ttl, "lock.ttl");  // resolved by resolve_defaults
+  }
   if (const json* k = find(v, "key")) l.key = get_string(*k, "lock.key", 1024);
   if (const json* k = find(v, "keys")) {
     // More than one lock (its rules: validate_scenario's locks).
@@ -74,7 +80,7 @@ void load_lock(const json& root, Scenario& s, ScenarioSource& src) {
   const ServiceDescriptor& d = *service_registry()[get_enum(svc, "lock.service", services)];
   s.lock.service = d.kind();
   check_lock_keys(v, d);
-  if (d.has_lock_key()) load_lock_key(v, s.lock);
+  if (d.has_lock_key()) load_lock_key(v, s.lock, d);
   JsonKeyReader in(v, "lock");
   d.read(in, s.lock, src);
 }

@@ -155,7 +155,8 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.on_lease_loss != def.on_lease_loss) j["on_lease_loss"] = word(c.on_lease_loss);
   if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);
   if (c.ttl) j["ttl"] = dur(*c.ttl);
-  if (c.library != def.library) j["library"] = word(c.library);
+  if (c.library) j["library"] = word(*c.library);
+  if (c.connection_policy != def.connection_policy) j["connection_policy"] = word(c.connection_policy);
   return j;
 }
 
@@ -170,8 +171,13 @@ bool countable_base(const std::string& base) {
   static const std::vector<std::string_view> kReserved = {"clients",     "redis",  "sentinels", "etcd",
                                                           "resources",   "queues", "queue",     "redis-primary",
                                                           "etcd-leader", "tables"};
+  // Every registered service's groups and roles are reserved too.
+  const std::vector<std::string> groups = all_group_names();
+  const std::vector<std::string> roles = all_role_names();
   return !base.empty() && base.size() <= LoaderLimits::kMaxNameLength &&
-         std::find(kReserved.begin(), kReserved.end(), base) == kReserved.end();
+         std::find(kReserved.begin(), kReserved.end(), base) == kReserved.end() &&
+         std::find(groups.begin(), groups.end(), base) == groups.end() &&
+         std::find(roles.begin(), roles.end(), base) == roles.end();
 }
 
 ojson clients_json(const std::vector<ClientSpec>& cs, const LockSpec& lock) {

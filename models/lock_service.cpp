@@ -19,8 +19,9 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry r{
-      {&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(), &table::descriptor()}, {}};
+  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(),
+                     &table::descriptor(), &zookeeper::descriptor()},
+                    {}};
   return r;
 }
 
@@ -67,6 +68,19 @@ const ServiceDescriptor& service_descriptor(ServiceKind kind) {
     if (d->kind() == kind) return *d;
   }
   throw std::out_of_range("no lock service registered for kind " + std::to_string(static_cast<int>(kind)));
+}
+
+std::vector<ClientLibrary> client_libraries_of(const Scenario& s) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == s.lock.service) return d->client_libraries();
+  }
+  return {};
+}
+
+ClientLibrary library_of(const Scenario& s, const ClientSpec& c) {
+  if (c.library) return *c.library;
+  const std::vector<ClientLibrary> all = client_libraries_of(s);
+  return all.empty() ? ClientLibrary::kGo : all.front();
 }
 
 const ServiceDescriptor* find_service(const std::string& name) {

@@ -24,7 +24,7 @@
 //    safety verdict).
 //
 // The registry (`service_registry()`) holds one descriptor per kind: the
-// built-in ones (redis, etcd, none, queue, table) in this order, then any registered with
+// built-in ones (redis, etcd, none, queue, table, zookeeper) in this order, then any registered with
 // `register_service` (tests use it for a fake service). The order fixes the
 // order of node groups and of group and role names in messages.
 //
@@ -230,9 +230,19 @@ class ServiceDescriptor {
   /// key and says so in its `foreign_key`.
   virtual std::optional<std::pair<std::string, std::string>> refuse_key(const std::string& key) const;
 
-  /// Whether a client may choose a client library (clients[].library:
-  /// etcd's Go client or jetcd).
-  virtual bool client_libraries() const { return false; }
+  /// The client libraries a client may choose (clients[].library), its
+  /// default first: etcd's Go client and jetcd; ZooKeeper's Curator and
+  /// kazoo. Empty: the service has no choice of library.
+  virtual std::vector<ClientLibrary> client_libraries() const { return {}; }
+  /// The lease TTL (ZooKeeper: the session timeout) a client of library
+  /// `lib` asks when the file leaves lock.ttl out (Curator 60 s, kazoo
+  /// 10 s); nullopt: lock.ttl is required. resolve_defaults gives lock.ttl
+  /// the first client's and clients[].ttl to a client whose library asks
+  /// another.
+  virtual std::optional<Duration> default_ttl(ClientLibrary lib) const {
+    (void)lib;
+    return std::nullopt;
+  }
 
   // --- Rules and notes (models/validate.cpp asks, after the rules every
   // --- lock with a key shares).
@@ -315,10 +325,16 @@ class ServiceDescriptor {
   virtual std::unique_ptr<LockService> build(ServiceContext& ctx) const = 0;
 };
 
-/// Every registered descriptor, built-in ones first (redis, etcd, none, queue, table).
+/// Every registered descriptor, built-in ones first (redis, etcd, none, queue, table, zookeeper).
 const std::vector<const ServiceDescriptor*>& service_registry();
 /// The descriptor of `kind`; throws std::out_of_range if none is registered.
 const ServiceDescriptor& service_descriptor(ServiceKind kind);
+/// The client libraries of `s`'s service (its descriptor's
+/// `client_libraries()`; empty for a kind nobody registered).
+std::vector<ClientLibrary> client_libraries_of(const Scenario& s);
+/// The library client `c` models: its clients[].library, or the service's
+/// default; kGo for a service without a choice (never read there).
+ClientLibrary library_of(const Scenario& s, const ClientSpec& c);
 /// The descriptor whose `name()` is `name`, or nullptr.
 const ServiceDescriptor* find_service(const std::string& name);
 /// Registers a further kind (the registry keeps it for the process's life).
@@ -354,6 +370,10 @@ namespace table {
 /// The lock table (models/table/table.hpp).
 const ServiceDescriptor& descriptor();
 }  // namespace table
+namespace zookeeper {
+/// ZooKeeper with Curator's and kazoo's lock recipe (models/zookeeper/zookeeper.hpp).
+const ServiceDescriptor& descriptor();
+}  // namespace zookeeper
 /// `none`: CAS at the resource without a lock; no nodes, no lock clients.
 const ServiceDescriptor& none_descriptor();
 

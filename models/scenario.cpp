@@ -14,6 +14,7 @@ const char* to_string(ServiceKind k) {
     case ServiceKind::kNone: return "none";
     case ServiceKind::kQueue: return "queue";
     case ServiceKind::kTable: return "table";
+    case ServiceKind::kZooKeeper: return "zookeeper";
   }
   return "?";
 }

@@ -30,7 +30,7 @@ class ClientPolicy;   // models/policy.hpp
 using sim::Duration;
 using namespace std::chrono_literals;
 
-enum class ServiceKind { kRedis, kEtcd, kNone, kQueue, kTable };
+enum class ServiceKind { kRedis, kEtcd, kNone, kQueue, kTable, kZooKeeper };
 enum class RedisToken { kIncr, kNone };
 /// What a Redis node keeps across a restart (docs/FORMAT.md `lock.persistence`).
 enum class RedisPersistence { kNone, kAofAlways, kAofEverysec };
@@ -44,9 +44,11 @@ enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, k
 enum class RetryBackoff { kJitter, kFixed };
 /// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
 enum class LeaseLossPolicy { kContinue, kAbort };
-/// clients[].library (docs/FORMAT.md "etcd client libraries"): which etcd
-/// client library an etcd client models.
-enum class EtcdLibrary { kGo, kJetcd };
+/// clients[].library (docs/FORMAT.md "Client libraries"): which client
+/// library a client models. etcd: kGo (clientv3, its default), kJetcd;
+/// ZooKeeper: kCurator (its default), kKazoo. A service lists the ones it
+/// takes, its default first (ServiceDescriptor::client_libraries).
+enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
@@ -155,6 +157,39 @@ struct EtcdSpec {
   bool operator==(const EtcdSpec&) const = default;
 };
 
+/// `lock.token` of ZooKeeper (docs/FORMAT.md "ZooKeeper"): what a holder
+/// writes with. kCzxid: its lock node's creation zxid; kSequence: the
+/// node's sequence number (restarts when the lock path is recreated).
+enum class ZkToken { kCzxid, kSequence, kNone };
+/// clients[].connection_policy (ZooKeeper clients): which connection state
+/// ends a holder's belief — Curator's ConnectionStateErrorPolicy and the
+/// listener a kazoo application adds. kStandard: SUSPENDED (and LOST);
+/// kSession: only LOST; kNone: neither (the holder believes until it
+/// releases, as a program that registers no listener).
+enum class ConnectionPolicy { kStandard, kSession, kNone };
+
+/// `lock.service: "zookeeper"` (models/zookeeper/zookeeper.hpp): an
+/// ensemble, its sessions and the lock recipe's znodes. Every default is
+/// ZooKeeper 3.8's (zoo.cfg / ZooKeeperServer.java).
+struct ZooKeeperSpec {
+  int nodes = 3;
+  /// tickTime: the session tracker's bucket and the unit of the limits.
+  Duration tick_time = 2s;
+  /// minSessionTimeout / maxSessionTimeout; 0: 2 × and 20 × tick_time
+  /// (zk_session_bounds, models/zookeeper/zookeeper.hpp).
+  Duration min_session_timeout{0};
+  Duration max_session_timeout{0};
+  /// syncLimit, in ticks: a follower that hears nothing from its leader
+  /// for this long drops it (and its clients), and the ensemble elects.
+  int sync_limit = 5;
+  ZkToken token = ZkToken::kCzxid;
+  /// znode.container.checkIntervalMs: how often the leader's
+  /// ContainerManager deletes empty container znodes (Curator's lock path).
+  Duration container_check_interval = 60s;
+
+  bool operator==(const ZooKeeperSpec&) const = default;
+};
+
 /// `lock.service: "queue"`: a work queue with visibility timeouts (models/queue/queue.hpp).
 struct QueueSpec {
   /// How long a received message stays invisible (on the queue's wall
@@ -227,6 +262,7 @@ struct LockSpec {
   EtcdSpec etcd;
   QueueSpec queue;
   TableSpec table;
+  ZooKeeperSpec zookeeper;
   /// A service registered at run time keeps its own settings here.
   OtherServiceSettings other;
 
@@ -351,9 +387,13 @@ struct ClientSpec {
   /// minimum, as for lock.ttl); nullopt: lock.ttl. The TTL in effect is
   /// client_ttl(lock, client) (models/validate.hpp).
   std::optional<Duration> ttl;
-  /// clients[].library: the etcd client library modelled (etcd only;
-  /// models/client/etcd_client.cpp). kGo: clientv3, the default.
-  EtcdLibrary library = EtcdLibrary::kGo;
+  /// clients[].library: the client library modelled; nullopt: the
+  /// service's default (library_of, models/lock_service.hpp). etcd:
+  /// models/client/etcd_client.cpp; ZooKeeper: models/zookeeper/client.cpp.
+  std::optional<ClientLibrary> library;
+  /// clients[].connection_policy (ZooKeeper clients only): which
+  /// connection state ends the holder's belief.
+  ConnectionPolicy connection_policy = ConnectionPolicy::kStandard;
   /// A client policy of the user's (models/policy.hpp, C++ only); nullptr:
   /// the built-in one made of renew, renew_interval, renew_clock and the
   /// client policies above, which a custom policy replaces (they must keep

@@ -157,6 +157,26 @@ std::string jetcd_keepalive_setting_message(const std::string& field) {
          "lease a third of its TTL after the last answer)";
 }
 
+std::optional<std::pair<std::string, std::string>> library_problem(const Scenario& s, ClientLibrary lib) {
+  const std::vector<ClientLibrary> all = client_libraries_of(s);
+  if (std::find(all.begin(), all.end(), lib) != all.end()) return std::nullopt;
+  const std::string service = quote_text(to_string(s.lock.service));
+  if (all.empty()) {
+    std::string with;  // the services that have a choice, in registry order
+    for (const ServiceDescriptor* d : service_registry()) {
+      if (!d->client_libraries().empty()) with += (with.empty() ? "" : " or ") + quote_text(d->name());
+    }
+    return std::make_pair(
+        "\"library\" chooses the client library of lock.service " + with + ", and lock.service is " + service,
+        std::string("remove it"));
+  }
+  std::string words;
+  for (ClientLibrary l : all) words += (words.empty() ? "" : " or ") + quote_text(word(l));
+  return std::make_pair(quote_text(word(lib)) + " is not a client library of lock.service " + service + "; expected " +
+                            words + " (the first is the default)",
+                        "use " + quote_text(word(all.front())) + ", or leave \"library\" out");
+}
+
 Duration client_ttl(const LockSpec& l, const ClientSpec& c) {
   if (!c.ttl) return l.ttl;
   const ServiceDescriptor* d = registered(l);
@@ -212,11 +232,24 @@ void expand_node_lists(Scenario& s) {
 
 void resolve_defaults(Scenario& s) {
   LockSpec& l = s.lock;
-  l.ttl = l.requested_ttl;
-  // The service may grant more than was asked (etcd's minimum lease TTL).
   const ServiceDescriptor* d = registered(l);
+  if (l.requested_ttl == Duration{0} && d != nullptr && !s.clients.empty()) {
+    // lock.ttl left out: the first client's library's default, and each
+    // client whose library asks another its own (ServiceDescriptor::default_ttl).
+    if (const auto first = d->default_ttl(library_of(s, s.clients.front()))) {
+      l.requested_ttl = *first;
+      for (ClientSpec& c : s.clients) {
+        const auto own = d->default_ttl(library_of(s, c));
+        if (!c.ttl && own && *own != *first) c.ttl = *own;
+      }
+    }
+  }
+  l.ttl = l.requested_ttl;
+  if (l.ttl == Duration{0}) return;  // no TTL yet: the clients are not loaded
+  // The service may grant more than was asked (etcd's minimum lease TTL).
   if (const Duration granted = d != nullptr ? d->granted_ttl(l, l.ttl) : l.ttl; granted != l.ttl) {
-    add_note(s, "lock.ttl raised from " + sim::format_duration(l.ttl) + " to " + sim::format_duration(granted) + ": " +
+    add_note(s, std::string("lock.ttl ") + (granted > l.ttl ? "raised" : "lowered") + " from " +
+                    sim::format_duration(l.ttl) + " to " + sim::format_duration(granted) + ": " +
                     d->why_ttl_raised(granted));
     l.ttl = granted;
   }
@@ -224,8 +257,9 @@ void resolve_defaults(Scenario& s) {
     const Duration ttl = client_ttl(l, c);
     if (c.renew_interval == kResolveRenewInterval) c.renew_interval = default_renew_interval(l, c);
     if (c.ttl && ttl != *c.ttl) {
-      add_note(s, "clients[].ttl of " + c.name + " raised from " + sim::format_duration(*c.ttl) + " to " +
-                      sim::format_duration(ttl) + ": " + d->why_ttl_raised(ttl));
+      add_note(s, "clients[].ttl of " + c.name + (ttl > *c.ttl ? " raised" : " lowered") + " from " +
+                      sim::format_duration(*c.ttl) + " to " + sim::format_duration(ttl) + ": " +
+                      d->why_ttl_raised(ttl));
     }
   }
   expand_node_lists(s);
@@ -446,7 +480,10 @@ std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSo
   // descriptor's (models/<service>/).
   const ServiceDescriptor& d = service_descriptor(s.lock.service);
   if (d.has_lock_key()) {
-    FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
+    // 0: left out for a service whose clients' libraries choose it (resolve_defaults).
+    if (s.lock.requested_ttl != Duration{0} || !d.default_ttl(ClientLibrary::kGo)) {
+      FENCESIM_CHECK(positive("lock.ttl", s.lock.requested_ttl));
+    }
     if (s.lock.key.empty()) return problem("lock.key", "the lock key must not be empty");
     FENCESIM_CHECK(key_without_controls("lock.key", s.lock.key, "the lock key"));
   }
@@ -614,7 +651,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
     if (*c.ttl > Limits::kMaxDuration) return problem(k, "at most 24h, got " + fmt_d(*c.ttl));
     FENCESIM_CHECK(d.client_ttl_problem(k, *c.ttl));
   }
-  if (c.library == EtcdLibrary::kJetcd) {
+  if (c.library == ClientLibrary::kJetcd) {
     if (!c.renew) {
       return problem(key(path, "renew"),
                      "\"renew\": false does not apply to \"library\": \"jetcd\": jetcd keeps every lease it "
@@ -626,9 +663,18 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
       return problem(key(path, field), jetcd_keepalive_setting_message(field), "remove it, or use \"library\": \"go\"");
     }
   }
-  if (c.library != EtcdLibrary::kGo && !service_descriptor(s.lock.service).client_libraries()) {
-    return problem(key(path, "library"), "\"library\" chooses an etcd client library, and lock.service is " +
-                                             quote_text(to_string(s.lock.service)) + ": remove it");
+  if (c.library) {
+    if (auto why = library_problem(s, *c.library)) return problem(key(path, "library"), why->first, why->second);
+  }
+  // A policy of the ZooKeeper client libraries' connection states.
+  const ClientLibrary lib = library_of(s, c);
+  if (c.connection_policy != ConnectionPolicy::kStandard && lib != ClientLibrary::kCurator &&
+      lib != ClientLibrary::kKazoo) {
+    return problem(key(path, "connection_policy"),
+                   "\"connection_policy\" says which ZooKeeper connection state ends a holder's belief, and "
+                   "lock.service is " +
+                       quote_text(to_string(s.lock.service)),
+                   "remove it");
   }
   return std::nullopt;
 }
@@ -936,7 +982,7 @@ std::string why_not_text(const Scenario& s, Property p) {
       // The queue's receive counts are per message: why_not_applicable says so.
       if (service_descriptor(s.lock.service).per_message()) return fencesim::why_not_applicable(s, p);
       return service_descriptor(s.lock.service).why_no_token(s);
-    case Property::kRaftSafety: return "it is checked only for the etcd service; this scenario's is " + service_word(s);
+    case Property::kRaftSafety:
     case Property::kNoLostUpdate:
     case Property::kNoDuplicateEffect: return fencesim::why_not_applicable(s, p);
     default: return "it does not apply to this design";

@@ -120,6 +120,9 @@ Duration client_ttl(const LockSpec& l, const ClientSpec& c);
 /// present) and validate_clients (the value differs from the default) both
 /// say it. `field`: the key named.
 std::string jetcd_keepalive_setting_message(const std::string& field);
+/// Why client library `lib` does not apply to `s`'s service (a message and
+/// a suggestion; the caller adds the JSON path), nullopt when it does.
+std::optional<std::pair<std::string, std::string>> library_problem(const Scenario& s, ClientLibrary lib);
 
 /// Name lengths (bytes) the rules allow.
 struct NameLimits {

@@ -101,9 +101,22 @@ struct Words<LeaseLossPolicy> {
       {{LeaseLossPolicy::kContinue, "continue"}, {LeaseLossPolicy::kAbort, "abort"}}};
 };
 template <>
-struct Words<EtcdLibrary> {
-  static constexpr std::array<Word<EtcdLibrary>, 2> kTable = {
-      {{EtcdLibrary::kGo, "go"}, {EtcdLibrary::kJetcd, "jetcd"}}};
+struct Words<ClientLibrary> {
+  static constexpr std::array<Word<ClientLibrary>, 4> kTable = {{{ClientLibrary::kGo, "go"},
+                                                                 {ClientLibrary::kJetcd, "jetcd"},
+                                                                 {ClientLibrary::kCurator, "curator"},
+                                                                 {ClientLibrary::kKazoo, "kazoo"}}};
+};
+template <>
+struct Words<ZkToken> {
+  static constexpr std::array<Word<ZkToken>, 3> kTable = {
+      {{ZkToken::kCzxid, "czxid"}, {ZkToken::kSequence, "sequence"}, {ZkToken::kNone, "none"}}};
+};
+template <>
+struct Words<ConnectionPolicy> {
+  static constexpr std::array<Word<ConnectionPolicy>, 3> kTable = {{{ConnectionPolicy::kStandard, "standard"},
+                                                                    {ConnectionPolicy::kSession, "session"},
+                                                                    {ConnectionPolicy::kNone, "none"}}};
 };
 template <>
 struct Words<ClockSelect> {

@@ -54,7 +54,7 @@ std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
   }
   if (c.resource != "resource") return "client " + c.name + " routed to a resource replica";
   if (c.ttl) return "a client's own ttl (clients[].ttl) of client " + c.name + ": every real client uses lock.ttl";
-  if (c.library != EtcdLibrary::kGo) {
+  if (c.library == ClientLibrary::kJetcd) {
     return "client " + c.name + "'s \"library\": \"jetcd\": the real etcd clients are etcd's Go client";
   }
   if (c.policy) return "a custom ClientPolicy (C++ only) of client " + c.name;

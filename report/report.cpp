@@ -188,10 +188,13 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   if (c.check_lease_before_write) cj["check_lease_before_write"] = duration_json(*c.check_lease_before_write);
   if (c.on_lease_loss != LeaseLossPolicy::kContinue) cj["on_lease_loss"] = word(c.on_lease_loss);
   if (c.lease_loss_after) cj["lease_loss_after"] = duration_json(*c.lease_loss_after);
-  // A client's own TTL (the one in effect) and a library other than
-  // "go", only when set, so reports of files without them are unchanged.
+  // A client's own TTL (the one in effect) and a library other than the
+  // service's default, only when set, so reports of files without them
+  // are unchanged.
   if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
-  if (c.library == EtcdLibrary::kJetcd) cj["library"] = word(c.library);
+  if (const ClientLibrary lib = library_of(s, c); !client_libraries_of(s).empty() && lib != client_libraries_of(s)[0]) {
+    cj["library"] = word(lib);
+  }
   if (c.program) {
     // The program is the client: no workload of ours.
     cj.erase("workload");

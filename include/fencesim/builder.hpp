@@ -185,6 +185,20 @@ class ScenarioBuilder {
       if (tweak) tweak(s_.lock.table);
     });
   }
+  /// ZooKeeper (`lock.service: "zookeeper"`, docs/FORMAT.md "ZooKeeper";
+  /// models/zookeeper/zookeeper.hpp): clients ask `session_timeout`, which
+  /// the servers negotiate into [min, max]_session_timeout (resolve_scenario
+  /// gives lock.ttl that); `tweak` sets the ensemble (nodes, tick_time,
+  /// token, …). Clients choose Curator (the default) or kazoo with
+  /// ClientSpec::library, and a connection_policy.
+  ScenarioBuilder& zookeeper(Duration session_timeout, const std::function<void(ZooKeeperSpec&)>& tweak = {}) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kZooKeeper;
+      s_.lock.requested_ttl = session_timeout;
+      s_.lock.zookeeper = ZooKeeperSpec{};
+      if (tweak) tweak(s_.lock.zookeeper);
+    });
+  }
   /// More than one lock (docs/FORMAT.md "More than one lock"): `key` is
   /// lock.key, the lock of every client whose ClientSpec::lock names none,
   /// and `further` is lock.keys. A client takes another lock by its tweak:

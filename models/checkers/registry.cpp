@@ -33,9 +33,19 @@ std::string no_register(const Scenario&) {
 }
 std::string no_token(const Scenario& s) { return service_of(s).why_no_token(s); }
 std::string not_raft(const Scenario& s) {
-  const ServiceDescriptor* owner = property_owner(Property::kRaftSafety);
-  return "it is checked only for the " + (owner ? owner->display_name() : std::string("Raft")) +
-         " service; this scenario's is " + service_of(s).name();
+  // Every service that checks it itself, in registry order: "the etcd and
+  // ZooKeeper services".
+  std::vector<std::string> owners;
+  for (const ServiceDescriptor* d : service_registry()) {
+    const std::vector<Property> own = d->own_properties();
+    if (std::find(own.begin(), own.end(), Property::kRaftSafety) != own.end()) owners.push_back(d->display_name());
+  }
+  std::string names;
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    names += (i == 0 ? "" : (i + 1 == owners.size() ? " and " : ", ")) + owners[i];
+  }
+  return "it is checked only for the " + (names.empty() ? std::string("Raft") : names) +
+         (owners.size() > 1 ? " services" : " service") + "; this scenario's is " + service_of(s).name();
 }
 
 /// The verdict the service computed for `p` itself.

@@ -108,7 +108,7 @@ class EtcdLockClient final : public LockClientBase {
         members_(std::move(members)),
         cursor_(index % members_.size()),
         signals_(node.sim()),
-        jetcd_(spec.library == EtcdLibrary::kJetcd) {}
+        jetcd_(spec.library == ClientLibrary::kJetcd) {}
 
   Lease acquire(sim::Process& p) override {
     for (;;) {

@@ -825,15 +825,7 @@ void EtcdService::start() {
 }
 
 std::optional<NodeId> EtcdService::leader() const {
-  std::optional<NodeId> best;
-  raft::Term term = 0;
-  for (const auto& m : members_) {
-    if (m->node().up() && m->raft().is_leader() && (!best || m->raft().term() > term)) {
-      best = m->node().id();
-      term = m->raft().term();
-    }
-  }
-  return best;
+  return raft::highest_term_leader(members_, [](const auto& m) -> const raft::RaftNode& { return m->raft(); });
 }
 
 void EtcdService::on_grant(EtcdMember& m, NodeId client, const KeyValue& kv, std::int64_t header_revision) {

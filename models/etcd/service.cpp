@@ -108,7 +108,7 @@ class EtcdDescriptor final : public ServiceDescriptor {
     return " is an etcd setting; it does not apply to \"service\": \"" + in.name() + "\"";
   }
   /// clients[].library: etcd's Go client (clientv3/concurrency) or jetcd.
-  bool client_libraries() const override { return true; }
+  std::vector<ClientLibrary> client_libraries() const override { return {ClientLibrary::kGo, ClientLibrary::kJetcd}; }
 
   /// etcd raises a whole-second TTL below its minimum, ceil(1.5 ×
   /// election timeout) (server/lease/lessor.go minLeaseTTL, v3.4 and v3.5).

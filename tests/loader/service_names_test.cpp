@@ -61,7 +61,7 @@ TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndTheGroupsWithNodes) {
             "the group \"etcd\" has no nodes in this scenario (lock service none)");
   EXPECT_EQ(error_of(with_fault(scenario(kRedis),
                                 {{"at", "1s"}, {"kind", "pause"}, {"target", "sentinels"}, {"duration", "1s"}})),
-            "\"sentinels\" is a group; a target is a single node or a role (redis-primary, etcd-leader)");
+            "\"sentinels\" is a group; a target is a single node or a role (redis-primary, etcd-leader, zk-leader)");
 }
 
 TEST(LoaderServiceNames, RedlockPoolsNameEachPoolsReplicasAndSentinels) {
@@ -113,7 +113,7 @@ TEST(LoaderServiceNames, PropertiesThatDoNotApplySayWhy) {
   j["expect"] = {{"raft_safety", "holds"}};
   EXPECT_EQ(error_of(j),
             "cannot expect raft_safety: it does not apply to this design, because it is checked only for the etcd "
-            "service; this scenario's is redis (it would be reported not_applicable)");
+            "and ZooKeeper services; this scenario's is redis (it would be reported not_applicable)");
 }
 
 }  // namespace

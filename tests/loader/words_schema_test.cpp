@@ -67,7 +67,9 @@ TEST(WordsAndSchema, EveryEnumOfTheSchemaIsItsWordsTable) {
   EXPECT_EQ(schema_set("/$defs/resource/properties/check/enum"), words<FenceCheck>());
   EXPECT_EQ(schema_set("/$defs/client/properties/renew_clock/enum"), words<sim::ClockKind>());
   EXPECT_EQ(schema_set("/$defs/client/properties/on_lease_loss/enum"), words<LeaseLossPolicy>());
-  EXPECT_EQ(schema_set("/$defs/client/properties/library/enum"), words<EtcdLibrary>());
+  EXPECT_EQ(schema_set("/$defs/client/properties/library/enum"), words<ClientLibrary>());
+  EXPECT_EQ(schema_set("/$defs/client/properties/connection_policy/enum"), words<ConnectionPolicy>());
+  EXPECT_EQ(schema_set("/$defs/zookeeperLock/properties/token/enum"), words<ZkToken>());
   EXPECT_EQ(schema_set("/$defs/workload/properties/kind/enum"), words<WorkloadKind>());
   EXPECT_EQ(schema_set("/$defs/workload/properties/retry_backoff/enum"), words<RetryBackoff>());
   EXPECT_EQ(schema_set("/$defs/clock_jumpFault/properties/clock/enum"), words<ClockSelect>());

@@ -348,7 +348,7 @@ TEST(RealStack, ScenariosTheRunnerCannotStartAreRefusedNotIgnored) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/etcd-holder-paused-fenced.json");
   ASSERT_TRUE(lr.ok());
   ASSERT_EQ(unsupported_reason(*lr.scenario), "");
-  lr.scenario->clients[0].library = EtcdLibrary::kJetcd;
+  lr.scenario->clients[0].library = ClientLibrary::kJetcd;
   EXPECT_NE(unsupported_reason(*lr.scenario).find("jetcd"), std::string::npos);
 }
 

@@ -380,4 +380,22 @@ class RaftNode final : public sim::NodeBehaviour {
   std::vector<Index> match_scratch_;  ///< maybe_commit's buffer, reused (no state)
 };
 
+/// The member that leads the highest term among `members` that are up and
+/// believe they lead (an old leader that has not heard of a newer term
+/// still believes it; the role aliases etcd-leader and zk-leader name the
+/// newest). `raft_of(m)` gives a member's RaftNode. nullopt: none leads.
+template <class Members, class RaftOf>
+std::optional<NodeId> highest_term_leader(const Members& members, RaftOf raft_of) {
+  std::optional<NodeId> best;
+  Term term = 0;
+  for (const auto& m : members) {
+    const RaftNode& r = raft_of(m);
+    if (r.node().up() && r.is_leader() && (!best || r.term() > term)) {
+      best = r.node().id();
+      term = r.term();
+    }
+  }
+  return best;
+}
+
 }  // namespace fencesim::raft

@@ -12,8 +12,8 @@ namespace {
 
 /// A's member, etcd-0 (the leader at time 0), is frozen from 500 ms to
 /// 15.5 s; A starts at 1 s. The others elect a new leader meanwhile.
-RunResult member_frozen(EtcdLibrary lib) {
-  return ScenarioBuilder(lib == EtcdLibrary::kGo ? "frozen-member-go" : "frozen-member-jetcd")
+RunResult member_frozen(ClientLibrary lib) {
+  return ScenarioBuilder(lib == ClientLibrary::kGo ? "frozen-member-go" : "frozen-member-jetcd")
       .duration(30s)
       .etcd(3s)
       .fenced()
@@ -27,14 +27,14 @@ RunResult member_frozen(EtcdLibrary lib) {
 }
 
 TEST(EtcdLibrary, TheGoClientMovesToAnotherMemberWhenItsOwnDoesNotAnswer) {
-  const RunResult r = member_frozen(EtcdLibrary::kGo);
+  const RunResult r = member_frozen(ClientLibrary::kGo);
   ASSERT_FALSE(r.history.grants.empty());
   EXPECT_LT(r.history.grants.front().at, sim::Time{15500ms});
   EXPECT_NE(r.history.grants.front().server, "etcd-0");
 }
 
 TEST(EtcdLibrary, JetcdStaysOnItsMember) {
-  const RunResult r = member_frozen(EtcdLibrary::kJetcd);
+  const RunResult r = member_frozen(ClientLibrary::kJetcd);
   ASSERT_FALSE(r.history.grants.empty());  // once etcd-0 is back
   EXPECT_GE(r.history.grants.front().at, sim::Time{15500ms});
   for (const GrantRecord& g : r.history.grants) EXPECT_EQ(g.server, "etcd-0");
@@ -48,15 +48,15 @@ std::set<std::string> lease_keys(const RunResult& r) {
 }
 
 TEST(EtcdLibrary, JetcdGrantsALeasePerAcquireWhereGoReusesItsSession) {
-  for (EtcdLibrary lib : {EtcdLibrary::kGo, EtcdLibrary::kJetcd}) {
-    const RunResult r = ScenarioBuilder(lib == EtcdLibrary::kGo ? "three-go" : "three-jetcd")
+  for (ClientLibrary lib : {ClientLibrary::kGo, ClientLibrary::kJetcd}) {
+    const RunResult r = ScenarioBuilder(lib == ClientLibrary::kGo ? "three-go" : "three-jetcd")
                             .duration(20s)
                             .etcd(3s)
                             .fenced()
                             .client("A", counter(100ms, 3, 500ms), [lib](ClientSpec& c) { c.library = lib; })
                             .run();
     ASSERT_EQ(r.history.grants.size(), 3u);
-    EXPECT_EQ(lease_keys(r).size(), lib == EtcdLibrary::kGo ? 1u : 3u);
+    EXPECT_EQ(lease_keys(r).size(), lib == ClientLibrary::kGo ? 1u : 3u);
   }
 }
 

@@ -1,0 +1,321 @@
+// models/zookeeper/service.cpp — ZooKeeper as a lock service
+// (models/lock_service.hpp): its descriptor (keys, defaults, rules, reports,
+// node group, role) and ZooKeeperService's LockService methods.
+#include <fmt/format.h>
+
+#include "models/checkers/raft_safety.hpp"
+#include "models/client/client.hpp"
+#include "models/etcd/raft/safety.hpp"
+#include "models/fingerprint.hpp"
+#include "models/rules.hpp"
+#include "models/words.hpp"
+#include "models/zookeeper/zookeeper.hpp"
+
+namespace fencesim::zookeeper {
+
+std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                const LockSpec& lock, ClientLibrary library,
+                                                std::vector<NodeId> servers, std::size_t index);
+
+Duration min_session_timeout(const ZooKeeperSpec& z) {
+  return z.min_session_timeout > Duration{0} ? z.min_session_timeout : 2 * z.tick_time;
+}
+Duration max_session_timeout(const ZooKeeperSpec& z) {
+  return z.max_session_timeout > Duration{0} ? z.max_session_timeout : 20 * z.tick_time;
+}
+Duration negotiated_timeout(const ZooKeeperSpec& z, Duration asked) {
+  return std::clamp(asked, min_session_timeout(z), std::max(min_session_timeout(z), max_session_timeout(z)));
+}
+std::string lock_path(const std::string& key) { return !key.empty() && key[0] == '/' ? key : "/" + key; }
+
+std::optional<std::int64_t> token_of(ZkToken token, const std::string& path, const Stat& stat) {
+  if (token == ZkToken::kCzxid) return stat.czxid;
+  if (token == ZkToken::kSequence && path.size() >= 10) return std::stoll(path.substr(path.size() - 10));
+  return std::nullopt;
+}
+
+namespace {
+
+using namespace rules;
+
+/// Curator's DEFAULT_SESSION_TIMEOUT_MS (CuratorFrameworkFactory.java) and
+/// kazoo's KazooClient(timeout=10.0).
+Duration library_session_timeout(ClientLibrary lib) {
+  return lib == ClientLibrary::kKazoo ? Duration{std::chrono::seconds(10)} : Duration{std::chrono::seconds(60)};
+}
+
+/// A ZooKeeper path: "/" and names separated by single "/", no trailing
+/// "/" (PathUtils.validatePath), none of them "." or "..".
+Problem lock_path_problem(const std::string& json_path, const std::string& key) {
+  const std::string p = lock_path(key);
+  bool bad = p.size() > 1 && p.back() == '/';
+  for (std::size_t at = 1; !bad && at < p.size();) {
+    const std::size_t next = std::min(p.find('/', at), p.size());
+    const std::string part = p.substr(at, next - at);
+    bad = part.empty() || part == "." || part == "..";
+    at = next + 1;
+  }
+  if (p == "/") bad = true;
+  if (!bad) return std::nullopt;
+  return problem(json_path,
+                 "the ZooKeeper lock path " + quote_text(p) +
+                     " is not a valid znode path: names separated by single \"/\", none empty, \".\" or \"..\", "
+                     "and not the root",
+                 "e.g. \"/locks/orders\"");
+}
+
+Problem validate_zookeeper(const Scenario& s) {
+  const ZooKeeperSpec& z = s.lock.zookeeper;
+  FENCESIM_CHECK(in_range("lock.nodes", z.nodes, Ranges::kEtcdNodes));
+  if (z.nodes % 2 == 0) {
+    return problem(
+        "lock.nodes",
+        "the model runs an odd number of ZooKeeper servers (1, 3, 5, …): an even ensemble tolerates no more failed "
+        "servers than the odd one below it; got " +
+            std::to_string(z.nodes),
+        "did you mean " + std::to_string(z.nodes + 1) + "?");
+  }
+  FENCESIM_CHECK(positive("lock.tick_time", z.tick_time, std::chrono::milliseconds(2)));
+  if (z.tick_time % std::chrono::milliseconds(2) != Duration::zero()) {
+    return problem("lock.tick_time",
+                   "tickTime is whole milliseconds, and the model needs an even number of them (a follower hands "
+                   "its touches to the leader every tickTime / 2), got " +
+                       fmt_d(z.tick_time),
+                   "e.g. \"2s\" (ZooKeeper's default)");
+  }
+  FENCESIM_CHECK(in_range("lock.sync_limit", z.sync_limit, IntRange{1, 1000}));
+  FENCESIM_CHECK(non_negative("lock.min_session_timeout", z.min_session_timeout));
+  FENCESIM_CHECK(non_negative("lock.max_session_timeout", z.max_session_timeout));
+  if (max_session_timeout(z) < min_session_timeout(z)) {
+    return problem("lock.max_session_timeout", "maxSessionTimeout (" + fmt_d(max_session_timeout(z)) +
+                                                   ") is below minSessionTimeout (" + fmt_d(min_session_timeout(z)) +
+                                                   ")");
+  }
+  FENCESIM_CHECK(positive("lock.container_check_interval", z.container_check_interval));
+  FENCESIM_CHECK(lock_path_problem("lock.key", s.lock.key));
+  if (s.lock.ttl != Duration{0} && s.lock.ttl != negotiated_timeout(z, s.lock.requested_ttl)) {
+    return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) +
+                                   ") is not the session timeout ZooKeeper negotiates for " +
+                                   fmt_d(s.lock.requested_ttl) + "; call resolve_scenario (fencesim/builder.hpp does)");
+  }
+  return std::nullopt;
+}
+
+class ZooKeeperDescriptor final : public ServiceDescriptor {
+ public:
+  ServiceKind kind() const override { return ServiceKind::kZooKeeper; }
+  std::string name() const override { return "zookeeper"; }
+  std::string display_name() const override { return "ZooKeeper"; }
+
+  std::vector<std::string> lock_keys() const override {
+    return {"nodes",      "tick_time", "min_session_timeout",     "max_session_timeout",
+            "sync_limit", "token",     "container_check_interval"};
+  }
+  void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
+    ZooKeeperSpec& z = l.zookeeper;
+    if (const auto x = in.integer("nodes", Ranges::kEtcdNodes)) z.nodes = static_cast<int>(*x);
+    if (const auto x = in.duration("tick_time")) z.tick_time = *x;
+    if (const auto x = in.duration("min_session_timeout")) z.min_session_timeout = *x;
+    if (const auto x = in.duration("max_session_timeout")) z.max_session_timeout = *x;
+    if (const auto x = in.integer("sync_limit", IntRange{1, 1000})) z.sync_limit = static_cast<int>(*x);
+    if (const auto x = in.word<ZkToken>("token")) z.token = *x;
+    if (const auto x = in.duration("container_check_interval")) z.container_check_interval = *x;
+  }
+  void write(const LockSpec& l, KeyWriter& out) const override {
+    const ZooKeeperSpec& z = l.zookeeper;
+    const ZooKeeperSpec zd;
+    if (z.nodes != zd.nodes) out.integer("nodes", z.nodes);
+    if (z.tick_time != zd.tick_time) out.duration("tick_time", z.tick_time);
+    if (z.min_session_timeout != zd.min_session_timeout) out.duration("min_session_timeout", z.min_session_timeout);
+    if (z.max_session_timeout != zd.max_session_timeout) out.duration("max_session_timeout", z.max_session_timeout);
+    if (z.sync_limit != zd.sync_limit) out.integer("sync_limit", z.sync_limit);
+    if (z.token != zd.token) out.text("token", word(z.token));
+    if (z.container_check_interval != zd.container_check_interval) {
+      out.duration("container_check_interval", z.container_check_interval);
+    }
+  }
+  std::string foreign_key(const std::string&, const ServiceDescriptor& in) const override {
+    return " is a ZooKeeper setting; it does not apply to \"service\": \"" + in.name() + "\"";
+  }
+  std::vector<ClientLibrary> client_libraries() const override {
+    return {ClientLibrary::kCurator, ClientLibrary::kKazoo};
+  }
+  std::optional<Duration> default_ttl(ClientLibrary lib) const override { return library_session_timeout(lib); }
+  /// The session timeout the servers negotiate (ZooKeeperServer
+  /// .processConnectRequest): clamped into [min, max]_session_timeout.
+  Duration granted_ttl(const LockSpec& l, Duration asked) const override {
+    return asked > Duration{0} ? negotiated_timeout(l.zookeeper, asked) : asked;
+  }
+  std::string why_ttl_raised(Duration granted) const override {
+    return "ZooKeeper negotiates every session timeout into [min_session_timeout, max_session_timeout] (" +
+           fmt_d(granted) + ")";
+  }
+  std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
+                                                 const std::string& path) const override {
+    (void)s;
+    if (c.program) {
+      return problem(key(path, "program"),
+                     "a program client cannot talk to the simulated ZooKeeper yet: the protocol has no ZooKeeper "
+                     "requests (docs/PROTOCOL.md)",
+                     "use a built-in client (\"library\": \"curator\" or \"kazoo\" with a \"workload\")");
+    }
+    if (!c.renew) {
+      return problem(key(path, "renew"),
+                     "\"renew\": false does not apply to a ZooKeeper client: its session lives while it pings",
+                     "remove it; to stop a holder, pause it (a \"pause\" fault)");
+    }
+    return std::nullopt;
+  }
+  /// What a ZooKeeper client does not use: it pings on its monotonic clock
+  /// every third of the negotiated session timeout (client.cpp).
+  void notes(const Scenario& s, std::vector<std::string>& out) const override {
+    for (const ClientSpec& c : s.clients) {
+      if (c.program) continue;
+      if (c.renew_clock != sim::ClockKind::kMonotonic) {
+        out.push_back("clients[].renew_clock of " + c.name +
+                      " has no effect: a ZooKeeper client pings on its monotonic clock");
+      }
+      if (c.renew_interval != default_renew_interval(s.lock, c)) {
+        out.push_back("clients[].renew_interval of " + c.name +
+                      " has no effect: a ZooKeeper client pings every third of its negotiated session timeout");
+      }
+    }
+  }
+
+  std::vector<std::string> group_names() const override { return {"zookeeper"}; }
+  /// "zookeeper": the servers zk-0 … zk-{n-1}.
+  std::vector<NodeGroup> groups(const Scenario& s) const override {
+    NodeGroup servers{"zookeeper", {}};
+    for (int i = 0; i < s.lock.zookeeper.nodes; ++i) servers.nodes.push_back("zk-" + std::to_string(i));
+    return {std::move(servers)};
+  }
+  std::vector<std::string> role_names() const override { return {"zk-leader"}; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.zookeeper.token != ZkToken::kNone; }
+  std::vector<Property> own_properties() const override { return {Property::kRaftSafety}; }
+  bool takes_more_locks(const LockSpec&, std::string&, std::string&) const override { return true; }
+  std::optional<ScenarioProblem> validate_locks(const Scenario&, const std::vector<std::string>& all) const override {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const std::string path = i == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(i - 1) + "]";
+      FENCESIM_CHECK(lock_path_problem(path, all[i]));
+      for (std::size_t j = 0; j < i; ++j) {
+        if (lock_path(all[i]) == lock_path(all[j])) {
+          return problem(path, "the lock path " + quote_text(lock_path(all[i])) + " is taken by another lock already",
+                         "choose another key");
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  void report_settings(const Scenario& s, KeyWriter& out) const override {
+    const ZooKeeperSpec& z = s.lock.zookeeper;
+    out.duration("requested_ttl", s.lock.requested_ttl);
+    out.integer("nodes", z.nodes);
+    out.duration("tick_time", z.tick_time);
+    out.duration("min_session_timeout", min_session_timeout(z));
+    out.duration("max_session_timeout", max_session_timeout(z));
+    out.integer("sync_limit", z.sync_limit);
+    out.text("token", word(z.token));
+    out.duration("container_check_interval", z.container_check_interval);
+  }
+  std::string report_design(const Scenario& s) const override {
+    const ZooKeeperSpec& z = s.lock.zookeeper;
+    static const char* const kToken[] = {"the lock node's czxid", "the lock node's sequence number", "none"};
+    return fmt::format(" ({} servers, lock path {}, token {})", z.nodes, lock_path(s.lock.key),
+                       kToken[static_cast<int>(z.token)]) +
+           ", session timeout " + fmt_d(s.lock.ttl);
+  }
+  std::string summary_design(const Scenario& s) const override {
+    return fmt::format(" session {} nodes {} token {}", fmt_d(s.lock.ttl), s.lock.zookeeper.nodes,
+                       word(s.lock.zookeeper.token));
+  }
+  std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
+    return validate_zookeeper(s);
+  }
+  std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
+    return std::make_unique<ZooKeeperService>(ctx.sim, ctx.history, ctx.scenario, ctx.groups.at(0));
+  }
+};
+
+}  // namespace
+
+const ServiceDescriptor& descriptor() {
+  static const ZooKeeperDescriptor kZooKeeper;
+  return kZooKeeper;
+}
+
+// ====================================================== ZooKeeperService ==
+
+ZooKeeperService::ZooKeeperService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers)
+    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.zookeeper), server_ids_(std::move(servers)) {
+  lock_paths_.insert(lock_path(lock_.key));
+  for (const std::string& k : lock_.keys) lock_paths_.insert(lock_path(k));
+  raft::Config cfg;
+  cfg.members = server_ids_;
+  // A follower gives its leader up after syncLimit ticks without hearing
+  // from it; Raft counts heartbeats of tickTime / 2 (the leader's ping).
+  cfg.heartbeat = spec_.tick_time / 2;
+  cfg.election_timeout = spec_.sync_limit * spec_.tick_time;
+  cfg.pre_vote = true;
+  for (std::size_t i = 0; i < server_ids_.size(); ++i) {
+    servers_.push_back(
+        std::make_unique<ZkServer>(*this, sim_.node(server_ids_[i]), static_cast<int>(i), cfg, &raft_history_));
+  }
+}
+
+ZooKeeperService::~ZooKeeperService() = default;
+
+void ZooKeeperService::start() {
+  for (auto& s : servers_) s->start();
+}
+
+std::optional<NodeId> ZooKeeperService::leader() const {
+  return raft::highest_term_leader(servers_, [](const auto& s) -> const raft::RaftNode& { return s->raft(); });
+}
+
+std::optional<NodeId> ZooKeeperService::resolve_role(const std::string& role, std::string& why) const {
+  if (role != "zk-leader") return LockService::resolve_role(role, why);
+  auto l = leader();
+  if (!l) why = "there is no ZooKeeper leader";
+  return l;
+}
+
+std::unique_ptr<client::LockClient> ZooKeeperService::make_client(sim::Node& node, History& h, const ClientSpec& c,
+                                                                  std::size_t index) {
+  const ClientLibrary lib = c.library.value_or(ClientLibrary::kCurator);
+  return zookeeper::make_client(node, h, c, lock_for(lock_, c), lib, server_ids_, index);
+}
+
+std::vector<Verdict> ZooKeeperService::own_verdicts() const {
+  return {raft_safety_verdict(raft::check_raft_safety(raft_history_))};
+}
+
+std::optional<std::uint64_t> ZooKeeperService::fingerprint() const { return raft_fingerprint(raft_history_); }
+
+bool ZooKeeperService::is_lock_node(const std::string& path) const {
+  const auto slash = path.rfind('/');
+  return slash != std::string::npos && slash > 0 && lock_paths_.count(path.substr(0, slash)) != 0;
+}
+
+void ZooKeeperService::on_owner(ZkServer& s, NodeId client, const std::string& path, const Stat& stat) {
+  if (!granted_.insert(path).second) return;  // the same hold answered again
+  history_.grant(sim_.now(), sim_.node(client).name(), path, token_of(spec_.token, path, stat), s.node().name());
+}
+
+void ZooKeeperService::on_lock_node_deleted(ZkServer& s, const std::string& path, std::string_view why,
+                                            LeaseEndCause cause) {
+  // A lock node's lease ends at the service when the leader applies the
+  // transaction that deletes it.
+  if (!s.raft().is_leader()) return;
+  history_.lease_end(sim_.now(), path, std::string(why), cause);
+}
+
+void ZooKeeperService::on_leader(ZkServer& s) {
+  for (const std::string& path : granted_) {
+    if (history_.lease_ends.count(path) != 0 || s.tree().count(path) != 0) continue;
+    history_.lease_end(sim_.now(), path, "deleted before " + s.node().name() + " took over as leader",
+                       LeaseEndCause::kDeleted);
+  }
+}
+
+}  // namespace fencesim::zookeeper
