@@ -54,7 +54,13 @@
 //    holds. Otherwise a watch on the immediate predecessor (Curator getData,
 //    kazoo get; NoNode: look again), and wait for its event or a change of
 //    the connection (a disconnect fires every watch). Own node missing
-//    (the session expired while waiting): a new node.
+//    (the session expired while waiting): a new node. Neither recipe checks
+//    that the node belongs to the current session: after a LOST, a node of
+//    the old session that the servers still have (its session not yet
+//    expired there, e.g. under a new leader that gave it a full timeout) is
+//    taken as the client's own, and the client may hold the lock on it
+//    until the servers expire the old session (apache/curator#1121,
+//    CURATOR-604, open).
 //  * Release: delete the node, retried until it is gone (Curator's
 //    guaranteed delete, kazoo's client.retry); a lost session took it.
 //  * Token (lock.token): the node's czxid, or its sequence number.
@@ -344,7 +350,10 @@ class ZkLockClient final : public client::LockClientBase {
     const Stat stat = created->second;
     const std::string name = own_.substr(own_.rfind('/') + 1);
     for (;;) {
-      if (own_session_ != session_) return std::nullopt;  // the session went: a new node
+      // No check of the node's session: neither recipe makes one. After a
+      // LOST, a node of the old session that the servers have not deleted
+      // yet is still taken for the client's own (apache/curator#1121,
+      // CURATOR-604; kazoo's _get_predecessor the same).
       Request gc;
       gc.op = Op::kGetChildren;
       gc.path = path_;

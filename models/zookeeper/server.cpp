@@ -344,7 +344,11 @@ void ZkServer::answer_read(const sim::Message& m, const Request& r) {
         [&](const std::string& a, const std::string& b) { return std::pair(suffix(a), a) < std::pair(suffix(b), b); });
     const std::string path = child_path(r.path, *first);
     const Znode& node = tree_.at(path);
-    if (node.stat.ephemeral_owner == r.session) svc_.on_owner(*this, m.from, path, node.stat);
+    // The recipe takes a node by its name, whatever its session: a node of
+    // an earlier session of the same client counts (apache/curator#1121).
+    if (node.stat.ephemeral_owner != 0 && svc_.session_client(node.stat.ephemeral_owner) == m.from) {
+      svc_.on_owner(*this, m.from, path, node.stat);
+    }
   }
   node_.reply(m, resp);
 }
@@ -375,7 +379,10 @@ void ZkServer::apply(raft::Index index, raft::Term term, const raft::Command& co
       resp.session = zxid;
       resp.timeout = t->timeout;
       if (raft_.is_leader()) expiry_[zxid] = round_to_next(node_.monotonic() + t->timeout, svc_.spec().tick_time);
-      if (pending != pending_.end()) connections_[pending->second.request.from] = zxid;
+      if (pending != pending_.end()) {
+        connections_[pending->second.request.from] = zxid;
+        svc_.on_session(zxid, pending->second.request.from);
+      }
       break;
     case Txn::Kind::kCloseSession: apply_close(*t, zxid); break;
     case Txn::Kind::kCreate: apply_create(*t, zxid, resp); break;

@@ -312,8 +312,18 @@ class ZooKeeperService final : public LockService {
   /// The lock paths of the scenario's locks.
   const std::set<std::string>& lock_paths() const { return lock_paths_; }
 
+  /// Session `s` was created for `client` (the server that answered it
+  /// applied the createSession).
+  void on_session(SessionId s, NodeId client) { session_clients_[s] = client; }
+  /// The client a session was created for; kNoNode if unknown.
+  NodeId session_client(SessionId s) const {
+    auto it = session_clients_.find(s);
+    return it == session_clients_.end() ? sim::kNoNode : it->second;
+  }
   /// A server found the client's lock node first among its siblings (the
   /// recipe's getChildren answer makes the client the owner): the grant.
+  /// The node may be of an earlier session of the client (neither recipe
+  /// checks; apache/curator#1121).
   void on_owner(ZkServer& s, NodeId client, const std::string& path, const Stat& stat);
   /// A lock node was deleted (applied on the leader: the lease ends).
   void on_lock_node_deleted(ZkServer& s, const std::string& path, std::string_view why, LeaseEndCause cause);
@@ -331,6 +341,7 @@ class ZooKeeperService final : public LockService {
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::set<std::string> granted_;
+  std::map<SessionId, NodeId> session_clients_;
 };
 
 /// The token of a lock node under `token`: its czxid, or its sequence

@@ -221,5 +221,32 @@ TEST(ZooKeeper, LockTtlLeftOutIsEachLibrarysDefault) {
   EXPECT_EQ(client_ttl(s.lock, s.clients[1]), 10s);
 }
 
+/// apache/curator#1121: the leader crashes while A waits behind B; A's
+/// client declares LOST and starts a new session, the new leader gives A's
+/// old session a full timeout, and A's lock loop takes the old session's
+/// node, first after B's release, for its own.
+TEST(ZooKeeper, TheRecipeTakesANodeOfALostSessionForItsOwn) {
+  const RunResult r = ScenarioBuilder("curator-1121")
+                          .duration(60s)
+                          .zookeeper(4s)
+                          .fenced()
+                          .client("A", counter(6s, 5, 300ms))
+                          .client("B", counter(6s, 5, 300ms), [](ClientSpec& c) { c.start = 500ms; })
+                          .crash("zk-0", 6900ms, 1s)
+                          .run();
+  // A's grant on its lost session's node (czxid of epoch 1, after the new
+  // leader of epoch 2 took over), ended at the service by that session's
+  // expiry while A still believes.
+  const GrantRecord* stale = nullptr;
+  for (const GrantRecord& g : r.history.grants) {
+    if (g.client == "A" && g.at > sim::Time{13s} && *g.token >> 32 == 1) stale = &g;
+  }
+  ASSERT_NE(stale, nullptr);
+  const auto end = r.history.lease_ends.find(stale->value);
+  ASSERT_NE(end, r.history.lease_ends.end());
+  EXPECT_EQ(end->second.cause, LeaseEndCause::kExpired);
+  EXPECT_EQ(status(r, Property::kMutualExclusion), Status::kViolated);
+}
+
 }  // namespace
 }  // namespace fencesim::testing
