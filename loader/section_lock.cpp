@@ -50,7 +50,9 @@ void load_lock_key(const json& v, LockSpec& l, const ServiceDescriptor& d) {
     l.ttl = l.requested_ttl = Duration{0};
   } else {
     const json& ttl = require(v, "lock", "ttl", "the lease TTL, e.g. \"10s\"");
-    l.ttl = l.requested_ttl = get_duration(ttl, "lock.ttl");  // resolved by resolve_defaults
+    // Positive when given (0 would read as "left out" for a service with a default).
+    l.ttl = l.requested_ttl =
+        d.default_ttl(ClientLibrary::kGo) ? get_duration(ttl, "lock.ttl", kPositive) : get_duration(ttl, "lock.ttl");
   }
   if (const json* k = find(v, "key")) l.key = get_string(*k, "lock.key", 1024);
   if (const json* k = find(v, "keys")) {

@@ -392,8 +392,8 @@ struct ClientSpec {
   /// models/client/etcd_client.cpp; ZooKeeper: models/zookeeper/client.cpp.
   std::optional<ClientLibrary> library;
   /// clients[].connection_policy (ZooKeeper clients only): which
-  /// connection state ends the holder's belief.
-  ConnectionPolicy connection_policy = ConnectionPolicy::kStandard;
+  /// connection state ends the holder's belief; nullopt: kStandard.
+  std::optional<ConnectionPolicy> connection_policy;
   /// A client policy of the user's (models/policy.hpp, C++ only); nullptr:
   /// the built-in one made of renew, renew_interval, renew_clock and the
   /// client policies above, which a custom policy replaces (they must keep

@@ -668,8 +668,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
   }
   // A policy of the ZooKeeper client libraries' connection states.
   const ClientLibrary lib = library_of(s, c);
-  if (c.connection_policy != ConnectionPolicy::kStandard && lib != ClientLibrary::kCurator &&
-      lib != ClientLibrary::kKazoo) {
+  if (c.connection_policy && lib != ClientLibrary::kCurator && lib != ClientLibrary::kKazoo) {
     return problem(key(path, "connection_policy"),
                    "\"connection_policy\" says which ZooKeeper connection state ends a holder's belief, and "
                    "lock.service is " +

@@ -87,15 +87,16 @@ struct Wake {
 };
 
 /// The 10-digit sequence suffix of a lock node's name.
-std::string sequence_suffix(const std::string& name) {
+std::string_view sequence_suffix(std::string_view name) {
   return name.size() >= 10 ? name.substr(name.size() - 10) : name;
 }
 
 class ZkLockClient final : public client::LockClientBase {
  public:
-  ZkLockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock, ClientLibrary library,
-               std::vector<NodeId> servers, std::size_t index, const ZooKeeperSpec& zk)
+  ZkLockClient(ZooKeeperService& svc, sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+               ClientLibrary library, std::vector<NodeId> servers, std::size_t index, const ZooKeeperSpec& zk)
       : LockClientBase(node, h, spec, lock),
+        svc_(svc),
         servers_(std::move(servers)),
         cursor_(index % servers_.size()),
         curator_(library == ClientLibrary::kCurator),
@@ -166,6 +167,7 @@ class ZkLockClient final : public client::LockClientBase {
   enum class State { kConnecting, kConnected, kSuspended };
 
   Duration read_timeout() const { return timeout_ * 2 / 3; }
+  ConnectionPolicy policy() const { return spec_.connection_policy.value_or(ConnectionPolicy::kStandard); }
 
   // ------------------------------------------------------------ connection
 
@@ -269,7 +271,7 @@ class ZkLockClient final : public client::LockClientBase {
     history_.note(node_.sim().now(), spec_.name, "suspended", "SUSPENDED: " + why);
     cursor_ = (cursor_ + 1) % servers_.size();
     wakes_.push(Wake{});
-    if (belief_ && spec_.connection_policy == ConnectionPolicy::kStandard) {
+    if (belief_ && policy() == ConnectionPolicy::kStandard) {
       lose_lease("connection SUSPENDED: " + why);
     }
     if (!curator_) return;
@@ -289,7 +291,7 @@ class ZkLockClient final : public client::LockClientBase {
     session_ = 0;
     ++conn_gen_;
     wakes_.push(Wake{});
-    if (belief_ && spec_.connection_policy != ConnectionPolicy::kNone) lose_lease("connection LOST: " + why);
+    if (belief_ && policy() != ConnectionPolicy::kNone) lose_lease("connection LOST: " + why);
   }
 
   /// Sends `req` on the connection and waits `wait` at most for its answer.
@@ -361,7 +363,8 @@ class ZkLockClient final : public client::LockClientBase {
       if (!r) continue;
       std::vector<std::string> children = r->children;
       std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
-        return std::pair(sequence_suffix(a), a) < std::pair(sequence_suffix(b), b);
+        const auto sa = sequence_suffix(a), sb = sequence_suffix(b);
+        return sa != sb ? sa < sb : a < b;
       });
       const auto it = std::find(children.begin(), children.end(), name);
       if (it == children.end()) return std::nullopt;  // NoNode: own node gone (its session expired)
@@ -462,6 +465,7 @@ class ZkLockClient final : public client::LockClientBase {
 
   client::Lease granted(const Stat& stat) {
     client::Lease lease{own_, token_of(lock_.zookeeper.token, own_, stat), ""};
+    svc_.on_owner(node_.id(), own_, stat, servers_[cursor_]);
     begin_belief(lease);
     confirmed(last_recv_);
     return lease;
@@ -469,6 +473,7 @@ class ZkLockClient final : public client::LockClientBase {
 
   static std::string fmt_d(Duration d) { return sim::format_duration(d); }
 
+  ZooKeeperService& svc_;
   std::vector<NodeId> servers_;
   std::size_t cursor_;
   bool curator_;
@@ -492,10 +497,10 @@ class ZkLockClient final : public client::LockClientBase {
 
 }  // namespace
 
-std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& spec,
-                                                const LockSpec& lock, ClientLibrary library,
+std::unique_ptr<client::LockClient> make_client(ZooKeeperService& svc, sim::Node& node, History& h,
+                                                const ClientSpec& spec, const LockSpec& lock, ClientLibrary library,
                                                 std::vector<NodeId> servers, std::size_t index) {
-  return std::make_unique<ZkLockClient>(node, h, spec, lock, library, std::move(servers), index, lock.zookeeper);
+  return std::make_unique<ZkLockClient>(svc, node, h, spec, lock, library, std::move(servers), index, lock.zookeeper);
 }
 
 }  // namespace fencesim::zookeeper

@@ -26,14 +26,12 @@ std::string render(const ZkServer::Txn& t) {
 }
 
 /// The parent of `path` ("/" for a child of the root).
-std::string parent_of(const std::string& path) {
+/// The parent of `path` ("/" for a child of the root); views into `path`.
+std::string_view parent_of(std::string_view path) {
   const auto slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+  return slash == 0 || slash == std::string_view::npos ? std::string_view("/") : path.substr(0, slash);
 }
-std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-std::string child_path(const std::string& parent, const std::string& name) {
-  return parent == "/" ? "/" + name : parent + "/" + name;
-}
+std::string_view name_of(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
 /// ExpiryQueue.roundToNextInterval.
 Time round_to_next(Time t, Duration interval) { return Time{(t.count() / interval.count() + 1) * interval.count()}; }
@@ -334,22 +332,6 @@ void ZkServer::answer_read(const sim::Message& m, const Request& r) {
     return;
   }
   resp->children.assign(it->second.children.begin(), it->second.children.end());
-  // The recipe's owner: the child with the lowest sequence suffix (Curator's
-  // and kazoo's sort keys both end in it). The answer that shows a client
-  // its own node first is its grant.
-  if (svc_.lock_paths().count(r.path) != 0 && !resp->children.empty()) {
-    const auto suffix = [](const std::string& n) { return n.size() >= 10 ? n.substr(n.size() - 10) : n; };
-    const auto first = std::min_element(
-        resp->children.begin(), resp->children.end(),
-        [&](const std::string& a, const std::string& b) { return std::pair(suffix(a), a) < std::pair(suffix(b), b); });
-    const std::string path = child_path(r.path, *first);
-    const Znode& node = tree_.at(path);
-    // The recipe takes a node by its name, whatever its session: a node of
-    // an earlier session of the same client counts (apache/curator#1121).
-    if (node.stat.ephemeral_owner != 0 && svc_.session_client(node.stat.ephemeral_owner) == m.from) {
-      svc_.on_owner(*this, m.from, path, node.stat);
-    }
-  }
   node_.reply(m, resp);
 }
 
@@ -379,10 +361,7 @@ void ZkServer::apply(raft::Index index, raft::Term term, const raft::Command& co
       resp.session = zxid;
       resp.timeout = t->timeout;
       if (raft_.is_leader()) expiry_[zxid] = round_to_next(node_.monotonic() + t->timeout, svc_.spec().tick_time);
-      if (pending != pending_.end()) {
-        connections_[pending->second.request.from] = zxid;
-        svc_.on_session(zxid, pending->second.request.from);
-      }
+      if (pending != pending_.end()) connections_[pending->second.request.from] = zxid;
       break;
     case Txn::Kind::kCloseSession: apply_close(*t, zxid); break;
     case Txn::Kind::kCreate: apply_create(*t, zxid, resp); break;
@@ -402,8 +381,7 @@ void ZkServer::apply_create(const Txn& t, Zxid zxid, Response& resp) {
     resp.error = errors::kSessionExpired;  // PrepRequestProcessor's checkSession
     return;
   }
-  const std::string parent = parent_of(t.path);
-  auto p = tree_.find(parent);
+  auto p = tree_.find(parent_of(t.path));
   if (p == tree_.end()) {
     resp.error = errors::kNoNode;
     return;
@@ -422,7 +400,7 @@ void ZkServer::apply_create(const Txn& t, Zxid zxid, Response& resp) {
   n.stat.czxid = n.stat.mzxid = zxid;
   n.stat.ephemeral_owner = t.ephemeral ? t.session : 0;
   n.container = t.container;
-  p->second.children.insert(name_of(path));
+  p->second.children.emplace(name_of(path));
   p->second.stat.cversion += 1;
   p->second.child_creates += 1;
   resp.path = path;
@@ -451,7 +429,7 @@ void ZkServer::apply_delete(const std::string& path, Zxid zxid, Response& resp, 
   tree_.erase(it);
   auto p = tree_.find(parent_of(path));
   if (p != tree_.end()) {
-    p->second.children.erase(name_of(path));
+    if (auto c = p->second.children.find(name_of(path)); c != p->second.children.end()) p->second.children.erase(c);
     p->second.stat.cversion += 1;
   }
   fire_watches(path, /*deleted=*/true);

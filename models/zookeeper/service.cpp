@@ -13,8 +13,8 @@
 
 namespace fencesim::zookeeper {
 
-std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& spec,
-                                                const LockSpec& lock, ClientLibrary library,
+std::unique_ptr<client::LockClient> make_client(ZooKeeperService& svc, sim::Node& node, History& h,
+                                                const ClientSpec& spec, const LockSpec& lock, ClientLibrary library,
                                                 std::vector<NodeId> servers, std::size_t index);
 
 Duration min_session_timeout(const ZooKeeperSpec& z) {
@@ -56,12 +56,59 @@ Problem lock_path_problem(const std::string& json_path, const std::string& key) 
     at = next + 1;
   }
   if (p == "/") bad = true;
-  if (!bad) return std::nullopt;
+  if (!bad && (p == "/zookeeper" || p.rfind("/zookeeper/", 0) == 0)) {
+    return problem(json_path, "the lock path " + quote_text(p) + " is in /zookeeper, ZooKeeper's own subtree",
+                   "e.g. \"/locks/orders\"");
+  }
+  if (!bad) {
+    // PathUtils.validatePath refuses these UTF-16 units: U+007F–U+009F,
+    // U+D800–U+F8FF (so every character beyond U+FFFF, written as a
+    // surrogate pair) and U+FFF0–U+FFFF (controls below U+0020 are refused
+    // for every lock key).
+    for (std::size_t i = 0; i < p.size();) {
+      const auto c = static_cast<unsigned char>(p[i]);
+      const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+      for (int k = 1; k < len && i + k < p.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(p[i + k]) & 0x3F);
+      if ((cp >= 0x7F && cp <= 0x9F) || (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0) {
+        return problem(json_path,
+                       "the lock path " + quote_text(p) + " has a character ZooKeeper refuses in a path (U+" +
+                           fmt::format("{:04X}", cp) +
+                           "; PathUtils.validatePath: U+007F–U+009F, U+D800–U+F8FF and U+FFF0 and above)",
+                       "use other characters, e.g. \"/locks/orders\"");
+      }
+      i += static_cast<std::size_t>(len);
+    }
+    return std::nullopt;
+  }
   return problem(json_path,
                  "the ZooKeeper lock path " + quote_text(p) +
                      " is not a valid znode path: names separated by single \"/\", none empty, \".\" or \"..\", "
                      "and not the root",
                  "e.g. \"/locks/orders\"");
+}
+
+/// Curator and kazoo do not see each other's lock nodes: kazoo counts only
+/// children named …__lock__<10 digits> (lock.py _get_predecessor), and
+/// Curator sorts by the part after "lock-" (fixForSorting), so on one lock
+/// path each would hold the lock beside the other. Refused, not modelled.
+Problem one_library_per_lock(const Scenario& s) {
+  std::map<std::string, std::pair<ClientLibrary, std::size_t>> seen;  // lock → first client's library, index
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const ClientSpec& c = s.clients[i];
+    const ClientLibrary lib = library_of(s, c);
+    const auto [it, fresh] = seen.emplace(lock_of(s.lock, c), std::make_pair(lib, i));
+    if (fresh || it->second.first == lib) continue;
+    return problem("clients[" + std::to_string(i) + "].library",
+                   "client " + c.name + " uses " + quote_text(word(lib)) + " and client " +
+                       s.clients[it->second.second].name + " " + quote_text(word(it->second.first)) +
+                       " on the same lock: the two recipes do not see each other's lock nodes (kazoo counts only "
+                       "nodes named …__lock__<sequence>, Curator sorts by the part after \"lock-\"), so both "
+                       "could hold it; fencesim does not model a lock path shared by the two",
+                   "give both clients the same \"library\", or each library its own lock (lock.keys and "
+                   "clients[].lock)");
+  }
+  return std::nullopt;
 }
 
 Problem validate_zookeeper(const Scenario& s) {
@@ -75,7 +122,7 @@ Problem validate_zookeeper(const Scenario& s) {
             std::to_string(z.nodes),
         "did you mean " + std::to_string(z.nodes + 1) + "?");
   }
-  FENCESIM_CHECK(positive("lock.tick_time", z.tick_time, std::chrono::milliseconds(2)));
+  FENCESIM_CHECK(positive("lock.tick_time", z.tick_time, std::chrono::milliseconds(10)));
   if (z.tick_time % std::chrono::milliseconds(2) != Duration::zero()) {
     return problem("lock.tick_time",
                    "tickTime is whole milliseconds, and the model needs an even number of them (a follower hands "
@@ -87,11 +134,15 @@ Problem validate_zookeeper(const Scenario& s) {
   FENCESIM_CHECK(non_negative("lock.min_session_timeout", z.min_session_timeout));
   FENCESIM_CHECK(non_negative("lock.max_session_timeout", z.max_session_timeout));
   if (max_session_timeout(z) < min_session_timeout(z)) {
-    return problem("lock.max_session_timeout", "maxSessionTimeout (" + fmt_d(max_session_timeout(z)) +
-                                                   ") is below minSessionTimeout (" + fmt_d(min_session_timeout(z)) +
-                                                   ")");
+    const bool max_default = z.max_session_timeout == Duration{0};
+    return problem(max_default ? "lock.min_session_timeout" : "lock.max_session_timeout",
+                   "maxSessionTimeout (" + fmt_d(max_session_timeout(z)) +
+                       (max_default ? ", the default 20 × tick_time" : "") + ") is below minSessionTimeout (" +
+                       fmt_d(min_session_timeout(z)) + ")",
+                   max_default ? "lower min_session_timeout, or set max_session_timeout too"
+                               : "raise max_session_timeout to at least " + fmt_d(min_session_timeout(z)));
   }
-  FENCESIM_CHECK(positive("lock.container_check_interval", z.container_check_interval));
+  FENCESIM_CHECK(positive("lock.container_check_interval", z.container_check_interval, std::chrono::milliseconds(100)));
   FENCESIM_CHECK(lock_path_problem("lock.key", s.lock.key));
   if (s.lock.ttl != Duration{0} && s.lock.ttl != negotiated_timeout(z, s.lock.requested_ttl)) {
     return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) +
@@ -152,7 +203,7 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
   }
   std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
                                                  const std::string& path) const override {
-    (void)s;
+    FENCESIM_CHECK(one_library_per_lock(s));
     if (c.program) {
       return problem(key(path, "program"),
                      "a program client cannot talk to the simulated ZooKeeper yet: the protocol has no ZooKeeper "
@@ -199,8 +250,11 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
       FENCESIM_CHECK(lock_path_problem(path, all[i]));
       for (std::size_t j = 0; j < i; ++j) {
         if (lock_path(all[i]) == lock_path(all[j])) {
-          return problem(path, "the lock path " + quote_text(lock_path(all[i])) + " is taken by another lock already",
-                         "choose another key");
+          const std::string other = j == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(j - 1) + "]";
+          return problem(path,
+                         "the lock path " + quote_text(lock_path(all[i])) + " is the lock path of " + other + " (" +
+                             quote_text(all[j]) + "): a key without \"/\" is the path under \"/\"",
+                         "choose another key, or name that lock " + quote_text(all[j]) + " in clients[].lock");
         }
       }
     }
@@ -283,7 +337,7 @@ std::optional<NodeId> ZooKeeperService::resolve_role(const std::string& role, st
 std::unique_ptr<client::LockClient> ZooKeeperService::make_client(sim::Node& node, History& h, const ClientSpec& c,
                                                                   std::size_t index) {
   const ClientLibrary lib = c.library.value_or(ClientLibrary::kCurator);
-  return zookeeper::make_client(node, h, c, lock_for(lock_, c), lib, server_ids_, index);
+  return zookeeper::make_client(*this, node, h, c, lock_for(lock_, c), lib, server_ids_, index);
 }
 
 std::vector<Verdict> ZooKeeperService::own_verdicts() const {
@@ -297,16 +351,26 @@ bool ZooKeeperService::is_lock_node(const std::string& path) const {
   return slash != std::string::npos && slash > 0 && lock_paths_.count(path.substr(0, slash)) != 0;
 }
 
-void ZooKeeperService::on_owner(ZkServer& s, NodeId client, const std::string& path, const Stat& stat) {
-  if (!granted_.insert(path).second) return;  // the same hold answered again
-  history_.grant(sim_.now(), sim_.node(client).name(), path, token_of(spec_.token, path, stat), s.node().name());
+void ZooKeeperService::on_owner(NodeId client, const std::string& path, const Stat& stat, NodeId server) {
+  if (!granted_.insert(path).second) return;  // the same hold taken again
+  history_.grant(sim_.now(), sim_.node(client).name(), path, token_of(spec_.token, path, stat),
+                 sim_.node(server).name());
+  // A client that took its node from a lagging server's answer may hold a
+  // node the leader has deleted already: its lease at the service is over.
+  const auto l = leader();
+  if (!l) return;
+  for (const auto& s : servers_) {
+    if (s->node().id() == *l && s->tree().count(path) == 0 && history_.lease_ends.count(path) == 0) {
+      history_.lease_end(sim_.now(), path, "deleted at the service before the client took it", LeaseEndCause::kDeleted);
+    }
+  }
 }
 
 void ZooKeeperService::on_lock_node_deleted(ZkServer& s, const std::string& path, std::string_view why,
                                             LeaseEndCause cause) {
   // A lock node's lease ends at the service when the leader applies the
-  // transaction that deletes it.
-  if (!s.raft().is_leader()) return;
+  // transaction that deletes it; a node nobody held (a waiter's) has none.
+  if (!s.raft().is_leader() || granted_.count(path) == 0) return;
   history_.lease_end(sim_.now(), path, std::string(why), cause);
 }
 

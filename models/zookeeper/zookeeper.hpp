@@ -179,7 +179,7 @@ struct Znode {
   /// child's name: successful child creates only.
   std::int32_t child_creates = 0;
   bool container = false;
-  std::set<std::string> children;  ///< names, not paths
+  std::set<std::string, std::less<>> children;  ///< names, not paths
 };
 
 /// One server: Raft + data tree + (on the leader) the session tracker.
@@ -195,7 +195,7 @@ class ZkServer final : public sim::NodeBehaviour {
   const raft::RaftNode& raft() const { return raft_; }
   sim::Node& node() const { return node_; }
   /// The applied data tree, by path.
-  const std::map<std::string, Znode>& tree() const { return tree_; }
+  const std::map<std::string, Znode, std::less<>>& tree() const { return tree_; }
   /// Sessions in the applied state: id → negotiated timeout.
   const std::map<SessionId, Duration>& sessions() const { return sessions_; }
   Zxid last_zxid() const { return last_zxid_; }
@@ -244,7 +244,7 @@ class ZkServer final : public sim::NodeBehaviour {
   int index_;
   raft::RaftNode raft_;
   // The applied state (volatile: rebuilt from the log on restart).
-  std::map<std::string, Znode> tree_;
+  std::map<std::string, Znode, std::less<>> tree_;  ///< by path (looked up by string_view)
   std::map<SessionId, Duration> sessions_;
   std::map<SessionId, std::vector<std::string>> ephemerals_;
   Zxid last_zxid_ = 0;
@@ -312,19 +312,13 @@ class ZooKeeperService final : public LockService {
   /// The lock paths of the scenario's locks.
   const std::set<std::string>& lock_paths() const { return lock_paths_; }
 
-  /// Session `s` was created for `client` (the server that answered it
-  /// applied the createSession).
-  void on_session(SessionId s, NodeId client) { session_clients_[s] = client; }
-  /// The client a session was created for; kNoNode if unknown.
-  NodeId session_client(SessionId s) const {
-    auto it = session_clients_.find(s);
-    return it == session_clients_.end() ? sim::kNoNode : it->second;
-  }
-  /// A server found the client's lock node first among its siblings (the
-  /// recipe's getChildren answer makes the client the owner): the grant.
-  /// The node may be of an earlier session of the client (neither recipe
-  /// checks; apache/curator#1121).
-  void on_owner(ZkServer& s, NodeId client, const std::string& path, const Stat& stat);
+  /// The client found its lock node first among its siblings in `server`'s
+  /// getChildren answer and holds the lock: the grant. ZooKeeper grants
+  /// nothing itself (the recipe decides), so the grant is the moment the
+  /// client handles that answer; a paused server's late answer to a client
+  /// that has moved on grants nothing. The node may be of an earlier
+  /// session of the client (neither recipe checks; apache/curator#1121).
+  void on_owner(NodeId client, const std::string& path, const Stat& stat, NodeId server);
   /// A lock node was deleted (applied on the leader: the lease ends).
   void on_lock_node_deleted(ZkServer& s, const std::string& path, std::string_view why, LeaseEndCause cause);
   /// `s` became leader: holds whose node it no longer has end now, if no
@@ -341,7 +335,6 @@ class ZooKeeperService final : public LockService {
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::set<std::string> granted_;
-  std::map<SessionId, NodeId> session_clients_;
 };
 
 /// The token of a lock node under `token`: its czxid, or its sequence
