@@ -28,10 +28,10 @@ std::string render(const ZkServer::Txn& t) {
 /// The parent of `path` ("/" for a child of the root).
 /// The parent of `path` ("/" for a child of the root); views into `path`.
 std::string_view parent_of(std::string_view path) {
-  const auto slash = path.rfind('/');
+  const auto slash = last_slash(path);
   return slash == 0 || slash == std::string_view::npos ? std::string_view("/") : path.substr(0, slash);
 }
-std::string_view name_of(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+std::string_view name_of(std::string_view path) { return path.substr(last_slash(path) + 1); }
 
 /// ExpiryQueue.roundToNextInterval.
 Time round_to_next(Time t, Duration interval) { return Time{(t.count() / interval.count() + 1) * interval.count()}; }
@@ -388,15 +388,18 @@ void ZkServer::apply_create(const Txn& t, Zxid zxid, Response& resp) {
   }
   std::string path = t.path;
   if (t.sequential) {
-    char seq[16];
-    std::snprintf(seq, sizeof seq, "%010d", p->second.child_creates);
-    path += seq;
+    // %010d of the parent's count of child creates (never negative here).
+    char seq[10];
+    std::uint32_t v = static_cast<std::uint32_t>(p->second.child_creates);
+    for (int i = 9; i >= 0; --i, v /= 10) seq[i] = static_cast<char>('0' + v % 10);
+    path.append(seq, sizeof seq);
   }
-  if (tree_.count(path) != 0) {
+  const auto [node, created] = tree_.try_emplace(path);
+  if (!created) {
     resp.error = errors::kNodeExists;
     return;
   }
-  Znode n;
+  Znode& n = node->second;
   n.stat.czxid = n.stat.mzxid = zxid;
   n.stat.ephemeral_owner = t.ephemeral ? t.session : 0;
   n.container = t.container;
@@ -405,7 +408,6 @@ void ZkServer::apply_create(const Txn& t, Zxid zxid, Response& resp) {
   p->second.child_creates += 1;
   resp.path = path;
   resp.stat = n.stat;
-  tree_.emplace(path, std::move(n));
   if (t.ephemeral) ephemerals_[t.session].push_back(path);
   fire_watches(path, /*deleted=*/false);
 }

@@ -347,8 +347,8 @@ std::vector<Verdict> ZooKeeperService::own_verdicts() const {
 std::optional<std::uint64_t> ZooKeeperService::fingerprint() const { return raft_fingerprint(raft_history_); }
 
 bool ZooKeeperService::is_lock_node(const std::string& path) const {
-  const auto slash = path.rfind('/');
-  return slash != std::string::npos && slash > 0 && lock_paths_.count(path.substr(0, slash)) != 0;
+  const auto slash = last_slash(path);
+  return slash != std::string::npos && slash > 0 && lock_paths_.count(std::string_view(path).substr(0, slash)) != 0;
 }
 
 void ZooKeeperService::on_owner(NodeId client, const std::string& path, const Stat& stat, NodeId server) {

@@ -69,6 +69,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +100,12 @@ Duration max_session_timeout(const ZooKeeperSpec& z);
 /// The lock path of lock key `key`: the key if it starts with "/", else
 /// "/" + key.
 std::string lock_path(const std::string& key);
+/// The position of the last "/" in `path`, or npos (memrchr: every create
+/// and delete asks it on every server, of paths ~60 bytes long).
+inline std::size_t last_slash(std::string_view path) {
+  const void* at = path.empty() ? nullptr : ::memrchr(path.data(), '/', path.size());
+  return at == nullptr ? std::string_view::npos : static_cast<std::size_t>(static_cast<const char*>(at) - path.data());
+}
 
 enum class Op : std::uint8_t {
   kConnect,      ///< session 0: a new session of `timeout`; else reconnect
@@ -310,7 +317,7 @@ class ZooKeeperService final : public LockService {
   /// of a lock path).
   bool is_lock_node(const std::string& path) const;
   /// The lock paths of the scenario's locks.
-  const std::set<std::string>& lock_paths() const { return lock_paths_; }
+  const std::set<std::string, std::less<>>& lock_paths() const { return lock_paths_; }
 
   /// The client found its lock node first among its siblings in `server`'s
   /// getChildren answer and holds the lock: the grant. ZooKeeper grants
@@ -331,7 +338,7 @@ class ZooKeeperService final : public LockService {
   LockSpec lock_;
   ZooKeeperSpec spec_;
   std::vector<NodeId> server_ids_;
-  std::set<std::string> lock_paths_;
+  std::set<std::string, std::less<>> lock_paths_;
   raft::RaftHistory raft_history_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::set<std::string> granted_;
