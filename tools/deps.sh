@@ -12,6 +12,8 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3-redis)
   # model conformance (tests/conformance): real servers and the Redis client library
   pkgs+=(redis-server etcd-server etcd-client libhiredis-dev)
+  # ZooKeeper 3.8 and the kazoo client (tests/conformance/zookeeper_conformance_test.cpp)
+  pkgs+=(zookeeper python3-kazoo)
   # sweep shards run through GNU parallel and merged (tests/cli/shard_parallel_test.sh)
   pkgs+=(parallel)
   # timeline.html driven in Chromium by puppeteer-core (tests/browser): Node.js and npm

@@ -13,8 +13,12 @@ namespace fencesim::conformance {
 
 // The servers this tier starts: missing ones fail under tools/test.sh and
 // skip in a plain developer build (tests/support/tier_tools.hpp).
-static ::testing::Environment* const kTierTools = ::testing::AddGlobalTestEnvironment(new testing::TierTools(
-    "conformance", {{"redis-server", "redis-server"}, {"etcd", "etcd-server"}, {"etcdctl", "etcd-client"}}));
+static ::testing::Environment* const kTierTools = ::testing::AddGlobalTestEnvironment(
+    new testing::TierTools("conformance", {{"redis-server", "redis-server"},
+                                           {"etcd", "etcd-server"},
+                                           {"etcdctl", "etcd-client"},
+                                           {"/usr/share/zookeeper/bin/zkServer.sh", "zookeeper"},
+                                           {"/usr/lib/python3/dist-packages/kazoo/__init__.py", "python3-kazoo"}}));
 
 // ============================================================= Transcript ==
 

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -28,18 +29,26 @@ namespace fencesim::testing {
 
 class TierTools : public ::testing::Environment {
  public:
-  /// `programs`: (program on PATH, Debian package that ships it).
+  /// `programs`: (program on PATH, or an absolute path of a file that must
+  /// exist — a script outside PATH, a Python module —, Debian package that
+  /// ships it).
   TierTools(std::string tier, std::vector<std::pair<std::string, std::string>> programs)
       : tier_(std::move(tier)), programs_(std::move(programs)) {}
 
   void SetUp() override {
     std::string missing;
     for (const auto& [program, package] : programs_) {
-      try {
-        process::require_program(program, package);
-      } catch (const process::MissingProgram&) {
-        missing += (missing.empty() ? "" : ", ") + program + " (Debian package " + package + ")";
+      bool found = true;
+      if (!program.empty() && program.front() == '/') {
+        found = std::filesystem::exists(program);
+      } else {
+        try {
+          process::require_program(program, package);
+        } catch (const process::MissingProgram&) {
+          found = false;
+        }
       }
+      if (!found) missing += (missing.empty() ? "" : ", ") + program + " (Debian package " + package + ")";
     }
     if (missing.empty()) return;
     // "SKIP: the <tier> tier needs" is what CTest's SKIP_REGULAR_EXPRESSION
