@@ -185,7 +185,9 @@ class ZkLockClient final : public client::LockClientBase {
       }
       // Connected: ping when nothing was sent for readTimeout / 2.
       const std::uint64_t gen = conn_gen_;
-      const Duration idle = read_timeout() / 2 - ping_jitter();
+      // kazoo's jitter is drawn once per ping (connection.py _connect_attempt).
+      if (!jitter_) jitter_ = ping_jitter();
+      const Duration idle = read_timeout() / 2 - *jitter_;
       const sim::Time due = last_send_ + std::max(idle, Duration{1});
       if (node_.monotonic() < due) {
         p.sleep_until(sim::ClockKind::kMonotonic, due);
@@ -196,6 +198,7 @@ class ZkLockClient final : public client::LockClientBase {
       ping.op = Op::kPing;
       const sim::Time sent = node_.monotonic();
       const sim::Time deadline = last_recv_ + read_timeout();
+      jitter_.reset();
       auto r = send(p, ping, std::max(deadline - sent, Duration{1}));
       if (gen != conn_gen_) continue;
       if (!r) continue;  // send() dropped the connection if readTimeout has passed
@@ -206,8 +209,7 @@ class ZkLockClient final : public client::LockClientBase {
   /// One pass over the servers from the current one; true once connected.
   bool connect_pass(sim::Process& p) {
     for (std::size_t tried = 0; tried < servers_.size(); ++tried) {
-      if (curator_ && ever_connected_)
-        p.sleep(std::chrono::milliseconds(static_cast<std::int64_t>(rng_.next() % 1000)));
+      if (curator_ && ever_connected_) p.sleep(rng_.uniform(Duration{0}, Duration{std::chrono::milliseconds(999)}));
       auto req = sim::make_payload<Request>();
       req->op = Op::kConnect;
       req->session = session_;
@@ -253,12 +255,12 @@ class ZkLockClient final : public client::LockClientBase {
     Duration d = std::chrono::milliseconds(100);
     for (int i = 0; i < failed_passes && d < std::chrono::seconds(3600); ++i) d *= 2;
     d = std::min<Duration>(d, std::chrono::seconds(3600));
-    return d + std::chrono::milliseconds(static_cast<std::int64_t>(rng_.next() % 401));
+    return d + rng_.uniform(Duration{0}, Duration{std::chrono::milliseconds(400)});
   }
 
   Duration ping_jitter() {
     if (curator_) return Duration{0};
-    return std::chrono::milliseconds(10 + static_cast<std::int64_t>(rng_.next() % 391));  // randint(1,40)/100 s
+    return std::chrono::milliseconds(10 * rng_.uniform(1, 40));  // randint(1, 40) / 100 s
   }
 
   std::string server_name() const { return node_.sim().node(servers_[cursor_]).name(); }
@@ -387,8 +389,8 @@ class ZkLockClient final : public client::LockClientBase {
   /// Creates the lock node (and its parents when missing); its path and stat.
   std::optional<std::pair<std::string, Stat>> create_node(sim::Process& p, const std::string& prefix) {
     const SessionId session = session_;
-    for (int tries = 0;; ++tries) {
-      if (tries > 0) {
+    for (bool lost = false;;) {
+      if (lost) {
         // The answer of an earlier create was lost: look for the node by its
         // prefix (Curator findProtectedNodeInForeground, kazoo _find_node).
         if (auto found = find_node(p, prefix)) {
@@ -402,7 +404,8 @@ class ZkLockClient final : public client::LockClientBase {
       c.ephemeral = true;
       c.sequential = true;
       auto r = call(p, c);
-      if (!r) continue;
+      lost = !r;
+      if (lost) continue;
       if (r->error.empty()) return std::make_pair(r->path, *r->stat);
       if (r->error == errors::kNoNode) {
         make_parents(p);
@@ -483,6 +486,7 @@ class ZkLockClient final : public client::LockClientBase {
   sim::Mailbox<Wake> wakes_;
   bool running_ = false;
   bool ever_connected_ = false;
+  std::optional<Duration> jitter_;  ///< kazoo: the current ping's jitter
   State state_ = State::kConnecting;
   SessionId session_ = 0;
   Duration timeout_{0};
