@@ -107,7 +107,7 @@ class ZkLockClient final : public client::LockClientBase {
 
   void init(sim::Process& p) override {
     (void)p;
-    if (!curator_) kazoo_uuid_ = fresh_value() + fresh_value();  // one per kazoo Lock object
+    if (!curator_) kazoo_uuid_ = uuid_hex();  // one per kazoo Lock object
     if (running_) return;
     running_ = true;
     node_.spawn("zk-send-thread", [this](sim::Process& sp) { send_thread(sp); });
@@ -334,10 +334,19 @@ class ZkLockClient final : public client::LockClientBase {
 
   // ---------------------------------------------------------------- recipe
 
+  /// 32 hex digits from two draws, in order (not `fresh_value() +
+  /// fresh_value()`: the order of `+`'s operands is unspecified, and gcc and
+  /// clang draw them differently).
+  std::string uuid_hex() {
+    std::string h = fresh_value();
+    h += fresh_value();
+    return h;
+  }
+
   std::string fresh_prefix() {
     if (curator_) {
       // "_c_" + UUID.randomUUID() + "-" + "lock-", a new uuid per create.
-      const std::string h = fresh_value() + fresh_value();
+      const std::string h = uuid_hex();
       return fmt::format("{}/_c_{}-{}-{}-{}-{}-lock-", path_, h.substr(0, 8), h.substr(8, 4), h.substr(12, 4),
                          h.substr(16, 4), h.substr(20, 12));
     }
