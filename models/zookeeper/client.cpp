@@ -94,13 +94,12 @@ std::string_view sequence_suffix(std::string_view name) {
 class ZkLockClient final : public client::LockClientBase {
  public:
   ZkLockClient(ZooKeeperService& svc, sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
-               ClientLibrary library, std::vector<NodeId> servers, std::size_t index, const ZooKeeperSpec& zk)
+               ClientLibrary library, std::vector<NodeId> servers, std::size_t index)
       : LockClientBase(node, h, spec, lock),
         svc_(svc),
         servers_(std::move(servers)),
         cursor_(index % servers_.size()),
         curator_(library == ClientLibrary::kCurator),
-        zk_(zk),
         path_(lock_path(lock.key)),
         asked_(client_ttl(lock, spec)),
         wakes_(node.sim()) {}
@@ -234,7 +233,6 @@ class ZkLockClient final : public client::LockClientBase {
         ever_connected_ = true;
         ++conn_gen_;
         last_recv_ = last_send_ = node_.monotonic();
-        suspended_at_.reset();
         if (!fresh && belief_) confirmed(node_.monotonic());
         if (!fresh) {
           history_.note(node_.sim().now(), spec_.name, "reconnected", "RECONNECTED to " + server_name());
@@ -269,7 +267,6 @@ class ZkLockClient final : public client::LockClientBase {
     if (state_ != State::kConnected) return;
     state_ = State::kSuspended;
     ++conn_gen_;
-    suspended_at_ = node_.monotonic();
     history_.note(node_.sim().now(), spec_.name, "suspended", "SUSPENDED: " + why);
     cursor_ = (cursor_ + 1) % servers_.size();
     wakes_.push(Wake{});
@@ -489,7 +486,6 @@ class ZkLockClient final : public client::LockClientBase {
   std::vector<NodeId> servers_;
   std::size_t cursor_;
   bool curator_;
-  ZooKeeperSpec zk_;
   std::string path_;
   Duration asked_;
   sim::Mailbox<Wake> wakes_;
@@ -502,7 +498,6 @@ class ZkLockClient final : public client::LockClientBase {
   Zxid last_zxid_ = 0;
   std::uint64_t conn_gen_ = 0;
   sim::Time last_send_{0}, last_recv_{0};
-  std::optional<sim::Time> suspended_at_;
   std::string kazoo_uuid_;
   std::string own_;
   SessionId own_session_ = 0;
@@ -513,7 +508,7 @@ class ZkLockClient final : public client::LockClientBase {
 std::unique_ptr<client::LockClient> make_client(ZooKeeperService& svc, sim::Node& node, History& h,
                                                 const ClientSpec& spec, const LockSpec& lock, ClientLibrary library,
                                                 std::vector<NodeId> servers, std::size_t index) {
-  return std::make_unique<ZkLockClient>(svc, node, h, spec, lock, library, std::move(servers), index, lock.zookeeper);
+  return std::make_unique<ZkLockClient>(svc, node, h, spec, lock, library, std::move(servers), index);
 }
 
 }  // namespace fencesim::zookeeper

@@ -2,7 +2,6 @@
 // tree, sessions and watches above (zookeeper.hpp says what is modelled and
 // from which source).
 #include <algorithm>
-#include <cstdio>
 
 #include <fmt/format.h>
 

@@ -266,7 +266,6 @@ class ZkServer final : public sim::NodeBehaviour {
   std::map<SessionId, Time> expiry_;                 ///< the leader's tracker: monotonic deadline
   std::set<SessionId> closing_;
   std::uint64_t leader_gen_ = 0;
-  bool half_tick_running_ = false;
 };
 
 /// Leader ← follower: the sessions its clients touched (Learner's ping).
@@ -316,8 +315,6 @@ class ZooKeeperService final : public LockService {
   /// Whether `path` is a lock node of one of the scenario's locks (a child
   /// of a lock path).
   bool is_lock_node(const std::string& path) const;
-  /// The lock paths of the scenario's locks.
-  const std::set<std::string, std::less<>>& lock_paths() const { return lock_paths_; }
 
   /// The client found its lock node first among its siblings in `server`'s
   /// getChildren answer and holds the lock: the grant. ZooKeeper grants
