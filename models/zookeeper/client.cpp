@@ -293,34 +293,35 @@ class ZkLockClient final : public client::LockClientBase {
     if (belief_ && policy() != ConnectionPolicy::kNone) lose_lease("connection LOST: " + why);
   }
 
-  /// Sends `req` on the connection and waits `wait` at most for its answer.
-  std::optional<Response> send(sim::Process& p, Request req, Duration wait) {
-    if (state_ != State::kConnected) return std::nullopt;
+  /// Sends `req` on the connection and waits `wait` at most for its answer:
+  /// the reply's own body, shared, not a copy (null: no answer).
+  std::shared_ptr<const Response> send(sim::Process& p, Request req, Duration wait) {
+    if (state_ != State::kConnected) return nullptr;
     req.session = session_;
     const std::uint64_t gen = conn_gen_;
     last_send_ = node_.monotonic();
     auto reply = p.call(servers_[cursor_], sim::make_payload<Request>(std::move(req)), wait);
     const Response* r = reply ? reply->as<Response>() : nullptr;
-    if (gen != conn_gen_) return std::nullopt;
+    if (gen != conn_gen_) return nullptr;
     if (r == nullptr) {
       // Nothing came back for readTimeout: the connection is dropped.
       if (node_.monotonic() >= last_recv_ + read_timeout()) {
         disconnect("no answer for readTimeout (" + fmt_d(read_timeout()) + ")");
       }
-      return std::nullopt;
+      return nullptr;
     }
     if (r->error == errors::kConnectionLoss) {
       disconnect("the server closed the connection");
-      return std::nullopt;
+      return nullptr;
     }
     last_recv_ = node_.monotonic();
     last_zxid_ = std::max(last_zxid_, r->zxid);
-    return *r;
+    return std::shared_ptr<const Response>(std::move(reply->body), r);
   }
 
   /// One request of the recipe: waits for a connection first; nothing on a
   /// connection loss (the caller waits and tries again).
-  std::optional<Response> call(sim::Process& p, const Request& req) {
+  std::shared_ptr<const Response> call(sim::Process& p, const Request& req) {
     wait_connected(p);
     return send(p, req, std::max(last_recv_ + read_timeout() - node_.monotonic(), Duration{1}));
   }
