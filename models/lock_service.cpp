@@ -20,7 +20,7 @@ struct Registry {
 
 Registry& registry() {
   static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(),
-                     &table::descriptor(), &zookeeper::descriptor()},
+                     &table::descriptor(), &zookeeper::descriptor(), &hazelcast::descriptor()},
                     {}};
   return r;
 }

@@ -24,7 +24,7 @@
 //    safety verdict).
 //
 // The registry (`service_registry()`) holds one descriptor per kind: the
-// built-in ones (redis, etcd, none, queue, table, zookeeper) in this order, then any registered with
+// built-in ones (redis, etcd, none, queue, table, zookeeper, hazelcast) in this order, then any registered with
 // `register_service` (tests use it for a fake service). The order fixes the
 // order of node groups and of group and role names in messages.
 //
@@ -325,7 +325,7 @@ class ServiceDescriptor {
   virtual std::unique_ptr<LockService> build(ServiceContext& ctx) const = 0;
 };
 
-/// Every registered descriptor, built-in ones first (redis, etcd, none, queue, table, zookeeper).
+/// Every registered descriptor, built-in ones first (redis, etcd, none, queue, table, zookeeper, hazelcast).
 const std::vector<const ServiceDescriptor*>& service_registry();
 /// The descriptor of `kind`; throws std::out_of_range if none is registered.
 const ServiceDescriptor& service_descriptor(ServiceKind kind);
@@ -374,6 +374,10 @@ namespace zookeeper {
 /// ZooKeeper with Curator's and kazoo's lock recipe (models/zookeeper/zookeeper.hpp).
 const ServiceDescriptor& descriptor();
 }  // namespace zookeeper
+namespace hazelcast {
+/// Hazelcast's CP subsystem with FencedLock (models/hazelcast/hazelcast.hpp).
+const ServiceDescriptor& descriptor();
+}  // namespace hazelcast
 /// `none`: CAS at the resource without a lock; no nodes, no lock clients.
 const ServiceDescriptor& none_descriptor();
 

@@ -15,6 +15,7 @@ const char* to_string(ServiceKind k) {
     case ServiceKind::kQueue: return "queue";
     case ServiceKind::kTable: return "table";
     case ServiceKind::kZooKeeper: return "zookeeper";
+    case ServiceKind::kHazelcast: return "hazelcast";
   }
   return "?";
 }

@@ -30,7 +30,7 @@ class ClientPolicy;   // models/policy.hpp
 using sim::Duration;
 using namespace std::chrono_literals;
 
-enum class ServiceKind { kRedis, kEtcd, kNone, kQueue, kTable, kZooKeeper };
+enum class ServiceKind { kRedis, kEtcd, kNone, kQueue, kTable, kZooKeeper, kHazelcast };
 enum class RedisToken { kIncr, kNone };
 /// What a Redis node keeps across a restart (docs/FORMAT.md `lock.persistence`).
 enum class RedisPersistence { kNone, kAofAlways, kAofEverysec };
@@ -190,6 +190,36 @@ struct ZooKeeperSpec {
   bool operator==(const ZooKeeperSpec&) const = default;
 };
 
+/// `lock.token` of Hazelcast (docs/FORMAT.md "Hazelcast"): kFence, the
+/// fence FencedLock hands out (the Raft commit index of the acquiring
+/// operation); kNone: the holder writes without one (lock() instead of
+/// lockAndGetFence()).
+enum class HzToken { kFence, kNone };
+
+/// `lock.service: "hazelcast"` (models/hazelcast/hazelcast.hpp): a CP group
+/// of CP members running FencedLock, with CP sessions. The session TTL is
+/// lock.ttl (session-time-to-live-seconds, default 300 s). Every default is
+/// Hazelcast 5.3's (CPSubsystemConfig, FencedLockConfig, RaftAlgorithmConfig).
+struct HazelcastSpec {
+  /// cp-member-count: the CP group's members, 3, 5 or 7 (the METADATA and
+  /// DEFAULT groups span them all here).
+  int cp_member_count = 3;
+  /// session-heartbeat-interval-seconds: how often a client with a lock
+  /// held or wanted heartbeats its CP session. Whole seconds, below lock.ttl.
+  Duration session_heartbeat_interval = 5s;
+  /// FencedLockConfig lock-acquire-limit: 0 re-entrant without a limit, 1
+  /// not re-entrant, n at most n nested acquires by the holder.
+  int lock_acquire_limit = 0;
+  HzToken token = HzToken::kFence;
+  /// RaftAlgorithmConfig leader-heartbeat-period-in-millis and
+  /// max-missed-leader-heartbeat-count: a follower that has heard nothing
+  /// from its leader for their product starts an election.
+  Duration leader_heartbeat_period = 5s;
+  int max_missed_leader_heartbeat_count = 5;
+
+  bool operator==(const HazelcastSpec&) const = default;
+};
+
 /// `lock.service: "queue"`: a work queue with visibility timeouts (models/queue/queue.hpp).
 struct QueueSpec {
   /// How long a received message stays invisible (on the queue's wall
@@ -263,6 +293,7 @@ struct LockSpec {
   QueueSpec queue;
   TableSpec table;
   ZooKeeperSpec zookeeper;
+  HazelcastSpec hazelcast;
   /// A service registered at run time keeps its own settings here.
   OtherServiceSettings other;
 

@@ -269,6 +269,35 @@ Duration default_renew_interval(const LockSpec& l, const ClientSpec& c) {
   return std::max(client_ttl(l, c) / 3, Duration{1});
 }
 
+std::optional<ScenarioProblem> self_renewing_client_problem(const ClientSpec& c, const std::string& path,
+                                                            const std::string& service, const std::string& suggestion,
+                                                            const std::string& why_renew) {
+  if (c.program) {
+    return problem(key(path, "program"),
+                   "a program client cannot talk to the simulated " + service + " yet: the protocol has no " + service +
+                       " requests (docs/PROTOCOL.md)",
+                   suggestion);
+  }
+  if (!c.renew) {
+    return problem(key(path, "renew"), "\"renew\": false does not apply to a " + service + " client: " + why_renew,
+                   "remove it; to stop a holder, pause it (a \"pause\" fault)");
+  }
+  return std::nullopt;
+}
+
+void self_renewing_notes(const Scenario& s, const std::string& clock_why, const std::string& interval_why,
+                         std::vector<std::string>& out) {
+  for (const ClientSpec& c : s.clients) {
+    if (c.program) continue;
+    if (c.renew_clock != sim::ClockKind::kMonotonic) {
+      out.push_back("clients[].renew_clock of " + c.name + " has no effect: " + clock_why);
+    }
+    if (c.renew_interval != default_renew_interval(s.lock, c)) {
+      out.push_back("clients[].renew_interval of " + c.name + " has no effect: " + interval_why);
+    }
+  }
+}
+
 void resolve_scenario(Scenario& s) {
   resolve_defaults(s);
   for (std::string& n : scenario_notes(s)) add_note(s, std::move(n));

@@ -71,6 +71,21 @@ struct ScenarioSource {
 /// all call it.
 Duration default_renew_interval(const LockSpec& l, const ClientSpec& c);
 
+/// For a service whose built-in clients keep their session alive by
+/// themselves (ZooKeeper's pings, Hazelcast's session heartbeats):
+///  * `self_renewing_client_problem`: a program client (the protocol has no
+///    requests for `service`, e.g. "ZooKeeper"; `suggestion` says what to
+///    use) and `"renew": false` (`why_renew` says why it does not apply) are
+///    refused, at `path` ("clients[0]").
+///  * `self_renewing_notes`: a note for each built-in client whose
+///    renew_clock or renew_interval is not the default, which it does not
+///    use (`clock_why`, `interval_why`: the words after "has no effect: ").
+std::optional<ScenarioProblem> self_renewing_client_problem(const ClientSpec& c, const std::string& path,
+                                                            const std::string& service, const std::string& suggestion,
+                                                            const std::string& why_renew);
+void self_renewing_notes(const Scenario& s, const std::string& clock_why, const std::string& interval_why,
+                         std::vector<std::string>& out);
+
 /// Fills in what depends on other settings, as the format defines it:
 ///  * etcd: lock.ttl = lock.requested_ttl raised to etcd's minimum lease TTL,
 ///    ceil(1.5 × election_timeout) whole seconds, with a note when raised;

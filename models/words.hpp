@@ -113,6 +113,10 @@ struct Words<ZkToken> {
       {{ZkToken::kCzxid, "czxid"}, {ZkToken::kSequence, "sequence"}, {ZkToken::kNone, "none"}}};
 };
 template <>
+struct Words<HzToken> {
+  static constexpr std::array<Word<HzToken>, 2> kTable = {{{HzToken::kFence, "fence"}, {HzToken::kNone, "none"}}};
+};
+template <>
 struct Words<ConnectionPolicy> {
   static constexpr std::array<Word<ConnectionPolicy>, 3> kTable = {{{ConnectionPolicy::kStandard, "standard"},
                                                                     {ConnectionPolicy::kSession, "session"},

@@ -199,6 +199,19 @@ class ScenarioBuilder {
       if (tweak) tweak(s_.lock.zookeeper);
     });
   }
+  /// Hazelcast (`lock.service: "hazelcast"`, docs/FORMAT.md "Hazelcast";
+  /// models/hazelcast/hazelcast.hpp): a CP group running FencedLock whose
+  /// CP sessions live `session_ttl` (whole seconds; Hazelcast's default is
+  /// 300 s); `tweak` sets the rest (cp_member_count, the heartbeat
+  /// interval, the lock-acquire-limit, the token, Raft's timing).
+  ScenarioBuilder& hazelcast(Duration session_ttl, const std::function<void(HazelcastSpec&)>& tweak = {}) {
+    return set([&] {
+      s_.lock.service = ServiceKind::kHazelcast;
+      s_.lock.requested_ttl = session_ttl;
+      s_.lock.hazelcast = HazelcastSpec{};
+      if (tweak) tweak(s_.lock.hazelcast);
+    });
+  }
   /// More than one lock (docs/FORMAT.md "More than one lock"): `key` is
   /// lock.key, the lock of every client whose ClientSpec::lock names none,
   /// and `further` is lock.keys. A client takes another lock by its tweak:

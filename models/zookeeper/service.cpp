@@ -204,33 +204,16 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
   std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
                                                  const std::string& path) const override {
     FENCESIM_CHECK(one_library_per_lock(s));
-    if (c.program) {
-      return problem(key(path, "program"),
-                     "a program client cannot talk to the simulated ZooKeeper yet: the protocol has no ZooKeeper "
-                     "requests (docs/PROTOCOL.md)",
-                     "use a built-in client (\"library\": \"curator\" or \"kazoo\" with a \"workload\")");
-    }
-    if (!c.renew) {
-      return problem(key(path, "renew"),
-                     "\"renew\": false does not apply to a ZooKeeper client: its session lives while it pings",
-                     "remove it; to stop a holder, pause it (a \"pause\" fault)");
-    }
-    return std::nullopt;
+    return self_renewing_client_problem(c, path, "ZooKeeper",
+                                        "use a built-in client (\"library\": \"curator\" or \"kazoo\" with a "
+                                        "\"workload\")",
+                                        "its session lives while it pings");
   }
   /// What a ZooKeeper client does not use: it pings on its monotonic clock
   /// every third of the negotiated session timeout (client.cpp).
   void notes(const Scenario& s, std::vector<std::string>& out) const override {
-    for (const ClientSpec& c : s.clients) {
-      if (c.program) continue;
-      if (c.renew_clock != sim::ClockKind::kMonotonic) {
-        out.push_back("clients[].renew_clock of " + c.name +
-                      " has no effect: a ZooKeeper client pings on its monotonic clock");
-      }
-      if (c.renew_interval != default_renew_interval(s.lock, c)) {
-        out.push_back("clients[].renew_interval of " + c.name +
-                      " has no effect: a ZooKeeper client pings every third of its negotiated session timeout");
-      }
-    }
+    self_renewing_notes(s, "a ZooKeeper client pings on its monotonic clock",
+                        "a ZooKeeper client pings every third of its negotiated session timeout", out);
   }
 
   std::vector<std::string> group_names() const override { return {"zookeeper"}; }

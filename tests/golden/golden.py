@@ -180,8 +180,16 @@ def regen(args):
     return 0 if code == 0 else 1
 
 
+def compact_json(path):
+    """The file's JSON on one line (reports/MATRIX.json is stored so, to stay
+    under tidy's blob limit; the content is the matrix command's, key for key)."""
+    with open(path, encoding="utf-8") as f:
+        return json.dumps(json.load(f), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def stored(args, regenerate):
-    """The report folders kept in reports/ (and reports/MATRIX.*): byte for byte."""
+    """The report folders kept in reports/ (and reports/MATRIX.md): byte for
+    byte; reports/MATRIX.json: the fresh one in its compact form (compact_json)."""
     reports = os.path.join(args.source_dir, "reports")
     kept = sorted(d for d in os.listdir(reports) if os.path.isdir(os.path.join(reports, d)))
     by_name = {}
@@ -207,12 +215,16 @@ def stored(args, regenerate):
             for mine, fresh in pairs:
                 shutil.rmtree(mine)
                 shutil.copytree(fresh, mine)
-            for f in ("MATRIX.md", "MATRIX.json"):
-                shutil.copyfile(os.path.join(out, f), os.path.join(reports, f))
+            shutil.copyfile(os.path.join(out, "MATRIX.md"), os.path.join(reports, "MATRIX.md"))
+            with open(os.path.join(reports, "MATRIX.json"), "w", encoding="utf-8") as f:
+                f.write(compact_json(os.path.join(out, "MATRIX.json")))
             print(f"reports/: {len(pairs)} stored report folders and the matrix regenerated")
             return status
-        for f in ("MATRIX.md", "MATRIX.json"):
-            if not filecmp.cmp(os.path.join(reports, f), os.path.join(out, f), shallow=False):
+        with open(os.path.join(reports, "MATRIX.json"), encoding="utf-8") as f:
+            json_same = f.read() == compact_json(os.path.join(out, "MATRIX.json"))
+        md_same = filecmp.cmp(os.path.join(reports, "MATRIX.md"), os.path.join(out, "MATRIX.md"), shallow=False)
+        for f, same in (("MATRIX.md", md_same), ("MATRIX.json", json_same)):
+            if not same:
                 print(f"reports/{f} differs from a fresh 'fencesim matrix scenarios/matrices/seed-table.json'")
                 status = 1
         for mine, fresh in pairs:

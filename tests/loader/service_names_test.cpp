@@ -61,7 +61,8 @@ TEST(LoaderServiceNames, UnknownNodesListNodesRolesAndTheGroupsWithNodes) {
             "the group \"etcd\" has no nodes in this scenario (lock service none)");
   EXPECT_EQ(error_of(with_fault(scenario(kRedis),
                                 {{"at", "1s"}, {"kind", "pause"}, {"target", "sentinels"}, {"duration", "1s"}})),
-            "\"sentinels\" is a group; a target is a single node or a role (redis-primary, etcd-leader, zk-leader)");
+            "\"sentinels\" is a group; a target is a single node or a role (redis-primary, etcd-leader, zk-leader, "
+            "hz-leader)");
 }
 
 TEST(LoaderServiceNames, RedlockPoolsNameEachPoolsReplicasAndSentinels) {
@@ -112,8 +113,8 @@ TEST(LoaderServiceNames, PropertiesThatDoNotApplySayWhy) {
   json j = scenario(kRedis);
   j["expect"] = {{"raft_safety", "holds"}};
   EXPECT_EQ(error_of(j),
-            "cannot expect raft_safety: it does not apply to this design, because it is checked only for the etcd "
-            "and ZooKeeper services; this scenario's is redis (it would be reported not_applicable)");
+            "cannot expect raft_safety: it does not apply to this design, because it is checked only for the etcd, "
+            "ZooKeeper and Hazelcast services; this scenario's is redis (it would be reported not_applicable)");
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(CheckerRegistry, WhichPropertiesApplyToEachDesign) {
   EXPECT_EQ(why_not_applicable(redlock, P::kTokenMonotonic),
             "Redlock hands out no fencing token (lock.token is \"none\")");
   EXPECT_EQ(why_not_applicable(redis, P::kRaftSafety),
-            "it is checked only for the etcd and ZooKeeper services; this scenario's is redis");
+            "it is checked only for the etcd, ZooKeeper and Hazelcast services; this scenario's is redis");
 
   // no_duplicate_effect: the queue design only; no_lost_update and token_monotonic: not the queue.
   const Scenario queue = design(ServiceKind::kQueue);

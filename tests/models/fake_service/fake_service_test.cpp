@@ -162,9 +162,9 @@ TEST_F(FakeServiceRun, ItsNodesGroupsAndRolesJoinTheDirectory) {
   EXPECT_EQ(d.group("fakes"), (Names{"fake-0", "fake-1"}));
   EXPECT_EQ(d.group("redis"), Names{});
   EXPECT_EQ(d.roles(), (Names{"fake-boss"}));
-  EXPECT_EQ(all_group_names(),
-            (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper", "fakes", "resources"}));
-  EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader", "zk-leader", "fake-boss"}));
+  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper",
+                                      "hazelcast", "fakes", "resources"}));
+  EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader", "zk-leader", "hz-leader", "fake-boss"}));
   EXPECT_TRUE(property_applies(scenario(), Property::kTokenMonotonic));
   EXPECT_TRUE(property_applies(scenario(), Property::kRaftSafety));
 }

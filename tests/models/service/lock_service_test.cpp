@@ -50,15 +50,18 @@ TEST(ServiceRegistry, HoldsTheBuiltInServicesInOrder) {
   EXPECT_EQ(find_service("etcd"), &etcd::descriptor());
   EXPECT_EQ(service_registry()[5]->name(), "zookeeper");
   EXPECT_EQ(&service_descriptor(ServiceKind::kZooKeeper), &zookeeper::descriptor());
-  EXPECT_EQ(find_service("hazelcast"), nullptr);
+  EXPECT_EQ(service_registry()[6]->name(), "hazelcast");
+  EXPECT_EQ(&service_descriptor(ServiceKind::kHazelcast), &hazelcast::descriptor());
+  EXPECT_EQ(find_service("consul"), nullptr);
   EXPECT_THROW(service_descriptor(static_cast<ServiceKind>(77)), std::out_of_range);
 }
 
 TEST(ServiceRegistry, GroupAndRoleNamesAreThoseTheLoaderReserves) {
-  EXPECT_EQ(all_group_names(),
-            (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper", "resources"}));
-  EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader", "zk-leader"}));
+  EXPECT_EQ(all_group_names(), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper",
+                                      "hazelcast", "resources"}));
+  EXPECT_EQ(all_role_names(), (Names{"redis-primary", "etcd-leader", "zk-leader", "hz-leader"}));
   EXPECT_EQ(role_owner("zk-leader"), &zookeeper::descriptor());
+  EXPECT_EQ(role_owner("hz-leader"), &hazelcast::descriptor());
   EXPECT_EQ(role_owner("redis-primary"), &redis::descriptor());
   EXPECT_EQ(role_owner("etcd-leader"), &etcd::descriptor());
   EXPECT_EQ(role_owner("redis-0"), nullptr);
@@ -74,7 +77,7 @@ TEST(ServiceRegistry, RegisteringAKindTwiceIsRefused) {
     std::unique_ptr<LockService> build(ServiceContext&) const override { return nullptr; }
   };
   EXPECT_THROW(register_service(std::make_unique<Again>()), std::invalid_argument);
-  EXPECT_EQ(service_registry().size(), 6u);
+  EXPECT_EQ(service_registry().size(), 7u);
 }
 
 TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
@@ -99,8 +102,8 @@ TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(),
             (Names{"A", "B", "redis-0", "redis-1", "redis-2", "sentinel-0", "sentinel-1", "sentinel-2", "resource"}));
-  EXPECT_EQ(group_names_of(d),
-            (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper",
+                                      "hazelcast", "resources"}));
   EXPECT_EQ(d.group("etcd"), Names{});
   EXPECT_EQ(d.group("nodes"), std::nullopt);
   EXPECT_EQ(d.roles(), (Names{"redis-primary"}));
@@ -206,8 +209,8 @@ TEST(NoneDescriptor, NoNodesNoRolesNoLock) {
   EXPECT_EQ(d.all(), (Names{"A", "B", "resource"}));
   EXPECT_TRUE(d.roles().empty());
   EXPECT_TRUE(d.service_nodes().empty());
-  EXPECT_EQ(group_names_of(d),
-            (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper", "resources"}));
+  EXPECT_EQ(group_names_of(d), (Names{"clients", "redis", "sentinels", "etcd", "queues", "tables", "zookeeper",
+                                      "hazelcast", "resources"}));
   EXPECT_FALSE(none_descriptor().takes_lock());
   EXPECT_FALSE(none_descriptor().hands_out_tokens(s));
   EXPECT_EQ(none_descriptor().why_no_token(s), "the design takes no lock, so it hands out no token");
