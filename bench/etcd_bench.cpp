@@ -15,6 +15,10 @@
 // allows — and the czxid as token), measured in the same run so that the
 // README gives it as a ratio to the etcd run (issue 33: at least as fast).
 //
+// BM_HazelcastFiveClientsRun: the same on a Hazelcast CP group of 3 CP
+// members (models/hazelcast/: FencedLock, CP sessions of 4 s heartbeated
+// every second, the fence as token).
+//
 //   build-etcd-bench/bench/fencesim_etcd_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
@@ -25,11 +29,17 @@ namespace {
 using namespace fencesim;
 using namespace fencesim::testing;
 
-Scenario five_clients(bool busy, bool zookeeper = false) {
-  ScenarioBuilder b(zookeeper ? "zookeeper-bench" : "etcd-bench");
+enum class Service { kEtcd, kZooKeeper, kHazelcast };
+
+Scenario five_clients(bool busy, Service service) {
+  ScenarioBuilder b(service == Service::kZooKeeper   ? "zookeeper-bench"
+                    : service == Service::kHazelcast ? "hazelcast-bench"
+                                                     : "etcd-bench");
   b.duration(60s).fenced(FenceCheck::kStrict, /*fence_reads=*/true);
-  if (zookeeper) {
+  if (service == Service::kZooKeeper) {
     b.zookeeper(4s);
+  } else if (service == Service::kHazelcast) {
+    b.hazelcast(4s, [](HazelcastSpec& h) { h.session_heartbeat_interval = 1s; });
   } else {
     b.etcd(3s, 3);
   }
@@ -38,8 +48,8 @@ Scenario five_clients(bool busy, bool zookeeper = false) {
   return b.build();
 }
 
-void five_clients_run(benchmark::State& state, bool zookeeper) {
-  const Scenario s = five_clients(state.range(0) != 0, zookeeper);
+void five_clients_run(benchmark::State& state, Service service) {
+  const Scenario s = five_clients(state.range(0) != 0, service);
   RunOptions opt;
   opt.trace = state.range(1) != 0;
   std::uint64_t events = 0, grants = 0;
@@ -54,13 +64,18 @@ void five_clients_run(benchmark::State& state, bool zookeeper) {
   state.counters["events/run"] = static_cast<double>(events) / n;
   state.counters["grants/run"] = static_cast<double>(grants) / n;
 }
-void BM_EtcdFiveClientsRun(benchmark::State& state) { five_clients_run(state, false); }
-void BM_ZooKeeperFiveClientsRun(benchmark::State& state) { five_clients_run(state, true); }
+void BM_EtcdFiveClientsRun(benchmark::State& state) { five_clients_run(state, Service::kEtcd); }
+void BM_ZooKeeperFiveClientsRun(benchmark::State& state) { five_clients_run(state, Service::kZooKeeper); }
+void BM_HazelcastFiveClientsRun(benchmark::State& state) { five_clients_run(state, Service::kHazelcast); }
 BENCHMARK(BM_EtcdFiveClientsRun)
     ->ArgsProduct({{0, 1}, {0, 1}})
     ->ArgNames({"busy", "trace"})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ZooKeeperFiveClientsRun)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"busy", "trace"})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_HazelcastFiveClientsRun)
     ->ArgsProduct({{0, 1}, {0, 1}})
     ->ArgNames({"busy", "trace"})
     ->Unit(benchmark::kMicrosecond);
