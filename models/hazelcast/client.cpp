@@ -224,10 +224,22 @@ class HzLockClient final : public client::LockClientBase {
   /// A queued LockOp: waits for its answer; if the connection moves to
   /// another member, the same LockOp goes there (it attaches to the wait
   /// key, or answers the fence if the lock became the client's meanwhile).
+  /// The Java client's TCP connection retransmits an answer a short
+  /// partition held up; the model's messages are datagrams, so a client
+  /// that has waited command_timeout asks its member whether the LockOp has
+  /// been answered (kLockAnswered: a read of the member's applied state, no
+  /// Raft entry).
   std::pair<Fence, std::string> wait_for_lock(sim::Process& p, const Request& r) {
     for (;;) {
-      const auto w = wakes_.receive(p, std::chrono::hours(24));
-      if (!w) continue;
+      const auto w = wakes_.receive(p, spec_.command_timeout);
+      if (!w) {
+        Request q = r;
+        q.op = Op::kLockAnswered;
+        auto reply = p.call(member(), sim::make_payload<Request>(std::move(q)), spec_.command_timeout);
+        const Response* a = reply ? reply->as<Response>() : nullptr;
+        if (a != nullptr && (a->fence != kInvalidFence || !a->error.empty())) return {a->fence, a->error};
+        continue;
+      }
       if (w->answer) {
         if (w->answer->uid != r.uid) continue;  // an answer to an earlier call
         return {w->answer->fence, w->answer->error};

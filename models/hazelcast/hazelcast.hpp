@@ -104,6 +104,11 @@ enum class Op : std::uint8_t {
   kHeartbeat,      ///< HeartbeatSessionOp of `session`
   kLock,           ///< LockOp: `lock`, `session`, `thread`, `uid`
   kUnlock,         ///< UnlockOp: `lock`, `session`, `thread`, `uid`
+  /// Not Hazelcast's: has the LockOp `uid` of (`session`, `thread`) been
+  /// answered in the member's applied state? (the fence; SessionExpired
+  /// when the session is gone; fence 0: not yet). It stands for TCP's
+  /// retransmission of an answer a short partition held up.
+  kLockAnswered,
 };
 const char* op_name(Op op);
 

@@ -35,6 +35,7 @@ const char* op_name(Op op) {
     case Op::kHeartbeat: return "HeartbeatSession";
     case Op::kLock: return "Lock";
     case Op::kUnlock: return "Unlock";
+    case Op::kLockAnswered: return "LockAnswered?";
   }
   return "?";
 }
@@ -108,6 +109,17 @@ void CpMember::handle_client(const sim::Message& m, const Request& r) {
     node_.reply(m, resp);
     return;
   }
+  if (r.op == Op::kLockAnswered) {
+    auto resp = sim::make_payload<Response>();
+    if (sessions_.count(r.session) == 0) {
+      resp->error = errors::kSessionExpired;
+    } else if (auto l = locks_.find(r.lock); l != locks_.end()) {
+      auto a = l->second.answered.find({Endpoint{r.session, r.thread}, r.uid});
+      if (a != l->second.answered.end()) resp->fence = a->second;
+    }
+    node_.reply(m, resp);
+    return;
+  }
   Txn t;
   t.session = r.session;
   t.lock = r.lock;
@@ -124,6 +136,7 @@ void CpMember::handle_client(const sim::Message& m, const Request& r) {
       t.endpoint = node_.sim().node(m.from).name();
       break;
     case Op::kUnlock: t.kind = Txn::Kind::kUnlock; break;
+    case Op::kLockAnswered: return;  // answered above
   }
   propose(m, std::move(t));
 }

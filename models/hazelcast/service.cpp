@@ -46,12 +46,20 @@ Problem validate_hazelcast(const Scenario& s) {
   FENCESIM_CHECK(whole_seconds("lock.session_heartbeat_interval", h.session_heartbeat_interval,
                                "session-heartbeat-interval-seconds"));
   // 0: left out, and not resolved yet (resolve_defaults gives it 300 s).
-  const Duration ttl = s.lock.requested_ttl;
-  if (ttl != Duration{0}) {
+  const bool ttl_given = s.lock.requested_ttl != Duration{0};
+  const Duration ttl = ttl_given ? s.lock.requested_ttl : kDefaultSessionTtl;
+  if (ttl_given) {
     FENCESIM_CHECK(positive("lock.ttl", ttl, std::chrono::seconds(1)));
     FENCESIM_CHECK(whole_seconds("lock.ttl", ttl, "session-time-to-live-seconds"));
   }
-  if (ttl != Duration{0} && ttl <= h.session_heartbeat_interval) {
+  if (ttl <= h.session_heartbeat_interval) {
+    if (!ttl_given) {
+      return problem("lock.session_heartbeat_interval",
+                     "the session heartbeat interval (" + fmt_d(h.session_heartbeat_interval) +
+                         ") must be shorter than the CP session TTL (lock.ttl, left out: 300s): Hazelcast refuses the "
+                         "configuration",
+                     "lower it (the default is 5s), or set lock.ttl above it");
+    }
     return problem("lock.ttl",
                    "the CP session TTL (" + fmt_d(ttl) + ") must be longer than the session heartbeat interval (" +
                        fmt_d(h.session_heartbeat_interval) + "): Hazelcast refuses the configuration",
@@ -76,7 +84,7 @@ class HazelcastDescriptor final : public ServiceDescriptor {
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
     HazelcastSpec& h = l.hazelcast;
-    if (const auto x = in.integer("cp_member_count", IntRange{1, 25})) h.cp_member_count = static_cast<int>(*x);
+    if (const auto x = in.integer("cp_member_count", IntRange{3, 7})) h.cp_member_count = static_cast<int>(*x);
     if (const auto x = in.duration("session_heartbeat_interval")) h.session_heartbeat_interval = *x;
     if (const auto x = in.integer("lock_acquire_limit", IntRange{0, 2147483647})) {
       h.lock_acquire_limit = static_cast<int>(*x);

@@ -264,6 +264,24 @@ TEST(Hazelcast, APausedHolderIsFencedOffAfterItsSessionExpires) {
   EXPECT_EQ(r.fingerprint, run().fingerprint);
 }
 
+/// A short partition drops the member's answer to a waiter whose turn came
+/// (TCP would have retransmitted it): the waiter asks again and takes the
+/// lock, instead of holding it unknowingly, heartbeating, forever.
+TEST(Hazelcast, AWaiterWhoseAnswerWasLostAsksAgain) {
+  const RunResult r = ScenarioBuilder("hz-lost-answer")
+                          .duration(30s)
+                          .hazelcast(10s, [](HazelcastSpec& s) { s.session_heartbeat_interval = 2s; })
+                          .fenced()
+                          .client("A", counter(2s, 1, 1s))
+                          .client("B", counter(200ms, 3, 200ms), [](ClientSpec& c) { c.start = 500ms; })
+                          .isolate(1950ms, {"B"}, 500ms)
+                          .run();
+  int beliefs = 0;
+  for (const BeliefRecord& b : r.history.beliefs) beliefs += b.client == "B" ? 1 : 0;
+  EXPECT_EQ(beliefs, 3);
+  EXPECT_EQ(status(r, Property::kMutualExclusion), Status::kHolds);
+}
+
 TEST(Hazelcast, LockTtlLeftOutIsTheDefaultSessionTtl) {
   Scenario s;
   s.lock.service = ServiceKind::kHazelcast;
