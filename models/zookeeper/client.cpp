@@ -61,8 +61,10 @@
 //    taken as the client's own, and the client may hold the lock on it
 //    until the servers expire the old session (apache/curator#1121,
 //    CURATOR-604, open).
-//  * Release: delete the node, retried until it is gone (Curator's
-//    guaranteed delete, kazoo's client.retry); a lost session took it.
+//  * Release: delete the node. Curator: in the background until it is gone
+//    (its guaranteed delete); a lost session took it. kazoo: the caller
+//    blocks until a delete is answered (client.retry: while disconnected it
+//    waits, and after a LOST it deletes on the new session).
 //  * Token (lock.token): the node's czxid, or its sequence number.
 // Not modelled: Curator's RetryPolicy giving up (acquire() throwing after
 // connectionTimeoutMs; here every step waits for a connection), re-entrant
@@ -124,7 +126,19 @@ class ZkLockClient final : public client::LockClientBase {
     const std::string node = own_;
     const SessionId session = own_session_;
     own_.clear();
-    if (node.empty() || session != session_) return;  // the node went with its session
+    if (node.empty()) return;
+    if (!curator_) {
+      // kazoo's Lock.release is client.retry(_inner_release): the caller
+      // blocks while the connection is down (kazoo queues the request) and
+      // the delete is sent again on reconnecting, on a new session too
+      // (SessionExpiredError is retried: ignore_expire); NoNode is fine.
+      // Found by fencesim-real against kazoo's real Lock.
+      for (;;) {
+        wait_connected(p);
+        if (delete_node(p, node)) return;
+      }
+    }
+    if (session != session_) return;  // the node went with its session
     if (state_ == State::kConnected && delete_node(p, node)) return;
     // Curator's guaranteed delete / kazoo's client.retry: retried in the
     // background until it is gone or its session has ended.
