@@ -11,7 +11,7 @@
 namespace fencesim::real {
 
 RedisProc* find_proc(Run& run, const std::string& name) {
-  for (auto* v : {&run.redis, &run.sentinels, &run.etcd}) {
+  for (auto* v : {&run.redis, &run.sentinels, &run.etcd, &run.zk}) {
     for (auto& p : *v) {
       if (p.name == name) return &p;
     }
@@ -48,6 +48,24 @@ std::string resolve_target(Run& run, const std::string& target) {
       std::this_thread::sleep_for(100ms);
     }
     throw std::runtime_error("fencesim-real: could not find the etcd leader");
+  }
+  if (target == "zk-leader") {
+    // The four-letter `srvr`: "Mode: leader" (or "standalone" for one server).
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      for (const RedisProc& p : run.zk) {
+        const auto r = run_command({"/usr/bin/python3", "-c",
+                                    fmt::format("import socket;s=socket.create_connection(('127.0.0.1',{}),1);"
+                                                "s.sendall(b'srvr');print(s.recv(4096).decode())",
+                                                p.port)},
+                                   3000ms);
+        if (r.status == 0 &&
+            (r.out.find("Mode: leader") != std::string::npos || r.out.find("Mode: standalone") != std::string::npos)) {
+          return p.name;
+        }
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    throw std::runtime_error("fencesim-real: could not find the ZooKeeper leader");
   }
   return target;
 }

@@ -8,9 +8,13 @@
 #include "real/locks.hpp"
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "models/redis/redis.hpp"
+#include "models/validate.hpp"
+#include "models/words.hpp"
+#include "models/zookeeper/zookeeper.hpp"
 
 namespace fencesim::real {
 
@@ -244,43 +248,40 @@ class RedisLock final : public RealLock {
   std::thread renewer_;
 };
 
-// ------------------------------------------------------------- etcd lock --
+// ------------------------------------------------------ a helper's lock --
 
-class EtcdLock final : public RealLock {
+/// A lock driven through a helper process that speaks lines on stdin/stdout
+/// (etcd's Go helper, kazoo's Python one): one helper per client
+/// incarnation, started on the runner thread (the death signal follows the
+/// thread that forked), "ready" once connected, and "session-ended …"
+/// unprompted when the library ends the holder's belief.
+class HelperLock : public RealLock {
  public:
-  EtcdLock(ClientState& c) : c_(c), run_(c.run) {
-    start_helper();
-    wait_ready();
-  }
+  /// SIGKILL: the helper's keepalives or pings stop, so the service ends
+  /// its session after the TTL (nothing is released), as for a killed program.
+  void crash() override { helper()->child().kill_now(); }
+  void restart() override { start_helper(); }
+  void forget() override { wait_ready(); }
 
-  /// The Go helper (runner thread: the death signal follows the thread
-  /// that forked). A new one is a new process: a new client, a new session.
+ protected:
+  /// `ended`: the belief's end reason for an unprompted "session-ended
+  /// <rest>" (a function, not a virtual: the helper's reader thread may
+  /// call it while the derived lock is being destroyed).
+  HelperLock(ClientState& c, std::string what, std::function<std::string(const std::string&)> ended)
+      : c_(c), run_(c.run), what_(std::move(what)), ended_(std::move(ended)) {}
+  /// The helper's command line.
+  virtual std::vector<std::string> argv() const = 0;
+
   void start_helper() {
-    ClientState& c = c_;
-    // Client k talks to etcd-(k mod n) first, as the model's client does.
-    std::vector<std::string> eps;
-    const std::size_t n = run_.etcd.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const RedisProc& m = run_.etcd[(c.index + i) % n];
-      eps.push_back(fmt::format("http://127.0.0.1:{}", run_.dial(c.spec.name, m.name, m.port)));
-    }
-    std::string joined;
-    for (auto& x : eps) joined += (joined.empty() ? "" : ",") + x;
     ChildOptions opt;
     opt.pipes = true;
     opt.err = log_path();
-    auto helper = std::make_shared<LineChild>(
-        std::vector<std::string>{run_.helper, "-endpoints", joined, "-ttl", std::to_string(ttl_seconds(run_)),
-                                 "-prefix", run_.s.lock.key, "-command-timeout",
-                                 std::to_string(run_.tb.ms(c.spec.command_timeout).count()) + "ms"},
-        opt, [this](const std::string& line) {
-          if (line.rfind("session-ended", 0) == 0) {
-            c_.end_belief("session ended: the lease's keepalive found it expired", true);
-            return true;
-          }
-          return false;
-        });
-    c.helper = helper.get();
+    auto helper = std::make_shared<LineChild>(argv(), opt, [this](const std::string& line) {
+      if (line.rfind("session-ended", 0) != 0) return false;
+      c_.end_belief(ended_(line.size() > 14 ? line.substr(14) : std::string()), true);
+      return true;
+    });
+    c_.helper = helper.get();
     std::lock_guard<std::mutex> l(m_);
     helper_ = std::move(helper);
   }
@@ -292,16 +293,43 @@ class EtcdLock final : public RealLock {
   void wait_ready() {
     auto ready = helper()->next(run_.stop);
     if (!ready || *ready != "ready") {
-      throw std::runtime_error("fencesim-real: the etcd client helper of " + c_.spec.name + " did not start:\n" +
-                               tail_of(log_path()));
+      throw std::runtime_error("fencesim-real: the " + what_ + " client helper of " + c_.spec.name +
+                               " did not start:\n" + tail_of(log_path()));
     }
   }
+  /// Hosts of `servers` in the order client k lists them: server (k mod n)
+  /// first, as the model's client does, each through the client's proxy.
+  std::vector<int> ports_from_own(const std::vector<RedisProc>& servers) const {
+    std::vector<int> ports;
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      const RedisProc& m = servers[(c_.index + i) % servers.size()];
+      ports.push_back(run_.dial(c_.spec.name, m.name, m.port));
+    }
+    return ports;
+  }
 
-  /// SIGKILL: its keepalives stop, so its session's lease expires at etcd
-  /// after the TTL (nothing is revoked), as for a killed Go program.
-  void crash() override { helper()->child().kill_now(); }
-  void restart() override { start_helper(); }
-  void forget() override { wait_ready(); }
+  ClientState& c_;
+  Run& run_;
+  std::string value_;
+
+ private:
+  std::string what_;
+  std::function<std::string(const std::string&)> ended_;  ///< before helper_: it outlives the reader thread
+  std::mutex m_;
+  std::shared_ptr<LineChild> helper_;
+};
+
+// ------------------------------------------------------------- etcd lock --
+
+class EtcdLock final : public HelperLock {
+ public:
+  explicit EtcdLock(ClientState& c)
+      : HelperLock(c, "etcd", [](const std::string&) {
+          return std::string("session ended: the lease's keepalive found it expired");
+        }) {
+    start_helper();
+    wait_ready();
+  }
 
   static int ttl_seconds(const Run& r) {
     const double s = r.s.lock.ttl.count() * r.tb.scale / 1e9;
@@ -357,11 +385,91 @@ class EtcdLock final : public RealLock {
   }
 
  private:
-  ClientState& c_;
-  Run& run_;
-  std::mutex m_;
-  std::shared_ptr<LineChild> helper_;
-  std::string value_;
+  /// etcd's Go helper: the endpoints, the TTL, the prefix, the command timeout.
+  std::vector<std::string> argv() const override {
+    std::string joined;
+    for (const int port : ports_from_own(run_.etcd)) {
+      joined += fmt::format("{}http://127.0.0.1:{}", joined.empty() ? "" : ",", port);
+    }
+    return {run_.helper,
+            "-endpoints",
+            joined,
+            "-ttl",
+            std::to_string(ttl_seconds(run_)),
+            "-prefix",
+            run_.s.lock.key,
+            "-command-timeout",
+            std::to_string(run_.tb.ms(c_.spec.command_timeout).count()) + "ms"};
+  }
+};
+
+// -------------------------------------------------------- ZooKeeper lock --
+
+/// kazoo's real Lock, driven through real/zk-lock/zk_lock.py: one helper
+/// process per client incarnation (a new one after a crash: a new session,
+/// a new Lock uuid, as the model's kazoo client).
+class ZkLock final : public HelperLock {
+ public:
+  explicit ZkLock(ClientState& c)
+      : HelperLock(c, "ZooKeeper", [](const std::string& state) { return "connection " + state; }) {
+    start_helper();
+    wait_ready();
+  }
+
+  std::optional<Lease> acquire() override {
+    const auto helper = this->helper();
+    if (!c_.gate.pass(run_.stop)) return std::nullopt;
+    helper->send("acquire");
+    auto line = helper->next(run_.stop);
+    const Time at = run_.tb.now();
+    if (!line) return std::nullopt;  // also: the helper was killed (a crash)
+    if (!c_.gate.pass(run_.stop) || helper != this->helper()) return std::nullopt;
+    std::istringstream in(*line);
+    std::string word, path;
+    std::int64_t czxid = 0;
+    in >> word >> path >> czxid;
+    if (word != "granted") throw std::runtime_error("fencesim-real: " + c_.spec.name + "'s kazoo helper: " + *line);
+    zookeeper::Stat stat;
+    stat.czxid = czxid;
+    const std::optional<std::int64_t> token = zookeeper::token_of(run_.s.lock.zookeeper.token, path, stat);
+    Lease l{path, token};
+    {
+      std::lock_guard<std::mutex> g(run_.hmu);
+      if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, l.value, token, "zookeeper");
+      run_.live.emplace(l.value, Clock::now());
+    }
+    c_.begin_belief(l, at);
+    value_ = l.value;
+    return l;
+  }
+
+  void release() override {
+    const auto helper = this->helper();
+    c_.end_belief("release", false);
+    if (!c_.gate.pass(run_.stop) || helper != this->helper()) return;
+    {
+      std::lock_guard<std::mutex> g(run_.hmu);
+      run_.released.insert(value_);  // before the delete: the observer may see it first
+    }
+    helper->send("release");
+    (void)helper->next(run_.stop);
+  }
+
+ private:
+  /// kazoo's helper: the hosts, the session timeout asked (scaled), the
+  /// lock path and the connection policy.
+  std::vector<std::string> argv() const override {
+    std::string hosts;
+    for (const int port : ports_from_own(run_.zk)) {
+      hosts += fmt::format("{}127.0.0.1:{}", hosts.empty() ? "" : ",", port);
+    }
+    const double timeout = client_ttl(run_.s.lock, c_.spec).count() * run_.tb.scale / 1e9;
+    return {"/usr/bin/python3", run_.helper,
+            "--hosts",          hosts,
+            "--timeout",        fmt::format("{:.3f}", timeout),
+            "--path",           zookeeper::lock_path(run_.s.lock.key),
+            "--policy",         word(c_.spec.connection_policy.value_or(ConnectionPolicy::kStandard))};
+  }
 };
 
 }  // namespace
@@ -370,5 +478,6 @@ int etcd_ttl_seconds(const Run& r) { return EtcdLock::ttl_seconds(r); }
 
 std::unique_ptr<RealLock> make_redis_lock(ClientState& c) { return std::make_unique<RedisLock>(c); }
 std::unique_ptr<RealLock> make_etcd_lock(ClientState& c) { return std::make_unique<EtcdLock>(c); }
+std::unique_ptr<RealLock> make_zk_lock(ClientState& c) { return std::make_unique<ZkLock>(c); }
 
 }  // namespace fencesim::real

@@ -16,6 +16,8 @@ namespace fencesim::real {
 /// real_service(…)->make_lock picks one (real/services.hpp).
 std::unique_ptr<RealLock> make_redis_lock(ClientState& c);
 std::unique_ptr<RealLock> make_etcd_lock(ClientState& c);
+/// kazoo's Lock through real/zk-lock/zk_lock.py (started now, as EtcdLock's helper).
+std::unique_ptr<RealLock> make_zk_lock(ClientState& c);
 
 /// etcd's lease TTL for the run: the scaled lock.ttl rounded up to whole seconds (at least 1).
 int etcd_ttl_seconds(const Run& r);

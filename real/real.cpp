@@ -71,7 +71,8 @@ fs::path beside_program(const RealOptions& opt, const std::string& name) {
 std::string unsupported_reason(const Scenario& s) {
   const RealService* svc = real_service(s.lock.service);
   if (svc == nullptr) {
-    return fmt::format("lock.service \"{}\": only redis and etcd run against real servers", to_string(s.lock.service));
+    return fmt::format("lock.service \"{}\": only redis, etcd and zookeeper run against real servers",
+                       to_string(s.lock.service));
   }
   if (std::string why = svc->unsupported(s); !why.empty()) return why;
   if (multiple_locks(s.lock)) return "more than one lock (lock.keys): the runner takes lock.key only";
@@ -194,7 +195,7 @@ void start_stack(Run& r, const RealOptions& opt, RealResult& out) {
   create_resource_database(r);
   real_service(s.lock.service)->start(r, opt, out);
   for (const ClientSpec& c : s.clients) {
-    for (auto* v : {&r.redis, &r.sentinels, &r.etcd}) {
+    for (auto* v : {&r.redis, &r.sentinels, &r.etcd, &r.zk}) {
       for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
     }
     r.net.add_link(c.name, "resource", r.pg->port);
@@ -361,9 +362,11 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
     // shutdown, so that its backends exit before the folder is removed).
     crew.stop(r);
     r.etcd_observer.reset();
+    r.zk_observer.reset();
     throw;
   }
   r.etcd_observer.reset();
+  r.zk_observer.reset();
   judge(s, std::move(r.h), out.run);
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - wall0).count();
   return out;

@@ -387,8 +387,11 @@ struct Run {
   std::vector<RedisProc> etcd;  // reusing the struct: name, client port (port), dir, argv
   std::vector<int> etcd_peer_ports;
   std::string etcd_endpoints;
-  std::string helper;  // etcd-lock path
+  std::string helper;  // etcd-lock path (etcd), zk_lock.py path (ZooKeeper)
   std::unique_ptr<LineChild> etcd_observer;
+  // ZooKeeper
+  std::vector<RedisProc> zk;  // zk-0 …: name, client port (port), dir, argv (zkServer.sh start-foreground)
+  std::unique_ptr<LineChild> zk_observer;
   // resource: the run's own PostgreSQL (own_pg), or a shared one; the
   // run's database on it (pg_db, pg_conninfo)
   std::unique_ptr<Postgres> own_pg;

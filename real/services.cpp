@@ -1,4 +1,4 @@
-// real/services.cpp — the Redis and etcd real stacks (real/services.hpp).
+// real/services.cpp — the Redis, etcd and ZooKeeper real stacks (real/services.hpp).
 #include "real/services.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "models/lock_service.hpp"
 #include "real/locks.hpp"
 #include "real/process.hpp"
 #include "real/stacks.hpp"
@@ -82,16 +83,59 @@ void etcd_start(Run& r, const RealOptions& opt, RealResult& out) {
   }
 }
 
+// -------------------------------------------------------------- ZooKeeper --
+
+std::string zk_unsupported(const Scenario& s) {
+  for (const ClientSpec& c : s.clients) {
+    if (library_of(s, c) != ClientLibrary::kKazoo) {
+      return "client " + c.name +
+             "'s library is Curator, a Java library: the real ZooKeeper clients are kazoo's Lock (python3-kazoo); "
+             "set \"library\": \"kazoo\"";
+    }
+  }
+  return "";
+}
+
+std::string zk_program_unsupported(const Scenario&, const ClientSpec&) {
+  return "program clients cannot talk to ZooKeeper (docs/PROTOCOL.md has no ZooKeeper requests)";
+}
+
+std::string zk_clock_fault(const std::string& what) {
+  return what +
+         ": ZooKeeper runs on the JVM, which reads its clocks through the vDSO (clock_gettime), so no LD_PRELOAD "
+         "clock library reaches it";
+}
+
+void zk_helpers(Run& r, const RealOptions& opt) {
+  const fs::path helper = beside_program(opt, "zk_lock.py");
+  if (::access(helper.c_str(), R_OK) != 0) {
+    throw MissingProgram("the ZooKeeper client helper " + helper.string() +
+                         " is missing; it is copied beside fencesim-real by the build (real/zk-lock)");
+  }
+  (void)require_program("/usr/bin/python3", "python3");
+  const CommandResult k = run_command({"/usr/bin/python3", "-c", "import kazoo"}, 10000ms);
+  if (k.status != 0) throw MissingProgram("fencesim-real: python3-kazoo is missing (Debian package python3-kazoo)");
+  r.helper = helper.string();
+}
+
+void zk_start(Run& r, const RealOptions&, RealResult& out) {
+  r.say("starting ZooKeeper");
+  start_zookeeper(r, out.versions);
+}
+
 const RealService kRedis{redis_unsupported, redis_program_unsupported, redis_clock_fault, redis_helpers,
                          redis_start,       make_redis_lock,           watch_redis_leases};
 const RealService kEtcd{etcd_unsupported, etcd_program_unsupported, etcd_clock_fault, etcd_helpers,
                         etcd_start,       make_etcd_lock,           nullptr};  // start_etcd began its watch
+const RealService kZooKeeper{zk_unsupported, zk_program_unsupported, zk_clock_fault, zk_helpers,
+                             zk_start,       make_zk_lock,           nullptr};  // start_zookeeper began its watch
 
 }  // namespace
 
 const RealService* real_service(ServiceKind kind) {
   if (kind == ServiceKind::kRedis) return &kRedis;
   if (kind == ServiceKind::kEtcd) return &kEtcd;
+  if (kind == ServiceKind::kZooKeeper) return &kZooKeeper;
   return nullptr;
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "models/redis/redis.hpp"
+#include "models/zookeeper/zookeeper.hpp"
 #include "real/clocks.hpp"
 
 namespace fencesim::real {
@@ -329,6 +330,135 @@ void wait_etcd_put(Run& run) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A server that answers ZooKeeper's four-letter `ruok` with `imok`.
+bool zk_ok(int port) {
+  const CommandResult r = run_command({"/usr/bin/python3", "-c",
+                                       fmt::format("import socket;s=socket.create_connection(('127.0.0.1',{}),2);"
+                                                   "s.sendall(b'ruok');print(s.recv(8).decode())",
+                                                   port)},
+                                      5000ms);
+  return r.status == 0 && r.out.find("imok") != std::string::npos;
+}
+
+/// The lease observer: zk_lock.py --observe says when a lock node goes (a
+/// lease's end: a release, or its session's expiry).
+void start_zk_observer(Run& run, const std::string& hosts) {
+  ChildOptions opt;
+  opt.pipes = true;
+  opt.err = run.dir.path() / "zk-observer.log";
+  run.zk_observer = std::make_unique<LineChild>(
+      std::vector<std::string>{"/usr/bin/python3", run.helper, "--hosts", hosts, "--path",
+                               zookeeper::lock_path(run.s.lock.key), "--observe"},
+      opt, [&run](const std::string& line) {
+        std::istringstream in(line);
+        std::string word, path;
+        in >> word >> path;
+        if (word != "deleted") return false;
+        const Time at = run.tb.now();
+        std::lock_guard<std::mutex> g(run.hmu);
+        if (!run.in_run(at) || run.live.count(path) == 0) return true;  // a waiter's node: never held
+        if (run.released.count(path)) {
+          run.h.lease_end(at, path, "released: its lock node was deleted", LeaseEndCause::kReleased);
+        } else {
+          run.h.lease_end(at, path, "session expired: its ephemeral node was deleted", LeaseEndCause::kExpired);
+        }
+        run.live.erase(path);
+        return true;
+      });
+  auto ready = run.zk_observer->next(run.stop);
+  if (!ready || *ready != "ready") {
+    throw std::runtime_error("fencesim-real: the ZooKeeper observer did not start:\n" + tail_of(opt.err));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+/// One attempt at the ensemble on fresh ports; false when a server exited
+/// or did not answer within 30 s. The ports were free when chosen, but
+/// a JVM's outgoing quorum connection may take one as its ephemeral source
+/// port before the server it was meant for binds it: then that server
+/// exits, and the whole ensemble starts again on other ports.
+bool try_start_zookeeper(Run& run, const std::string& server) {
+  const Scenario& s = run.s;
+  const ZooKeeperSpec& z = s.lock.zookeeper;
+  const int n = z.nodes;
+  // tickTime scaled to real time, whole milliseconds; the session bounds
+  // are given as the model resolves them, scaled.
+  const auto tick = std::max<std::int64_t>(run.tb.ms(z.tick_time).count(), 2);
+  std::vector<int> peer(n), election(n);
+  std::string servers;
+  for (int i = 0; i < n; ++i) {
+    RedisProc p;
+    p.name = "zk-" + std::to_string(i);
+    p.port = free_port();
+    peer[i] = free_port();
+    election[i] = free_port();
+    servers += fmt::format("server.{}=127.0.0.1:{}:{}\n", i + 1, peer[i], election[i]);
+    run.zk.push_back(std::move(p));
+  }
+  std::string hosts;
+  for (int i = 0; i < n; ++i) {
+    RedisProc& p = run.zk[i];
+    p.dir = run.dir.path() / p.name;
+    fs::create_directories(p.dir / "data");
+    std::ofstream(p.dir / "data" / "myid") << (i + 1) << "\n";
+    const fs::path cfg = p.dir / "zoo.cfg";
+    std::ofstream(cfg) << fmt::format(
+        "tickTime={}\ninitLimit=10\nsyncLimit={}\ndataDir={}\nclientPort={}\nclientPortAddress=127.0.0.1\n"
+        "minSessionTimeout={}\nmaxSessionTimeout={}\nadmin.enableServer=false\n"
+        "4lw.commands.whitelist=ruok,srvr\nznode.container.checkIntervalMs={}\n{}",
+        tick, z.sync_limit, (p.dir / "data").string(), p.port, run.tb.ms(zookeeper::min_session_timeout(z)).count(),
+        run.tb.ms(zookeeper::max_session_timeout(z)).count(),
+        std::max<std::int64_t>(run.tb.ms(z.container_check_interval).count(), 1), n > 1 ? servers : "");
+    p.argv = {server, "start-foreground", cfg.string()};
+    p.env = {"ZOO_LOG_DIR=" + p.dir.string(), "JVMFLAGS=-Xmx256m"};
+    ChildOptions opt;
+    opt.out = p.dir / "stdout.log";
+    opt.err = p.dir / "stderr.log";
+    opt.env = p.env;
+    p.child = std::make_unique<Child>(p.argv, opt);
+    hosts += fmt::format("{}127.0.0.1:{}", hosts.empty() ? "" : ",", p.port);
+  }
+  const auto until = Clock::now() + 30s;
+  for (RedisProc& p : run.zk) {
+    while (!zk_ok(p.port)) {
+      if (Clock::now() > until || !p.child->running()) {
+        run.say(p.name + " did not start; starting the ensemble again on other ports. Its log:\n" +
+                tail_of(p.dir / "stdout.log", 5));
+        return false;
+      }
+      if (g_interrupted) throw std::runtime_error("interrupted");
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+  start_zk_observer(run, hosts);
+  return true;
+}
+
+}  // namespace
+
+void start_zookeeper(Run& run, std::vector<std::string>& versions) {
+  const std::string server = "/usr/share/zookeeper/bin/zkServer.sh";
+  if (::access(server.c_str(), X_OK) != 0) {
+    throw MissingProgram("fencesim-real: " + server + " is missing; install the Debian package zookeeper");
+  }
+  versions.push_back("ZooKeeper 3.8 (Debian 12's zookeeper), kazoo (python3-kazoo)");
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    if (try_start_zookeeper(run, server)) return;
+    for (RedisProc& p : run.zk) p.child.reset();  // stopped
+    const fs::path failed = run.dir.path() / ("zookeeper-attempt-" + std::to_string(attempt));
+    fs::create_directories(failed);
+    for (const RedisProc& p : run.zk) fs::rename(p.dir, failed / p.name);
+    run.zk.clear();
+  }
+  throw std::runtime_error("fencesim-real: the ZooKeeper ensemble did not start in 3 attempts (their logs: " +
+                           run.dir.path().string() + "/zookeeper-attempt-*, kept with --keep-dir)");
+}
 
 namespace {
 

@@ -16,6 +16,11 @@ namespace fencesim::real {
 
 void start_redis(Run& run, std::vector<std::string>& versions);
 void start_etcd(Run& run, std::vector<std::string>& versions);
+/// A ZooKeeper ensemble zk-0 … of lock.nodes servers (Debian 12's
+/// zookeeper 3.8: zkServer.sh start-foreground, one zoo.cfg each, tickTime
+/// scaled), and the lease observer (real/zk-lock/zk_lock.py --observe);
+/// returns once a client can connect. Versions into `versions`.
+void start_zookeeper(Run& run, std::vector<std::string>& versions);
 /// A PostgreSQL server of its own in `dir` (initdb, then postgres on a
 /// free port; as the `postgres` user when the runner is root), up and
 /// accepting connections. Stopped (SIGQUIT: an immediate shutdown) when the

@@ -163,6 +163,32 @@ TEST(RealStack, SlowRenewal) { compare_both_ways("slow-renewal", 0.25); }
 // overlap is 0.4-1 s of real time at any scale.
 TEST(RealStack, EtcdHolderIsolated) { compare_both_ways("etcd-holder-isolated", 0.5); }
 
+// ZooKeeper (Debian 12's 3.8, a 3-server ensemble) with kazoo's real Lock
+// (real/zk-lock/zk_lock.py), at scale 0.5: tickTime 1-2 s becomes 0.5-1 s,
+// sessions of 3-6 s become 1.5-3 s. The real clients are kazoo's, so the
+// Curator scenarios run with "library": "kazoo" on both sides (the model's
+// kazoo client). The first run found that kazoo's release blocks while
+// disconnected (client.retry), which the model then learned.
+Scenario with_kazoo(const std::string& name) {
+  Scenario s = load_shipped(name);
+  for (ClientSpec& c : s.clients) c.library = ClientLibrary::kKazoo;
+  return s;
+}
+TEST(RealStack, ZooKeeperKazooPartitionLostOnReconnect) {
+  compare_both_ways("zookeeper-kazoo-partition-lost-on-reconnect", 0.5);
+}
+TEST(RealStack, ZooKeeperKazooGcPauseFenced) {
+  compare_both_ways(with_kazoo("zookeeper-curator-gc-pause-fenced"), "zookeeper-curator-gc-pause-fenced (kazoo)", 0.5);
+}
+TEST(RealStack, ZooKeeperKazooGcPauseUnfenced) {
+  compare_both_ways(with_kazoo("zookeeper-curator-gc-pause-unfenced"), "zookeeper-curator-gc-pause-unfenced (kazoo)",
+                    0.5);
+}
+// A leader crash (zk-leader found by the four-letter srvr) and its restart.
+TEST(RealStack, ZooKeeperKazooLeaderCrashLockHeld) {
+  compare_both_ways(with_kazoo("zookeeper-leader-crash-lock-held"), "zookeeper-leader-crash-lock-held (kazoo)", 0.5);
+}
+
 // Clock faults (real/clocks.hpp): a Redis primary's wall clock stepped
 // through fencesim-clock.so; a client's clocks are the runner's own. The
 // clock-drift margin is A's 10.2 s write against the 10 s expiry: 0.23 s of
@@ -296,6 +322,17 @@ TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
   EXPECT_NE(why.find("Sentinel's links are not on a proxy"), std::string::npos) << why;
   RealOptions opt;
   EXPECT_THROW(run_real(*lr.scenario, opt), NotSupported);
+}
+
+// ZooKeeper's real clients are kazoo's: a Curator client is refused with
+// what to change; Hazelcast has no real stack here.
+TEST(RealStack, CuratorClientsAndHazelcastAreRefusedWithTheirReasons) {
+  const Scenario curator = load_shipped("zookeeper-curator-gc-pause-fenced");
+  EXPECT_NE(unsupported_reason(curator).find("set \"library\": \"kazoo\""), std::string::npos)
+      << unsupported_reason(curator);
+  EXPECT_EQ(unsupported_reason(with_kazoo("zookeeper-curator-gc-pause-fenced")), "");
+  const Scenario hz = load_shipped("hazelcast-leader-crash-lock-held");
+  EXPECT_NE(unsupported_reason(hz).find("only redis, etcd and zookeeper"), std::string::npos) << unsupported_reason(hz);
 }
 
 // Link faults are applied where the runner has a proxy on the link and
