@@ -400,8 +400,11 @@ class ZkLockClient final : public client::LockClientBase {
       ex.watch = true;
       auto e = call(p, ex);
       if (!e || !e->stat) continue;  // gone already: look again
+      // A watch event that a short partition held up reaches a real client
+      // when TCP retransmits it; the model's messages are datagrams, so a
+      // waiter that heard nothing for readTimeout looks again.
       for (;;) {
-        auto w = wakes_.receive(p, std::chrono::hours(24));
+        auto w = wakes_.receive(p, read_timeout());
         if (!w || w->path.empty() || w->path == predecessor) break;
       }
     }
