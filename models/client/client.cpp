@@ -117,7 +117,15 @@ void LockClientBase::on_crash() {
   }
 }
 
-std::string LockClientBase::fresh_value() { return fmt::format("{:016x}", rng_.next()); }
+std::string LockClientBase::fresh_value() {
+  // "{:016x}" by hand: ZooKeeper's clients draw two per lock node (its
+  // uuid), and fmt's formatting was ~2 % of a ZooKeeper run.
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::uint64_t v = rng_.next();
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = kHex[v & 0xF];
+  return out;
+}
 
 // ============================================================= ClientNode ==
 

@@ -357,10 +357,16 @@ class ZkLockClient final : public client::LockClientBase {
 
   std::string fresh_prefix() {
     if (curator_) {
-      // "_c_" + UUID.randomUUID() + "-" + "lock-", a new uuid per create.
+      // "_c_" + UUID.randomUUID() + "-" + "lock-", a new uuid per create
+      // (8-4-4-4-12 hex digits; appended, not formatted: it is on every
+      // acquire).
       const std::string h = uuid_hex();
-      return fmt::format("{}/_c_{}-{}-{}-{}-{}-lock-", path_, h.substr(0, 8), h.substr(8, 4), h.substr(12, 4),
-                         h.substr(16, 4), h.substr(20, 12));
+      std::string p;
+      p.reserve(path_.size() + 4 + 36 + 6);
+      p.append(path_).append("/_c_");
+      p.append(h, 0, 8).append(1, '-').append(h, 8, 4).append(1, '-').append(h, 12, 4).append(1, '-');
+      p.append(h, 16, 4).append(1, '-').append(h, 20, 12).append("-lock-");
+      return p;
     }
     return path_ + "/" + kazoo_uuid_ + "__lock__";
   }
