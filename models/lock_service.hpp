@@ -283,6 +283,15 @@ class ServiceDescriptor {
   /// The service's rules on a scenario's locks (lock.key then lock.keys,
   /// `all`, each non-empty and distinct), when there are more than one.
   virtual std::optional<ScenarioProblem> validate_locks(const Scenario& s, const std::vector<std::string>& all) const;
+  /// How often a built-in client confirms its lease when the service, not
+  /// clients[].renew_interval, decides it (ZooKeeper's pings, Hazelcast's
+  /// session heartbeats): the interval and how notes name it ("the session
+  /// heartbeat interval 5s"); nullopt: renew_interval is what it uses.
+  virtual std::optional<std::pair<Duration, std::string>> own_renewal(const Scenario& s, const ClientSpec& c) const {
+    (void)s;
+    (void)c;
+    return std::nullopt;
+  }
   /// Notes on settings that cannot do what they seem to (Scenario::notes).
   virtual void notes(const Scenario& s, std::vector<std::string>& out) const {
     (void)s;

@@ -328,7 +328,8 @@ void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
 /// Client settings that cannot do what they seem to: one note per finding,
 /// naming every client it applies to (`count` copies make one note).
 void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
-  const bool lock = service_descriptor(s.lock.service).takes_lock();
+  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  const bool lock = d.takes_lock();
   std::vector<std::pair<std::string, std::vector<std::string>>> found;  // finding -> clients, first-seen order
   auto add = [&](const std::string& finding, const std::string& client) {
     auto it = std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == finding; });
@@ -338,7 +339,8 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
   for (const ClientSpec& c : s.clients) {
     const Duration ttl_d = client_ttl(s.lock, c);
     const std::string ttl = fmt_d(ttl_d);
-    if (lock && c.renew && !c.policy && c.renew_interval >= ttl_d) {
+    const auto own = d.own_renewal(s, c);  // the service's own pings or heartbeats
+    if (lock && c.renew && !c.policy && !own && c.renew_interval >= ttl_d) {
       add("renew_interval " + fmt_d(c.renew_interval) + " is not shorter than the lease TTL " + ttl +
               ": the lease can expire before each renewal is sent",
           c.name);
@@ -353,9 +355,11 @@ void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
               ttl + ": the check fails before every write, so no write goes out",
           c.name);
     }
-    if (lock && c.lease_loss_after && c.renew && *c.lease_loss_after <= c.renew_interval) {
-      add("lease_loss_after " + fmt_d(*c.lease_loss_after) + " is not longer than renew_interval " +
-              fmt_d(c.renew_interval) + ": the client gives the lease up before its first renewal can succeed",
+    const Duration every = own ? own->first : c.renew_interval;
+    if (lock && c.lease_loss_after && c.renew && *c.lease_loss_after <= every) {
+      add("lease_loss_after " + fmt_d(*c.lease_loss_after) + " is not longer than " +
+              (own ? own->second : "renew_interval " + fmt_d(c.renew_interval)) +
+              ": the client gives the lease up before its first renewal can succeed",
           c.name);
     }
     if (c.workload.work > s.settle) {

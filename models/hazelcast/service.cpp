@@ -127,6 +127,10 @@ class HazelcastDescriptor final : public ServiceDescriptor {
     return self_renewing_client_problem(c, path, "Hazelcast", "use a built-in client (a \"workload\")",
                                         "its session manager heartbeats every session in use");
   }
+  std::optional<std::pair<Duration, std::string>> own_renewal(const Scenario& s, const ClientSpec&) const override {
+    const Duration every = s.lock.hazelcast.session_heartbeat_interval;
+    return std::make_pair(every, "the session heartbeat interval " + fmt_d(every));
+  }
   void notes(const Scenario& s, std::vector<std::string>& out) const override {
     self_renewing_notes(s, "a Hazelcast client heartbeats its CP session on its monotonic clock",
                         "a Hazelcast client heartbeats every lock.session_heartbeat_interval", out);

@@ -209,6 +209,12 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
                                         "\"workload\")",
                                         "its session lives while it pings");
   }
+  /// A ping after a third of the negotiated timeout without sending (half
+  /// the readTimeout, client.cpp).
+  std::optional<std::pair<Duration, std::string>> own_renewal(const Scenario& s, const ClientSpec& c) const override {
+    const Duration every = client_ttl(s.lock, c) / 3;
+    return std::make_pair(every, "the ping interval " + fmt_d(every) + " (a third of the session timeout)");
+  }
   /// What a ZooKeeper client does not use: it pings on its monotonic clock
   /// every third of the negotiated session timeout (client.cpp).
   void notes(const Scenario& s, std::vector<std::string>& out) const override {

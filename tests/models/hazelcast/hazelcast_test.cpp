@@ -294,5 +294,20 @@ TEST(Hazelcast, LockTtlLeftOutIsTheDefaultSessionTtl) {
   EXPECT_EQ(s.lock.hazelcast.session_heartbeat_interval, 5s);
 }
 
+/// The lease_loss_after note names what a Hazelcast client renews by: its
+/// session heartbeats, not renew_interval (which it does not use).
+TEST(Hazelcast, TheLeaseLossNoteNamesTheHeartbeatInterval) {
+  Scenario s = ScenarioBuilder("hz-note").hazelcast(30s).fenced().client("A", counter(1s, 1, 1s)).build();
+  s.clients[0].lease_loss_after = 4s;
+  resolve_scenario(s);
+  bool found = false;
+  for (const std::string& n : s.notes) {
+    EXPECT_EQ(n.find("renew_interval 10s"), std::string::npos) << n;
+    found = found ||
+            n.find("lease_loss_after 4s is not longer than the session heartbeat interval 5s") != std::string::npos;
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace fencesim::testing
