@@ -297,6 +297,30 @@ class HelperLock : public RealLock {
                                " did not start:\n" + tail_of(log_path()));
     }
   }
+  /// Sends `cmd` and waits for the helper's answer and the time it came;
+  /// nothing when the run stops, the client is stopped (a pause or crash
+  /// closed its gate) or its helper was replaced meanwhile (a crash).
+  std::optional<std::pair<std::string, Time>> ask(const std::string& cmd) {
+    const auto h = helper();
+    if (!c_.gate.pass(run_.stop)) return std::nullopt;
+    h->send(cmd);
+    auto line = h->next(run_.stop);
+    const Time at = run_.tb.now();
+    if (!line) return std::nullopt;  // also: the helper was killed (a crash)
+    if (!c_.gate.pass(run_.stop) || h != helper()) return std::nullopt;
+    return std::make_pair(std::move(*line), at);
+  }
+  /// The grant of `l` at `at` by `server`: recorded, live, believed.
+  Lease granted(Lease l, Time at, const std::string& server) {
+    {
+      std::lock_guard<std::mutex> g(run_.hmu);
+      if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, l.value, l.token, server);
+      run_.live.emplace(l.value, Clock::now());
+    }
+    c_.begin_belief(l, at);
+    value_ = l.value;
+    return l;
+  }
   /// Hosts of `servers` in the order client k lists them: server (k mod n)
   /// first, as the model's client does, each through the client's proxy.
   std::vector<int> ports_from_own(const std::vector<RedisProc>& servers) const {
@@ -337,15 +361,11 @@ class EtcdLock final : public HelperLock {
   }
 
   std::optional<Lease> acquire() override {
-    const auto helper = this->helper();
     for (;;) {
-      if (!c_.gate.pass(run_.stop)) return std::nullopt;
-      helper->send("acquire");
-      auto line = helper->next(run_.stop);
-      const Time at = run_.tb.now();
-      if (!line) return std::nullopt;  // also: the helper was killed (a crash)
-      if (!c_.gate.pass(run_.stop) || helper != this->helper()) return std::nullopt;
-      std::istringstream in(*line);
+      const auto answer = ask("acquire");
+      if (!answer) return std::nullopt;
+      const auto& [line, at] = *answer;
+      std::istringstream in(line);
       std::string word, key, lease;
       std::int64_t header = 0, create = 0;
       in >> word;
@@ -357,17 +377,9 @@ class EtcdLock final : public HelperLock {
           case EtcdToken::kHeaderRevision: token = header; break;
           case EtcdToken::kNone: break;
         }
-        Lease l{key + "@" + std::to_string(create), token};
-        {
-          std::lock_guard<std::mutex> g(run_.hmu);
-          if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, l.value, token, "etcd");
-          run_.live.emplace(l.value, Clock::now());
-        }
-        c_.begin_belief(l, at);
-        value_ = l.value;
-        return l;
+        return granted(Lease{key + "@" + std::to_string(create), token}, at, "etcd");
       }
-      run_.say(c_.spec.name + ": " + *line);
+      run_.say(c_.spec.name + ": " + line);
       if (!c_.sleep_for(c_.spec.retry_interval)) return std::nullopt;
     }
   }
@@ -417,30 +429,17 @@ class ZkLock final : public HelperLock {
   }
 
   std::optional<Lease> acquire() override {
-    const auto helper = this->helper();
-    if (!c_.gate.pass(run_.stop)) return std::nullopt;
-    helper->send("acquire");
-    auto line = helper->next(run_.stop);
-    const Time at = run_.tb.now();
-    if (!line) return std::nullopt;  // also: the helper was killed (a crash)
-    if (!c_.gate.pass(run_.stop) || helper != this->helper()) return std::nullopt;
-    std::istringstream in(*line);
+    const auto answer = ask("acquire");
+    if (!answer) return std::nullopt;
+    const auto& [line, at] = *answer;
+    std::istringstream in(line);
     std::string word, path;
     std::int64_t czxid = 0;
     in >> word >> path >> czxid;
-    if (word != "granted") throw std::runtime_error("fencesim-real: " + c_.spec.name + "'s kazoo helper: " + *line);
+    if (word != "granted") throw std::runtime_error("fencesim-real: " + c_.spec.name + "'s kazoo helper: " + line);
     zookeeper::Stat stat;
     stat.czxid = czxid;
-    const std::optional<std::int64_t> token = zookeeper::token_of(run_.s.lock.zookeeper.token, path, stat);
-    Lease l{path, token};
-    {
-      std::lock_guard<std::mutex> g(run_.hmu);
-      if (run_.in_run(at)) run_.h.grant(at, c_.spec.name, l.value, token, "zookeeper");
-      run_.live.emplace(l.value, Clock::now());
-    }
-    c_.begin_belief(l, at);
-    value_ = l.value;
-    return l;
+    return granted(Lease{path, zookeeper::token_of(run_.s.lock.zookeeper.token, path, stat)}, at, "zookeeper");
   }
 
   void release() override {
