@@ -114,6 +114,13 @@ struct RedisSpec {
   /// followed by ":token" (redis_counter_key).
   std::optional<std::string> counter_key;
   RedisPersistence persistence = RedisPersistence::kNone;
+  /// min-replicas-to-write / min-replicas-max-lag (redis.conf; Redis 7.0
+  /// replication.c refreshGoodSlavesCount, server.c processCommand): a
+  /// primary refuses writes with -NOREPLICAS while fewer than this many
+  /// replicas have acknowledged within the lag (whole seconds of its wall
+  /// clock). 0: off (Redis's default), so runs are as before.
+  int min_replicas_to_write = 0;
+  Duration min_replicas_max_lag = 10s;
   /// Present: Redis Cluster mode (lock.cluster); `replicas`, `sentinels`
   /// and `redlock` do not apply then (the loader sets them to 0).
   std::optional<RedisClusterSpec> cluster;

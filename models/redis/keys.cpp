@@ -6,9 +6,18 @@
 namespace fencesim::redis {
 
 const std::vector<std::string>& lock_keys() {
-  static const std::vector<std::string> kKeys = {
-      "replicas", "replication_delay", "sentinels",   "down_after",  "expiry_clock",
-      "token",    "redlock",           "counter_key", "persistence", "cluster"};
+  static const std::vector<std::string> kKeys = {"replicas",
+                                                 "replication_delay",
+                                                 "sentinels",
+                                                 "down_after",
+                                                 "expiry_clock",
+                                                 "token",
+                                                 "redlock",
+                                                 "counter_key",
+                                                 "persistence",
+                                                 "min_replicas_to_write",
+                                                 "min_replicas_max_lag",
+                                                 "cluster"};
   return kKeys;
 }
 
@@ -87,6 +96,10 @@ void read_lock(KeyReader& in, LockSpec& l) {
   if (const auto x = in.word<sim::ClockKind>("expiry_clock")) r.expiry_clock = *x;
   if (auto x = in.text("counter_key", 1024)) r.counter_key = std::move(*x);
   if (const auto x = in.word<RedisPersistence>("persistence")) r.persistence = *x;
+  if (const auto x = in.integer("min_replicas_to_write", IntRange{0, Limits::kMaxServiceNodes})) {
+    r.min_replicas_to_write = static_cast<int>(*x);
+  }
+  if (const auto x = in.duration("min_replicas_max_lag")) r.min_replicas_max_lag = *x;
 }
 
 void write_lock(const LockSpec& l, KeyWriter& out) {
@@ -119,6 +132,9 @@ void write_lock(const LockSpec& l, KeyWriter& out) {
   if (r.expiry_clock != rd.expiry_clock) out.text("expiry_clock", word(r.expiry_clock));
   if (r.counter_key) out.text("counter_key", *r.counter_key);
   if (r.persistence != rd.persistence) out.text("persistence", to_string(r.persistence));
+  if (r.min_replicas_to_write != rd.min_replicas_to_write)
+    out.integer("min_replicas_to_write", r.min_replicas_to_write);
+  if (r.min_replicas_max_lag != rd.min_replicas_max_lag) out.duration("min_replicas_max_lag", r.min_replicas_max_lag);
 }
 
 }  // namespace fencesim::redis

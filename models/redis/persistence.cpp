@@ -92,6 +92,8 @@ void RedisServer::on_crash() {
   connections_.clear();
   key_versions_.clear();
   acked_.clear();
+  ack_seconds_.clear();
+  good_replicas_ = -1;
   last_write_.clear();
   waits_.clear();  // a WAIT's client gets no answer from a crashed server
   asking_ = false;
@@ -124,6 +126,7 @@ void RedisServer::on_restart() {
     }
   }
   start_persistence();
+  start_replication_cron();
   replid_ = svc_.new_replid();  // a fresh run: a new replication ID
   offset_ = 0;
   sent_offset_ = 0;
@@ -157,7 +160,7 @@ void RedisServer::on_restart() {
   if (primary_) {
     // Replicas reconnect to a restarted primary and resync from it.
     for (NodeId r : svc_.pooled() ? svc_.monitored(pool_) : svc_.shard_servers(shard_)) {
-      if (r != node_.id()) replicas_.insert(r);
+      if (r != node_.id()) replica_online(r);
     }
     start();
   } else {

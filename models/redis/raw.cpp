@@ -213,6 +213,14 @@ std::vector<commands::RespValue> RedisServer::run_atomically(NodeId client,
     return std::vector<commands::RespValue>(
         cmds.size(), commands::RespValue::error("READONLY You can't write against a read only replica."));
   }
+  if (!effects.empty() && too_few_good_replicas()) {
+    // min-replicas-to-write: a write is refused (processCommand; a script at
+    // its first write call, scriptVerifyWriteCommandAllow). Deviation: the
+    // model refuses what would change the data set, so a write command
+    // that changes nothing (DEL of a missing key) passes here.
+    return std::vector<commands::RespValue>(
+        cmds.size(), commands::RespValue::error("NOREPLICAS Not enough good replicas to write."));
+  }
   if (effects.empty()) return replies;
   for (const Effect& e : effects) {
     // A key the command found expired and deleted: its value is the one
@@ -287,6 +295,10 @@ void RedisServer::ask_for_acks(std::uint64_t epoch) {
 }
 
 void RedisServer::on_replica_ack(NodeId replica, std::uint64_t offset) {
+  // replconfCommand: REPLCONF ACK sets repl_ack_time to server.unixtime.
+  if (svc_.spec().min_replicas_to_write > 0 && replicas_.count(replica) != 0) {
+    ack_seconds_[replica] = std::chrono::floor<std::chrono::seconds>(node_.wall()).count();
+  }
   std::uint64_t& acked = acked_[replica];
   acked = std::max(acked, offset);
   for (auto it = waits_.begin(); it != waits_.end();) {

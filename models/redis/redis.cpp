@@ -94,6 +94,7 @@ void RedisService::start() {
     }
     s->start();
     s->start_persistence();
+    s->start_replication_cron();
     if (s->cluster() != nullptr) s->cluster()->start();
   }
   for (auto& s : sentinel_objs_) s->start();

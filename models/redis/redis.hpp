@@ -45,6 +45,14 @@
 //    PEXPIREAT: t_string.c setGenericCommand, 7.0), and a node loading it expires keys by those wall-clock
 //    times. A replica rewrites its AOF after a full resync (replication.c
 //    restartAOFAfterSYNC). A restarted node starts a new replication ID.
+//  * min-replicas-to-write / min-replicas-max-lag (lock.min_replicas_*;
+//    Redis 7.0.15 replication.c replicationSendAck, replconfCommand,
+//    refreshGoodSlavesCount, checkGoodReplicasStatus; server.c
+//    processCommand; script.c scriptVerifyWriteCommandAllow): replicas ACK
+//    once a second, the primary stamps each ACK with its wall clock's whole
+//    second and counts good replicas once a second (lag <= max lag); below
+//    the minimum it answers writes -NOREPLICAS. Replicas never check;
+//    expiry is never refused.
 //  * Sentinel (sentinel.c): PING every second; subjectively down after
 //    `down_after` with no valid reply; objectively down when a majority of all
 //    sentinels agree (is-master-down-by-addr); leader election by epoch, one
@@ -163,6 +171,14 @@ class RedisServer final : public sim::NodeBehaviour {
   /// Starts the primary's periodic work (active expiry, replication
   /// heartbeat). Called at time 0 and on promotion.
   void start();
+  /// With lock.min_replicas_to_write: the once-a-second part of
+  /// replicationCron (Redis 7.0 replication.c) that it needs — a replica
+  /// sends REPLCONF ACK <offset> to its primary (replicationSendAck), a
+  /// primary counts its good replicas (refreshGoodSlavesCount). Started at
+  /// time 0 and on each restart (a crash drops the timer). Without the
+  /// setting nothing is sent: WAIT asks with GETACK itself, and runs stay
+  /// as they were.
+  void start_replication_cron();
 
   bool is_primary() const { return primary_; }
   NodeId following() const { return following_; }
@@ -297,6 +313,22 @@ class RedisServer final : public sim::NodeBehaviour {
     std::uint64_t id = 0;
   };
   std::vector<PendingWait> waits_;
+  /// min-replicas-to-write: each online replica's last REPLCONF ACK, in
+  /// whole seconds of this primary's wall clock (repl_ack_time, set from
+  /// server.unixtime), and the good replicas counted by the last cron
+  /// (repl_good_slaves_count); -1 before the first count as a primary.
+  std::map<NodeId, std::int64_t> ack_seconds_;
+  int good_replicas_ = -1;
+  /// A replica is online at its primary (putSlaveOnline: repl_ack_time is
+  /// now); the caller counts the good replicas again.
+  void replica_online(NodeId r);
+  void replication_cron();
+  /// refreshGoodSlavesCount: replicas whose last ACK is at most
+  /// min_replicas_max_lag old, in whole seconds.
+  void refresh_good_replicas();
+  /// server.c processCommand / script.c scriptVerifyWriteCommandAllow
+  /// (checkGoodReplicasStatus): a write is refused with -NOREPLICAS.
+  bool too_few_good_replicas() const;
   std::uint64_t next_wait_ = 0;
   bool asking_ = false;        ///< the GETACK loop runs
   std::set<NodeId> replicas_;  ///< primary: connected replicas

@@ -5,7 +5,11 @@
 // server.cpp; what is modelled, with sources: redis.hpp.
 #include "models/redis/redis.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "models/redis/commands/wire.hpp"
 
 namespace fencesim::redis {
 
@@ -23,6 +27,61 @@ void RedisServer::heartbeat_tick(std::uint64_t epoch) {
     heartbeat();
     heartbeat_tick(epoch);
   });
+}
+
+void RedisServer::start_replication_cron() {
+  if (svc_.spec().min_replicas_to_write == 0) return;
+  node_.every(1s, [this] { replication_cron(); });
+}
+
+void RedisServer::replication_cron() {
+  if (primary_) {
+    refresh_good_replicas();
+  } else if (following_ != sim::kNoNode && synced_) {
+    // replicationSendAck: REPLCONF ACK <offset>, once a second.
+    auto ack = sim::make_payload<ReplAck>();
+    ack->offset = offset_;
+    node_.send(following_, ack);
+  }
+}
+
+namespace {
+std::int64_t whole_seconds(Time t) { return std::chrono::floor<std::chrono::seconds>(t).count(); }
+}  // namespace
+
+void RedisServer::replica_online(NodeId r) {
+  replicas_.insert(r);
+  if (svc_.spec().min_replicas_to_write == 0) return;
+  ack_seconds_[r] = whole_seconds(node_.wall());
+}
+
+void RedisServer::refresh_good_replicas() {
+  const std::int64_t now = whole_seconds(node_.wall());
+  const std::int64_t max_lag =
+      std::chrono::duration_cast<std::chrono::seconds>(svc_.spec().min_replicas_max_lag).count();
+  int good = 0;
+  for (NodeId r : replicas_) {
+    // `lag <= server.repl_min_slaves_max_lag`, lag = unixtime - repl_ack_time.
+    if (auto it = ack_seconds_.find(r); it != ack_seconds_.end() && now - it->second <= max_lag) ++good;
+  }
+  const int min = svc_.spec().min_replicas_to_write;
+  const bool was_short = good_replicas_ >= 0 && good_replicas_ < min;  // -1: not counted since it became primary
+  if ((good < min) != was_short && primary_) {
+    svc_.history().note(svc_.sim().now(), node_.name(), good < min ? "noreplicas" : "replicas-ok",
+                        good < min ? fmt::format("refuses writes (-NOREPLICAS): {} of its replicas acknowledged "
+                                                 "within min-replicas-max-lag {}, min-replicas-to-write is {}",
+                                                 good, sim::format_duration(svc_.spec().min_replicas_max_lag), min)
+                                   : fmt::format("accepts writes again: {} of its replicas acknowledged within {}",
+                                                 good, sim::format_duration(svc_.spec().min_replicas_max_lag)));
+  }
+  good_replicas_ = good;
+}
+
+bool RedisServer::too_few_good_replicas() const {
+  // checkGoodReplicasStatus: never on a replica; a max lag of 0 turns the
+  // feature off, as min-replicas-to-write 0 does.
+  const int min = svc_.spec().min_replicas_to_write;
+  return min > 0 && svc_.spec().min_replicas_max_lag > Duration::zero() && primary_ && good_replicas_ < min;
 }
 
 void RedisServer::write(std::vector<Effect> effects) {
@@ -111,7 +170,8 @@ void RedisServer::replication_message(const sim::Message& m) {
 /// a full snapshot of the data set (FULLRESYNC).
 void RedisServer::sync_command(const sim::Message& m) {
   if (!primary_) return;
-  replicas_.insert(m.from);
+  replica_online(m.from);
+  if (svc_.spec().min_replicas_to_write > 0) refresh_good_replicas();
   auto fs = sim::make_payload<FullSync>();
   fs->replid = replid_;
   fs->offset = offset_;
@@ -164,6 +224,8 @@ void RedisServer::promote() {
   primary_ = true;
   following_ = sim::kNoNode;
   replicas_.clear();
+  ack_seconds_.clear();
+  good_replicas_ = -1;
   replid_ = svc_.new_replid();  // shiftReplicationId on REPLICAOF NO ONE
   sent_offset_ = offset_;
   svc_.on_promoted(*this);

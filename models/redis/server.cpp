@@ -89,6 +89,8 @@ void RedisServer::enable_cluster(int shard) {
 void RedisServer::start() {
   ++role_epoch_;
   if (!primary_) return;
+  for (NodeId r : replicas_) replica_online(r);  // connected now: acknowledged now
+  refresh_good_replicas();
   // Active expiry and the replication heartbeat run as node timers: a pause
   // of the primary stalls them exactly as a stalled event loop would.
   expiry_tick(role_epoch_);
@@ -269,6 +271,23 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
     r->error = "READONLY You can't write against a read only replica.";
     node_.reply(m, r);
     return;
+  }
+  if (is_write && too_few_good_replicas()) {
+    // The acquire (SET NX, or the script whose first write is SET), a
+    // renewal or release script that would write, DEL, INCR, SET: refused
+    // before any write (processCommand; in a script, its first write call).
+    // A renewal or release script whose key holds another value writes
+    // nothing and answers 0 (command_renew, command_release).
+    const bool script_without_write = (c.op == Op::kRenew || c.op == Op::kRelease) && [&] {
+      auto it = data_.find(c.key);
+      return it == data_.end() || it->second.value != c.value;
+    }();
+    if (!script_without_write) {
+      auto r = sim::make_payload<Reply>();
+      r->error = "NOREPLICAS Not enough good replicas to write.";
+      node_.reply(m, r);
+      return;
+    }
   }
   if (primary_) expire_if_needed(c.key);
   switch (c.op) {

@@ -82,6 +82,33 @@ Problem validate_redlock(const RedisSpec& r) {
   return std::nullopt;
 }
 
+/// lock.min_replicas_to_write and lock.min_replicas_max_lag.
+Problem validate_min_replicas(const RedisSpec& r) {
+  const Duration lag = r.min_replicas_max_lag;
+  FENCESIM_CHECK(non_negative("lock.min_replicas_max_lag", lag));
+  if (lag % std::chrono::seconds(1) != Duration::zero()) {
+    return problem("lock.min_replicas_max_lag",
+                   "must be a whole number of seconds (min-replicas-max-lag is an integer of seconds, compared with "
+                   "the primary's clock in whole seconds), got " +
+                       fmt_d(lag),
+                   "e.g. \"10s\"");
+  }
+  if (r.min_replicas_to_write == 0) return std::nullopt;
+  if (r.cluster || r.redlock > 0) {
+    return problem("lock.min_replicas_to_write",
+                   std::string("is modelled for one primary with replicas (and Sentinel), not with ") +
+                       (r.cluster ? "lock.cluster" : "lock.redlock"),
+                   "remove lock.min_replicas_to_write");
+  }
+  if (r.min_replicas_to_write > r.replicas) {
+    return problem("lock.min_replicas_to_write",
+                   "is " + std::to_string(r.min_replicas_to_write) + " but lock.replicas is " +
+                       std::to_string(r.replicas) + ": the primary would refuse every write",
+                   "at most lock.replicas");
+  }
+  return std::nullopt;
+}
+
 Problem validate_redis(const Scenario& s) {
   const RedisSpec& r = s.lock.redis;
   FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
@@ -105,6 +132,7 @@ Problem validate_redis(const Scenario& s) {
   }
   FENCESIM_CHECK(non_negative("lock.replication_delay", r.replication_delay));
   FENCESIM_CHECK(positive("lock.down_after", r.down_after));
+  FENCESIM_CHECK(validate_min_replicas(r));
   if (s.lock.ttl != s.lock.requested_ttl) {
     return problem("lock.ttl", "lock.ttl (" + fmt_d(s.lock.ttl) + ") differs from lock.requested_ttl (" +
                                    fmt_d(s.lock.requested_ttl) +
@@ -332,6 +360,10 @@ class RedisDescriptor final : public ServiceDescriptor {
     // Written only when set, so reports of files without them stay as they were.
     if (r.counter_key) out.text("counter_key", *r.counter_key);
     if (r.persistence != RedisPersistence::kNone) out.text("persistence", word(r.persistence));
+    if (r.min_replicas_to_write > 0) {
+      out.integer("min_replicas_to_write", r.min_replicas_to_write);
+      out.duration("min_replicas_max_lag", r.min_replicas_max_lag);
+    }
     if (r.cluster) {
       out.object("cluster", [&](KeyWriter& c) {
         c.integer("shards", r.cluster->shards);
@@ -362,6 +394,10 @@ class RedisDescriptor final : public ServiceDescriptor {
                       word(rs.expiry_clock), token);
     }
     if (rs.persistence != RedisPersistence::kNone) o += fmt::format(", persistence {}", word(rs.persistence));
+    if (rs.min_replicas_to_write > 0) {
+      o += fmt::format(", min-replicas-to-write {} (max lag {})", rs.min_replicas_to_write,
+                       sim::format_duration(rs.min_replicas_max_lag));
+    }
     return o + ServiceDescriptor::report_design(s);
   }
   std::string summary_design(const Scenario& s) const override {
