@@ -46,9 +46,11 @@ enum class RetryBackoff { kJitter, kFixed };
 enum class LeaseLossPolicy { kContinue, kAbort };
 /// clients[].library (docs/FORMAT.md "Client libraries"): which client
 /// library a client models. etcd: kGo (clientv3, its default), kJetcd;
-/// ZooKeeper: kCurator (its default), kKazoo. A service lists the ones it
+/// ZooKeeper: kCurator (its default), kKazoo; Redis (one primary): kGeneric
+/// (the redis.io pattern, its default), kRedisson (RLock), kRedissonFenced
+/// (RFencedLock; models/client/redisson_client.cpp). A service lists the ones it
 /// takes, its default first (ServiceDescriptor::client_libraries).
-enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo };
+enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo, kGeneric, kRedisson, kRedissonFenced };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };

@@ -102,10 +102,13 @@ struct Words<LeaseLossPolicy> {
 };
 template <>
 struct Words<ClientLibrary> {
-  static constexpr std::array<Word<ClientLibrary>, 4> kTable = {{{ClientLibrary::kGo, "go"},
+  static constexpr std::array<Word<ClientLibrary>, 7> kTable = {{{ClientLibrary::kGo, "go"},
                                                                  {ClientLibrary::kJetcd, "jetcd"},
                                                                  {ClientLibrary::kCurator, "curator"},
-                                                                 {ClientLibrary::kKazoo, "kazoo"}}};
+                                                                 {ClientLibrary::kKazoo, "kazoo"},
+                                                                 {ClientLibrary::kGeneric, "generic"},
+                                                                 {ClientLibrary::kRedisson, "redisson"},
+                                                                 {ClientLibrary::kRedissonFenced, "redisson-fenced"}}};
 };
 template <>
 struct Words<ZkToken> {

@@ -23,6 +23,12 @@ std::string redis_unsupported(const Scenario& s) {
   if (s.lock.redis.cluster) {
     return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
   }
+  for (const ClientSpec& c : s.clients) {
+    if (library_of(s, c) != ClientLibrary::kGeneric && !c.program) {
+      return "client " + c.name + "'s library is " + quote_text(word(library_of(s, c))) +
+             ": Redisson is a Java library, not available here; fencesim-real runs the generic Redis client";
+    }
+  }
   if (s.lock.redis.expiry_clock == sim::ClockKind::kMonotonic) {
     return "lock.expiry_clock \"monotonic\": redis-server 7.0 has no such setting; it stores a key's expiry as an "
            "absolute wall-clock time and compares it with its wall clock (db.c keyIsExpired, mstime() = "

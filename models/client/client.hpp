@@ -158,6 +158,13 @@ class LockClientBase : public LockClient {
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels);
 
+/// Redisson's RLock (`fenced` false) or RFencedLock on one primary with
+/// Sentinel (clients[].library "redisson", "redisson-fenced";
+/// models/client/redisson_client.cpp).
+std::unique_ptr<LockClient> make_redisson_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                 const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                                 std::vector<sim::NodeId> sentinels, bool fenced);
+
 /// The Redlock client over pools with replicas and Sentinel
 /// (lock.redlock with lock.replicas and lock.sentinels): `pools` are each
 /// pool's servers, its initial primary first; `pool_sentinels` each pool's

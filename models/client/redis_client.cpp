@@ -27,6 +27,7 @@
 #include <algorithm>
 
 #include "models/client/client.hpp"
+#include "models/client/redis_primary_client.hpp"
 #include "models/redis/cluster.hpp"
 #include "models/redis/protocol.hpp"
 
@@ -36,15 +37,6 @@ using redis::Command;
 using redis::Op;
 using redis::Reply;
 using namespace std::chrono_literals;
-
-namespace {
-
-enum class CallStatus { kReply, kTimeout, kSwitched };
-
-struct CallResult {
-  CallStatus status = CallStatus::kTimeout;
-  Reply reply;
-};
 
 std::shared_ptr<Command> make_command(Op op, const LockSpec& lock, const std::string& value, bool with_token) {
   auto c = sim::make_payload<Command>();
@@ -57,27 +49,90 @@ std::shared_ptr<Command> make_command(Op op, const LockSpec& lock, const std::st
   return c;
 }
 
+// ------------------------------------------------- the current primary --
+
+RedisPrimaryClient::RedisPrimaryClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
+                                       std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels)
+    : LockClientBase(node, h, spec, lock),
+      servers_(std::move(servers)),
+      sentinels_(std::move(sentinels)),
+      primary_(servers_.front()) {}
+
+void RedisPrimaryClient::init(sim::Process& p) {
+  primary_ = servers_.front();
+  ask_sentinels(p);
+}
+
+void RedisPrimaryClient::on_message(const sim::Message& m) {
+  if (const auto* sw = m.as<redis::SwitchPrimary>()) {
+    if (sw->epoch < primary_epoch_) return;
+    primary_epoch_ = sw->epoch;
+    if (sw->primary == primary_) return;
+    primary_ = sw->primary;
+    // Retry what was pending on the new primary.
+    const std::set<std::uint64_t> pending = inflight_;
+    for (std::uint64_t c : pending) node_.abandon_call(c);
+  }
+}
+
+void RedisPrimaryClient::on_crash() {
+  LockClientBase::on_crash();
+  inflight_.clear();
+  primary_ = servers_.front();
+  primary_epoch_ = 0;
+}
+
+CallResult RedisPrimaryClient::call(sim::Process& p, std::shared_ptr<Command> cmd) {
+  const sim::Time deadline = node_.monotonic() + spec_.command_timeout;
+  const std::uint64_t id = p.send_request(primary_, cmd);
+  inflight_.insert(id);
+  auto reply = p.await_reply(id, deadline);
+  inflight_.erase(id);
+  CallResult out;
+  if (reply) {
+    if (const auto* r = reply->as<Reply>()) {
+      out.status = CallStatus::kReply;
+      out.reply = *r;
+      if (r->error.rfind("READONLY", 0) == 0) ask_sentinels(p);
+      return out;
+    }
+  }
+  if (node_.monotonic() < deadline) {
+    out.status = CallStatus::kSwitched;
+    return out;
+  }
+  out.status = CallStatus::kTimeout;
+  ask_sentinels(p);
+  return out;
+}
+
+void RedisPrimaryClient::ask_sentinels(sim::Process& p) {
+  for (sim::NodeId s : sentinels_) {
+    auto r = p.call(s, sim::make_payload<redis::GetPrimary>(), spec_.command_timeout);
+    if (!r) continue;
+    if (const auto* pi = r->as<redis::PrimaryIs>()) {
+      if (pi->epoch >= primary_epoch_) {
+        primary_epoch_ = pi->epoch;
+        primary_ = pi->primary;
+      }
+      return;
+    }
+  }
+}
+
+namespace {
+
 // --------------------------------------------------------- single primary --
 
-class RedisLockClient final : public LockClientBase {
+class RedisLockClient final : public RedisPrimaryClient {
  public:
-  RedisLockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
-                  std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels)
-      : LockClientBase(node, h, spec, lock),
-        servers_(std::move(servers)),
-        sentinels_(std::move(sentinels)),
-        primary_(servers_.front()) {}
-
-  void init(sim::Process& p) override {
-    primary_ = servers_.front();
-    ask_sentinels(p);
-  }
+  using RedisPrimaryClient::RedisPrimaryClient;
 
   Lease acquire(sim::Process& p) override {
     const bool with_token = lock_.redis.token == RedisToken::kIncr;
     for (;;) {
       const std::string value = fresh_value();
-      const sim::NodeId target = primary_;
+      const sim::NodeId target = primary();
       const sim::Time sent = node_.monotonic();
       CallResult r = call(p, make_command(Op::kAcquire, lock_, value, with_token));
       if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
@@ -108,64 +163,7 @@ class RedisLockClient final : public LockClientBase {
     }
   }
 
-  void on_message(const sim::Message& m) override {
-    if (const auto* sw = m.as<redis::SwitchPrimary>()) {
-      if (sw->epoch < primary_epoch_) return;
-      primary_epoch_ = sw->epoch;
-      if (sw->primary == primary_) return;
-      primary_ = sw->primary;
-      // Retry what was pending on the new primary.
-      const std::set<std::uint64_t> pending = inflight_;
-      for (std::uint64_t c : pending) node_.abandon_call(c);
-    }
-  }
-
-  void on_crash() override {
-    LockClientBase::on_crash();
-    inflight_.clear();
-    primary_ = servers_.front();
-    primary_epoch_ = 0;
-  }
-
  private:
-  CallResult call(sim::Process& p, std::shared_ptr<Command> cmd) {
-    const sim::Time deadline = node_.monotonic() + spec_.command_timeout;
-    const std::uint64_t id = p.send_request(primary_, cmd);
-    inflight_.insert(id);
-    auto reply = p.await_reply(id, deadline);
-    inflight_.erase(id);
-    CallResult out;
-    if (reply) {
-      if (const auto* r = reply->as<Reply>()) {
-        out.status = CallStatus::kReply;
-        out.reply = *r;
-        if (r->error.rfind("READONLY", 0) == 0) ask_sentinels(p);
-        return out;
-      }
-    }
-    if (node_.monotonic() < deadline) {
-      out.status = CallStatus::kSwitched;
-      return out;
-    }
-    out.status = CallStatus::kTimeout;
-    ask_sentinels(p);
-    return out;
-  }
-
-  void ask_sentinels(sim::Process& p) {
-    for (sim::NodeId s : sentinels_) {
-      auto r = p.call(s, sim::make_payload<redis::GetPrimary>(), spec_.command_timeout);
-      if (!r) continue;
-      if (const auto* pi = r->as<redis::PrimaryIs>()) {
-        if (pi->epoch >= primary_epoch_) {
-          primary_epoch_ = pi->epoch;
-          primary_ = pi->primary;
-        }
-        return;
-      }
-    }
-  }
-
   void start_renewal(const Lease& lease) {
     lease_value_ = lease.value;
     const std::uint64_t gen = ++renew_gen_;
@@ -206,11 +204,6 @@ class RedisLockClient final : public LockClientBase {
     }
   }
 
-  std::vector<sim::NodeId> servers_;
-  std::vector<sim::NodeId> sentinels_;
-  sim::NodeId primary_;
-  std::uint64_t primary_epoch_ = 0;
-  std::set<std::uint64_t> inflight_;
   std::string lease_value_;
 };
 

@@ -94,6 +94,7 @@ void RedisServer::on_crash() {
   acked_.clear();
   ack_seconds_.clear();
   good_replicas_ = -1;
+  subscribers_.clear();
   last_write_.clear();
   waits_.clear();  // a WAIT's client gets no answer from a crashed server
   asking_ = false;

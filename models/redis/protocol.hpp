@@ -25,7 +25,31 @@ using sim::Time;
 ///   kRenew    if GET key == value then PEXPIRE key ttl (returns 1 / 0)
 ///   kRelease  if GET key == value then DEL key (returns 1 / 0)
 ///   kGet, kDel, kIncr   the plain commands
-enum class Op { kAcquire, kRenew, kRelease, kGet, kDel, kIncr, kSet };
+///   kRedissonAcquire, kRedissonRenew, kRedissonRelease
+///             Redisson's RLock scripts (models/client/redisson_client.cpp
+///             cites them): the lock is held by `owner` (Redisson's
+///             "<uuid>:<threadId>"); the stored value is "<owner>|<nonce>",
+///             one per grant, so the History tells grants apart. Acquire:
+///             granted when the key is missing or held by `owner` (a
+///             re-entry: PEXPIRE, and with `with_token` RFencedLock's INCR
+///             of the counter again); otherwise nil with the key's PTTL in
+///             `integer`, and the sender is subscribed to the lock's channel
+///             (redisson_lock__channel) until the next release. Renew:
+///             PEXPIRE if `owner` holds it (1 / 0). Release: DEL if `owner`
+///             holds it, publishing to the channel's subscribers (1), else
+///             nil (IllegalMonitorStateException).
+enum class Op {
+  kAcquire,
+  kRenew,
+  kRelease,
+  kGet,
+  kDel,
+  kIncr,
+  kSet,
+  kRedissonAcquire,
+  kRedissonRenew,
+  kRedissonRelease
+};
 
 struct Command final : sim::Payload {
   Op op = Op::kGet;
@@ -34,7 +58,15 @@ struct Command final : sim::Payload {
   Duration ttl{0};
   bool with_token = false;
   std::string counter_key;
+  std::string owner;  ///< the Redisson ops: the lock's owner ("<uuid>:<threadId>")
   std::string describe() const override;
+};
+
+/// PUBLISH redisson_lock__channel:{key} 0 (Redisson's UNLOCK_MESSAGE): the
+/// lock was released; a subscribed waiter tries again.
+struct LockReleased final : sim::Payload {
+  std::string key;
+  std::string describe() const override { return "PUBLISH redisson_lock__channel:{" + key + "} 0"; }
 };
 
 /// A server's answer. `error` is set for READONLY (a write sent to a

@@ -216,6 +216,7 @@ class RedisServer final : public sim::NodeBehaviour {
 
  private:
   void handle_command(const sim::Message& m, const Command& c);
+  bool refused_for_replicas(const sim::Message& m, const Command& c);
   /// A program's command (commands/wire.hpp, raw.cpp).
   void handle_raw(const sim::Message& m, const RawCommand& c);
   /// MULTI, EXEC, DISCARD, WATCH, UNWATCH of one connection (raw.cpp).
@@ -241,6 +242,13 @@ class RedisServer final : public sim::NodeBehaviour {
   void command_acquire(const sim::Message& m, const Command& c);
   void command_renew(const sim::Message& m, const Command& c);
   void command_release(const sim::Message& m, const Command& c);
+  /// Redisson's RLock / RFencedLock scripts (protocol.hpp Op::kRedisson*).
+  static bool owned_by(const Entry& e, const std::string& owner);
+  void redisson_acquire(const sim::Message& m, const Command& c);
+  void redisson_renew(const sim::Message& m, const Command& c);
+  void redisson_release(const sim::Message& m, const Command& c);
+  /// PUBLISH of Redisson's unlock message to the lock channel's subscribers.
+  void publish_release(const std::string& key);
   /// Lazy expiry: deletes `key` if expired (primary only) and propagates.
   void expire_if_needed(const std::string& key);
   void write(std::vector<Effect> effects);
@@ -313,6 +321,9 @@ class RedisServer final : public sim::NodeBehaviour {
     std::uint64_t id = 0;
   };
   std::vector<PendingWait> waits_;
+  /// Redisson: who waits on each lock's channel (subscribed by a refused
+  /// acquire, until the next release); lost on a crash.
+  std::map<std::string, std::set<NodeId>> subscribers_;
   /// min-replicas-to-write: each online replica's last REPLCONF ACK, in
   /// whole seconds of this primary's wall clock (repl_ack_time, set from
   /// server.unixtime), and the good replicas counted by the last cron

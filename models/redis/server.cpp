@@ -31,6 +31,11 @@ std::string Command::describe() const {
     case Op::kDel: return "DEL " + key;
     case Op::kIncr: return "INCR " + key;
     case Op::kSet: return "SET " + key + " " + value;
+    case Op::kRedissonAcquire:
+      return fmt::format("EVAL RLock.tryLock {} {} {}{}", key, owner, ttl.count() / 1'000'000,
+                         with_token ? " +INCR" : "");
+    case Op::kRedissonRenew: return fmt::format("EVAL RLock.renew {} {} {}", key, owner, ttl.count() / 1'000'000);
+    case Op::kRedissonRelease: return fmt::format("EVAL RLock.unlock {} {}", key, owner);
   }
   return "?";
 }
@@ -262,6 +267,119 @@ void RedisServer::command_release(const sim::Message& m, const Command& c) {
   svc_.reevaluate();
 }
 
+bool RedisServer::owned_by(const Entry& e, const std::string& owner) {
+  return e.value.size() > owner.size() && e.value[owner.size()] == '|' && e.value.compare(0, owner.size(), owner) == 0;
+}
+
+/// RedissonLock.tryLockInnerAsync (RedissonFencedLock's with `with_token`).
+void RedisServer::redisson_acquire(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it != data_.end() && !owned_by(it->second, c.owner)) {
+    // return redis.call('pttl', KEYS[1]); the waiter subscribes to the channel.
+    auto r = reply_nil();
+    r->integer =
+        it->second.has_expiry
+            ? std::max<std::int64_t>(0, (it->second.expire_at - node_.clock(svc_.expiry_clock())).count() / 1'000'000)
+            : -1;
+    node_.reply(m, r);
+    subscribers_[c.key].insert(m.from);
+    return;
+  }
+  const bool reentry = it != data_.end();
+  std::vector<Effect> effects;
+  if (reentry) {
+    Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+    ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+    effects.push_back(ex);
+  } else {
+    Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
+    set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+    effects.push_back(set);
+  }
+  if (c.with_token) {
+    expire_if_needed(c.counter_key);
+    effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
+  }
+  write(std::move(effects));
+  last_write_[{m.from, 0}] = offset_;
+  std::optional<std::int64_t> token;
+  if (c.with_token) {
+    const auto ct = data_.find(c.counter_key);
+    token = ct != data_.end() ? as_integer(ct->second.value).value_or(0) : 0;
+  }
+  if (!reentry) svc_.on_grant(*this, m.from, c.key, c.value, token);
+  auto r = sim::make_payload<Reply>();
+  r->integer = token;
+  r->text = reentry ? data_.at(c.key).value : c.value;  // the grant the owner holds
+  node_.reply(m, r);
+  svc_.reevaluate();
+}
+
+/// RedissonBaseLock.renewExpirationAsync: PEXPIRE if the owner's field exists.
+void RedisServer::redisson_renew(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || !owned_by(it->second, c.owner)) {
+    node_.reply(m, reply_int(0));
+    return;
+  }
+  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  write({ex});
+  last_write_[{m.from, 0}] = offset_;
+  node_.reply(m, reply_int(1));
+  svc_.reevaluate();
+}
+
+/// RedissonLock.unlockInnerAsync: nil when the owner holds nothing; else
+/// DEL and PUBLISH of the unlock message (the re-entry count is not
+/// modelled: a workload iteration acquires once).
+void RedisServer::redisson_release(const sim::Message& m, const Command& c) {
+  auto it = data_.find(c.key);
+  if (it == data_.end() || !owned_by(it->second, c.owner)) {
+    node_.reply(m, reply_nil());
+    return;
+  }
+  write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});
+  node_.reply(m, reply_int(1));
+  publish_release(c.key);
+  svc_.reevaluate();
+}
+
+void RedisServer::publish_release(const std::string& key) {
+  auto it = subscribers_.find(key);
+  if (it == subscribers_.end()) return;
+  auto msg = sim::make_payload<LockReleased>();
+  msg->key = key;
+  for (NodeId n : it->second) node_.send(n, msg);
+  subscribers_.erase(it);
+}
+
+/// min-replicas-to-write: answers -NOREPLICAS and returns true when the
+/// command would write and too few replicas are good. The acquire (SET NX,
+/// or the script whose first write is SET), a renewal or release script that
+/// would write, DEL, INCR, SET are refused before any write (processCommand;
+/// in a script, its first write call). A script whose key holds another
+/// value writes nothing and answers as usual.
+bool RedisServer::refused_for_replicas(const sim::Message& m, const Command& c) {
+  if (!too_few_good_replicas()) return false;
+  auto it = data_.find(c.key);
+  const bool writes_nothing = [&] {
+    switch (c.op) {
+      case Op::kRenew:
+      case Op::kRelease: return it == data_.end() || it->second.value != c.value;
+      case Op::kRedissonAcquire: return it != data_.end() && !owned_by(it->second, c.owner);
+      case Op::kRedissonRenew:
+      case Op::kRedissonRelease: return it == data_.end() || !owned_by(it->second, c.owner);
+      default: return false;
+    }
+  }();
+  if (writes_nothing) return false;
+  auto r = sim::make_payload<Reply>();
+  r->error = "NOREPLICAS Not enough good replicas to write.";
+  node_.reply(m, r);
+  return true;
+}
+
 void RedisServer::handle_command(const sim::Message& m, const Command& c) {
   // Cluster mode: CROSSSLOT, CLUSTERDOWN and MOVED come before the command.
   if (cluster_ && cluster_->redirect(m, c)) return;
@@ -272,29 +390,16 @@ void RedisServer::handle_command(const sim::Message& m, const Command& c) {
     node_.reply(m, r);
     return;
   }
-  if (is_write && too_few_good_replicas()) {
-    // The acquire (SET NX, or the script whose first write is SET), a
-    // renewal or release script that would write, DEL, INCR, SET: refused
-    // before any write (processCommand; in a script, its first write call).
-    // A renewal or release script whose key holds another value writes
-    // nothing and answers 0 (command_renew, command_release).
-    const bool script_without_write = (c.op == Op::kRenew || c.op == Op::kRelease) && [&] {
-      auto it = data_.find(c.key);
-      return it == data_.end() || it->second.value != c.value;
-    }();
-    if (!script_without_write) {
-      auto r = sim::make_payload<Reply>();
-      r->error = "NOREPLICAS Not enough good replicas to write.";
-      node_.reply(m, r);
-      return;
-    }
-  }
+  if (is_write && refused_for_replicas(m, c)) return;
   if (primary_) expire_if_needed(c.key);
   switch (c.op) {
     case Op::kGet: command_get(m, c); return;
     case Op::kAcquire: command_acquire(m, c); return;
     case Op::kRenew: command_renew(m, c); return;
     case Op::kRelease: command_release(m, c); return;
+    case Op::kRedissonAcquire: redisson_acquire(m, c); return;
+    case Op::kRedissonRenew: redisson_renew(m, c); return;
+    case Op::kRedissonRelease: redisson_release(m, c); return;
     case Op::kDel: {
       const bool had = data_.count(c.key) != 0;
       if (had) write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});

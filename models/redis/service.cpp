@@ -192,6 +192,58 @@ Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& 
   return std::nullopt;
 }
 
+bool is_redisson(ClientLibrary l) { return l == ClientLibrary::kRedisson || l == ClientLibrary::kRedissonFenced; }
+
+/// clients[].library "redisson" / "redisson-fenced" (models/client/redisson_client.cpp).
+Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  const ClientLibrary lib = library_of(s, c);
+  const std::string at = key(path, "library");
+  const RedisSpec& r = s.lock.redis;
+  if (c.program && is_redisson(lib)) {
+    return problem(at, "a client program runs its own code; \"library\" chooses a built-in client's library",
+                   "remove \"library\", or use a \"workload\"");
+  }
+  // One lock key holds either the seed pattern's string or Redisson's hash:
+  // the two would answer WRONGTYPE to each other.
+  for (std::size_t i = 0; i < s.clients.size() && &s.clients[i] != &c; ++i) {
+    const ClientSpec& o = s.clients[i];
+    if (o.program || c.program || lock_of(s.lock, o) != lock_of(s.lock, c)) continue;
+    if (is_redisson(library_of(s, o)) != is_redisson(lib)) {
+      return problem(at,
+                     "client " + c.name + " uses " + quote_text(word(lib)) + " and client " + o.name + " " +
+                         quote_text(word(library_of(s, o))) +
+                         " on the same lock: Redisson keeps a lock as a hash, the redis.io pattern as a string, and "
+                         "each would get WRONGTYPE from the other's key",
+                     "give both clients the same kind of \"library\", or each its own lock (lock.keys and "
+                     "clients[].lock)");
+    }
+  }
+  if (!is_redisson(lib)) return std::nullopt;
+  if (r.cluster || r.redlock > 0) {
+    return problem(at,
+                   std::string("Redisson's locks are modelled on one primary with replicas and Sentinel, not with ") +
+                       (r.cluster ? "lock.cluster" : "lock.redlock"),
+                   "remove lock." + std::string(r.cluster ? "cluster" : "redlock") + ", or \"library\"");
+  }
+  if (lib == ClientLibrary::kRedisson && r.token == RedisToken::kIncr) {
+    return problem(at,
+                   "Redisson's RLock hands out no fencing token (its acquire script sets a hash field and INCRs "
+                   "nothing), but lock.token is \"incr\" (its default)",
+                   "set lock.token \"none\" for RLock, or use \"library\": \"redisson-fenced\": RFencedLock INCRs a "
+                   "token counter in its acquire script and returns it");
+  }
+  if (lib == ClientLibrary::kRedissonFenced && r.token != RedisToken::kIncr) {
+    return problem(at, "RFencedLock always INCRs its token counter in the acquire script, but lock.token is \"none\"",
+                   "remove lock.token, or use \"library\": \"redisson\" for RLock");
+  }
+  if (c.renew_interval != default_renew_interval(s.lock, c) || c.renew_clock != sim::ClockKind::kMonotonic) {
+    return problem(key(path, c.renew_clock != sim::ClockKind::kMonotonic ? "renew_clock" : "renew_interval"),
+                   "Redisson's watchdog renews every lockWatchdogTimeout / 3 (lock.ttl / 3) on the JVM's timer",
+                   "remove it; \"renew\": false is lock(leaseTime), a lease without the watchdog");
+  }
+  return std::nullopt;
+}
+
 /// `failover`'s rule in a scenario (docs/FORMAT.md "Faults").
 std::string failover_problem(const RedisSpec& r) {
   if (r.cluster) {
@@ -414,6 +466,14 @@ class RedisDescriptor final : public ServiceDescriptor {
   std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
     return validate_redis(s);
   }
+  /// clients[].library: the redis.io pattern (the default), Redisson's RLock or RFencedLock.
+  std::vector<ClientLibrary> client_libraries() const override {
+    return {ClientLibrary::kGeneric, ClientLibrary::kRedisson, ClientLibrary::kRedissonFenced};
+  }
+  std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
+                                                 const std::string& path) const override {
+    return validate_redisson_client(s, c, path);
+  }
   void notes(const Scenario& s, std::vector<std::string>& out) const override { redis_notes(s, out); }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
@@ -444,6 +504,10 @@ std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, H
   if (pooled()) return client::make_redlock_pool_client(node, h, c, lock_, pools_, pool_sentinels_);
   if (cluster()) {
     return client::make_redis_cluster_client(node, h, c, lock_, server_ids_, spec_.cluster->shards, index);
+  }
+  if (c.library == ClientLibrary::kRedisson || c.library == ClientLibrary::kRedissonFenced) {
+    return client::make_redisson_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_,
+                                        c.library == ClientLibrary::kRedissonFenced);
   }
   return client::make_redis_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_);
 }

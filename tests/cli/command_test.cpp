@@ -465,10 +465,10 @@ const std::string kSeedTable = std::string(FENCESIM_SOURCE_DIR) + "/scenarios/ma
 TEST_F(Command, MatrixReportsProgressPerRowUnlessQuiet) {
   Result r = run("matrix " + kSeedTable + " --seeds 1 --out " + (dir_ / "m").string());
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("fencesim matrix: 1/28 rows done (1 seed per cell): Redis single primary · unfenced\n"),
+  EXPECT_NE(r.err.find("fencesim matrix: 1/29 rows done (1 seed per cell): Redis single primary · unfenced\n"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("28/28 rows done"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("29/29 rows done"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "m" / "MATRIX.md"));
   r = run("matrix " + kSeedTable + " --seeds 1 --quiet --out " + (dir_ / "q").string());
   EXPECT_EQ(r.code, 0) << r.err;

@@ -169,7 +169,7 @@ TEST(MatrixFile, TheShippedSeedTableLoads) {
   const MatrixLoad m = load_matrix_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/matrices/seed-table.json");
   ASSERT_FALSE(m.error) << m.error->to_string();
   EXPECT_EQ(m.matrix->rows.size(),
-            28u);  // + the lock table, Redis Cluster, the queue's three ledgers, ZooKeeper, Hazelcast
+            29u);  // + the lock table, Redis Cluster, the queue's three ledgers, ZooKeeper, Hazelcast, Redisson
   EXPECT_EQ(m.matrix->columns.size(), 9u);  // + power_loss, the persistence variation of the crash column
   EXPECT_EQ(m.matrix->seeds, 10u);
 }

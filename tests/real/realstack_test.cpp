@@ -325,14 +325,17 @@ TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
 }
 
 // ZooKeeper's real clients are kazoo's: a Curator client is refused with
-// what to change; Hazelcast has no real stack here.
-TEST(RealStack, CuratorClientsAndHazelcastAreRefusedWithTheirReasons) {
+// what to change; Hazelcast has no real stack here, nor Redisson (Java).
+TEST(RealStack, JavaClientsAndHazelcastAreRefusedWithTheirReasons) {
   const Scenario curator = load_shipped("zookeeper-curator-gc-pause-fenced");
   EXPECT_NE(unsupported_reason(curator).find("set \"library\": \"kazoo\""), std::string::npos)
       << unsupported_reason(curator);
   EXPECT_EQ(unsupported_reason(with_kazoo("zookeeper-curator-gc-pause-fenced")), "");
   const Scenario hz = load_shipped("hazelcast-leader-crash-lock-held");
   EXPECT_NE(unsupported_reason(hz).find("only redis, etcd and zookeeper"), std::string::npos) << unsupported_reason(hz);
+  const Scenario redisson = load_shipped("redisson-watchdog-gc-pause-fenced");
+  EXPECT_NE(unsupported_reason(redisson).find("Redisson is a Java library"), std::string::npos)
+      << unsupported_reason(redisson);
 }
 
 // Link faults are applied where the runner has a proxy on the link and
