@@ -156,6 +156,7 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.lease_loss_after) j["lease_loss_after"] = dur(*c.lease_loss_after);
   if (c.ttl) j["ttl"] = dur(*c.ttl);
   if (c.library) j["library"] = word(*c.library);
+  if (!c.library_version.empty()) j["library_version"] = c.library_version;
   if (c.connection_policy) j["connection_policy"] = word(*c.connection_policy);
   return j;
 }

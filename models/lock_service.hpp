@@ -234,6 +234,12 @@ class ServiceDescriptor {
   /// default first: etcd's Go client and jetcd; ZooKeeper's Curator and
   /// kazoo. Empty: the service has no choice of library.
   virtual std::vector<ClientLibrary> client_libraries() const { return {}; }
+  /// The release lines of library `lib` a client may choose
+  /// (clients[].library_version), its default last; empty: no choice.
+  virtual std::vector<std::string> library_versions(ClientLibrary lib) const {
+    (void)lib;
+    return {};
+  }
   /// The lease TTL (ZooKeeper: the session timeout) a client of library
   /// `lib` asks when the file leaves lock.ttl out (Curator 60 s, kazoo
   /// 10 s); nullopt: lock.ttl is required. resolve_defaults gives lock.ttl

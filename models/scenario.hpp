@@ -431,6 +431,10 @@ struct ClientSpec {
   /// service's default (library_of, models/lock_service.hpp). etcd:
   /// models/client/etcd_client.cpp; ZooKeeper: models/zookeeper/client.cpp.
   std::optional<ClientLibrary> library;
+  /// clients[].library_version: the library's release line whose behaviour
+  /// is modelled, where it changed ("" : the library's default). Redisson:
+  /// "3.40", "3.45", "3.52" (models/client/redisson_client.cpp).
+  std::string library_version;
   /// clients[].connection_policy (ZooKeeper clients only): which
   /// connection state ends the holder's belief; nullopt: kStandard.
   std::optional<ConnectionPolicy> connection_policy;

@@ -701,6 +701,22 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
   }
   // A policy of the ZooKeeper client libraries' connection states.
   const ClientLibrary lib = library_of(s, c);
+  if (!c.library_version.empty()) {
+    const auto versions = service_descriptor(s.lock.service).library_versions(lib);
+    if (versions.empty()) {
+      return problem(key(path, "library_version"),
+                     "client library " + quote_text(word(lib)) + " has no versions to choose from in fencesim",
+                     "remove it");
+    }
+    if (std::find(versions.begin(), versions.end(), c.library_version) == versions.end()) {
+      std::string words;
+      for (const std::string& v : versions) words += (words.empty() ? "" : ", ") + quote_text(v);
+      return problem(key(path, "library_version"),
+                     "unknown " + std::string(word(lib)) + " version " + quote_text(c.library_version) +
+                         "; expected one of " + words + " (the last is the default)",
+                     "see docs/FORMAT.md \"Redisson\"");
+    }
+  }
   if (c.connection_policy && lib != ClientLibrary::kCurator && lib != ClientLibrary::kKazoo) {
     return problem(key(path, "connection_policy"),
                    "\"connection_policy\" says which ZooKeeper connection state ends a holder's belief, and "

@@ -195,6 +195,7 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   if (const ClientLibrary lib = library_of(s, c); !client_libraries_of(s).empty() && lib != client_libraries_of(s)[0]) {
     cj["library"] = word(lib);
   }
+  if (!c.library_version.empty()) cj["library_version"] = c.library_version;
   if (c.program) {
     // The program is the client: no workload of ours.
     cj.erase("workload");

@@ -163,7 +163,8 @@ std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const
 /// models/client/redisson_client.cpp).
 std::unique_ptr<LockClient> make_redisson_client(sim::Node& node, History& h, const ClientSpec& spec,
                                                  const LockSpec& lock, std::vector<sim::NodeId> servers,
-                                                 std::vector<sim::NodeId> sentinels, bool fenced);
+                                                 std::vector<sim::NodeId> sentinels, bool fenced,
+                                                 const std::string& version);
 
 /// The Redlock client over pools with replicas and Sentinel
 /// (lock.redlock with lock.replicas and lock.sentinels): `pools` are each

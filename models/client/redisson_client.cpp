@@ -23,27 +23,38 @@
 //    Since 3.47.0 (f2b6ad84, NoSyncedSlavesException) handleNoSync unlocks
 //    what the script took and ServiceManager.execute retries; the model
 //    does that, then the application's lock() tries again after
-//    retry_interval.
+//    retry_interval. From 3.25.0 (279cb9b3 lengthened the message that
+//    handleNoSync and the retry compared with equals) to 3.46.x neither
+//    runs: lock() throws and the lock stays on the primary, without a
+//    watchdog, until its lease runs out; the application's next lock()
+//    re-enters it (a count of 2) and its unlock then only counts down.
+//    The watchdog's renewal is a syncedEval too: no replica acknowledging
+//    is an error of the renewal.
 //  * Watchdog — RedissonBaseLock / LockRenewalScheduler (3.52.0
 //    renewal/LockTask.java): a lock() without a lease time is held for
 //    lockWatchdogTimeout (lock.ttl; Config's default 30 s) and renewed every
 //    lockWatchdogTimeout / 3 by renewExpirationAsync (PEXPIRE if the
 //    caller's field exists). A renewal answered 0 cancels the watchdog; an
 //    error is logged and the next renewal is scheduled anyway (3.44.0,
-//    597d604a; before it the watchdog stopped for good). The application
-//    is never told: its belief lasts until its unlock.
+//    597d604a; before it, RedissonBaseLock.renewExpiration removed the
+//    entry and the watchdog stopped for good). The application is never
+//    told: its belief lasts until its unlock.
+//  * clients[].library_version chooses the release line: "3.52" (the
+//    default; 3.47.0 and later), "3.45" (3.44.0-3.46.x: the watchdog goes
+//    on after an error, a failed synced acquire is not undone), "3.40"
+//    (3.25.0-3.43.x: neither).
 //  * Unlock — RedissonLock.unlockInnerAsync (L344-368): DEL when the
 //    caller's field was the last, PUBLISH 0 to the channel; nil when the
 //    caller holds nothing (IllegalMonitorStateException). ServiceManager
 //    retries a command retryAttempts (3) times.
 //
 // Deviations: the WAIT goes after the script's answer (Redisson pipelines
-// both: one round trip more here); the renewal and unlock scripts are not
-// followed by WAIT as syncedEval's are; WAIT asks for lock.replicas
-// replicas, where Redisson asks for the replicas INFO last showed connected
-// (equal while they are; a WAIT that gets fewer but not zero succeeds
-// either way); the re-entry count and the unlock latch key are not
-// modelled (a workload iteration acquires once and unlocks once).
+// both: one round trip more here); the unlock script is not followed by
+// WAIT as syncedEval's is; WAIT asks for lock.replicas replicas, where
+// Redisson asks for the replicas INFO last showed connected (equal while
+// they are; a WAIT that gets fewer but not zero succeeds either way); the
+// unlock latch key (which makes a retried unlock idempotent) is not
+// modelled.
 #include <algorithm>
 
 #include "models/client/redis_primary_client.hpp"
@@ -60,11 +71,25 @@ namespace {
 /// Config.retryAttempts: a command is sent at most 1 + 3 times.
 constexpr int kRetryAttempts = 3;
 
+/// What changed between Redisson's release lines (clients[].library_version).
+struct RedissonProfile {
+  bool watchdog_stops_on_error;  ///< before 3.44.0
+  bool undoes_unsynced_acquire;  ///< 3.47.0 and later
+};
+RedissonProfile profile_of(const std::string& version) {
+  if (version == "3.40") return {true, false};
+  if (version == "3.45") return {false, false};
+  return {false, true};  // "3.52"
+}
+
 class RedissonClient final : public RedisPrimaryClient {
  public:
   RedissonClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
-                 std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels, bool fenced)
-      : RedisPrimaryClient(node, h, spec, lock, std::move(servers), std::move(sentinels)), fenced_(fenced) {}
+                 std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels, bool fenced,
+                 const std::string& version)
+      : RedisPrimaryClient(node, h, spec, lock, std::move(servers), std::move(sentinels)),
+        fenced_(fenced),
+        profile_(profile_of(version)) {}
 
   void init(sim::Process& p) override {
     RedisPrimaryClient::init(p);
@@ -80,9 +105,10 @@ class RedissonClient final : public RedisPrimaryClient {
       CallResult r = call(p, script(Op::kRedissonAcquire, owner_ + "|" + fresh_value()));
       if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
         if (!synced(p)) {
-          // handleNoSync: unlock what the script took, then fail; lock()
-          // throws to the application, which tries again.
-          node_.send(primary(), script(Op::kRedissonRelease, ""));
+          // "None of slaves were synced": lock() throws to the application,
+          // which tries again. 3.47.0 and later first unlock what the
+          // script took (handleNoSync); before, it stays held.
+          if (profile_.undoes_unsynced_acquire) node_.send(primary(), script(Op::kRedissonRelease, ""));
           p.sleep(spec_.retry_interval);
           continue;
         }
@@ -165,7 +191,9 @@ class RedissonClient final : public RedisPrimaryClient {
 
   void watchdog(sim::Process& p, std::uint64_t gen) {
     for (;;) {
-      p.sleep(lock_.ttl / 3);  // internalLockLeaseTime / 3, on the JVM's timer
+      // internalLockLeaseTime / 3 on the JVM's timer: renew_interval, which
+      // validation holds at its default, a third of the TTL.
+      p.sleep(spec_.renew_interval);
       if (gen != renew_gen_) return;
       const sim::Time first_sent = node_.sim().now();
       const sim::Time sent = node_.monotonic();
@@ -173,18 +201,35 @@ class RedissonClient final : public RedisPrimaryClient {
       if (gen != renew_gen_) return;
       if (r.status == CallStatus::kReply && r.reply.error.empty() && r.reply.integer) {
         const bool renewed = *r.reply.integer == 1;
-        history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), renewed});
-        if (!renewed) return;  // cancelExpirationRenewal; the application is not told
-        confirmed(sent);
+        if (!renewed) {
+          history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), false});
+          return;  // cancelExpirationRenewal; the application is not told
+        }
+        if (synced(p)) {
+          if (gen != renew_gen_) return;
+          history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});
+          confirmed(sent);
+          continue;
+        }
       }
-      // An error or no answer: logged ("Can't update locks … expiration"),
-      // and the next renewal is scheduled all the same (3.44.0 and later).
+      if (gen != renew_gen_) return;
+      // An error, no answer or no replica synced: logged ("Can't update
+      // lock … expiration"); the next renewal is scheduled all the same
+      // since 3.44.0, and before it the watchdog stops.
+      const std::string why = r.status != CallStatus::kReply ? "no answer"
+                              : !r.reply.error.empty()       ? "-" + r.reply.error
+                                                             : "None of slaves were synced";
+      history_.note(node_.sim().now(), spec_.name, "renewal-error",
+                    "watchdog: Can't update lock expiration (" + why + ")" +
+                        (profile_.watchdog_stops_on_error ? "; the watchdog stops (before 3.44.0)" : ""));
+      if (profile_.watchdog_stops_on_error) return;
     }
   }
 
   static constexpr sim::Duration kSlavesSyncTimeout = 1s;  ///< Config.slavesSyncTimeout
 
   bool fenced_;
+  RedissonProfile profile_;
   std::string owner_;
   bool released_ = false;
   bool waiting_ = false;
@@ -195,8 +240,10 @@ class RedissonClient final : public RedisPrimaryClient {
 
 std::unique_ptr<LockClient> make_redisson_client(sim::Node& node, History& h, const ClientSpec& spec,
                                                  const LockSpec& lock, std::vector<sim::NodeId> servers,
-                                                 std::vector<sim::NodeId> sentinels, bool fenced) {
-  return std::make_unique<RedissonClient>(node, h, spec, lock, std::move(servers), std::move(sentinels), fenced);
+                                                 std::vector<sim::NodeId> sentinels, bool fenced,
+                                                 const std::string& version) {
+  return std::make_unique<RedissonClient>(node, h, spec, lock, std::move(servers), std::move(sentinels), fenced,
+                                          version);
 }
 
 }  // namespace fencesim::client

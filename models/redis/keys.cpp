@@ -96,7 +96,7 @@ void read_lock(KeyReader& in, LockSpec& l) {
   if (const auto x = in.word<sim::ClockKind>("expiry_clock")) r.expiry_clock = *x;
   if (auto x = in.text("counter_key", 1024)) r.counter_key = std::move(*x);
   if (const auto x = in.word<RedisPersistence>("persistence")) r.persistence = *x;
-  if (const auto x = in.integer("min_replicas_to_write", IntRange{0, Limits::kMaxServiceNodes})) {
+  if (const auto x = in.integer("min_replicas_to_write", Ranges::kRedisReplicas)) {
     r.min_replicas_to_write = static_cast<int>(*x);
   }
   if (const auto x = in.duration("min_replicas_max_lag")) r.min_replicas_max_lag = *x;

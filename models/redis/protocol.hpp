@@ -85,7 +85,8 @@ struct Reply final : sim::Payload {
 /// One effect of a write, as replicated (Redis 7 propagates the effects of
 /// scripts and rewrites relative expiries to absolute PXAT / PEXPIREAT).
 struct Effect {
-  enum Kind { kSet, kDel, kExpire, kIncr, kSetInt } kind = kSet;
+  /// kHashIncr: HINCRBY of a Redisson lock's field by `integer`.
+  enum Kind { kSet, kDel, kExpire, kIncr, kSetInt, kHashIncr } kind = kSet;
   std::string key;
   std::string value;
   std::int64_t integer = 0;
@@ -111,6 +112,9 @@ struct Entry {
   std::string value;
   bool has_expiry = false;
   Time expire_at{0};  ///< a reading of the deciding clock of the node holding it
+  /// A Redisson lock: its owner's re-entry count (the hash field's value;
+  /// 0 for every other key).
+  std::int64_t holds = 0;
 };
 
 /// A replica asks its primary for a full resynchronisation (PSYNC that the

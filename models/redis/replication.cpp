@@ -56,6 +56,8 @@ void RedisServer::replica_online(NodeId r) {
 }
 
 void RedisServer::refresh_good_replicas() {
+  // `if (!server.repl_min_slaves_to_write || !server.repl_min_slaves_max_lag) return;`
+  if (svc_.spec().min_replicas_max_lag == Duration::zero()) return;
   const std::int64_t now = whole_seconds(node_.wall());
   const std::int64_t max_lag =
       std::chrono::duration_cast<std::chrono::seconds>(svc_.spec().min_replicas_max_lag).count();

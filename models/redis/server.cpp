@@ -167,6 +167,10 @@ void RedisServer::apply(const Effect& eff) {
       }
       break;
     }
+    case Effect::kHashIncr: {
+      if (auto it = data_.find(eff.key); it != data_.end()) it->second.holds += eff.integer;
+      break;
+    }
     case Effect::kSetInt: {
       Entry e;
       e.value = std::to_string(eff.integer);
@@ -285,17 +289,14 @@ void RedisServer::redisson_acquire(const sim::Message& m, const Command& c) {
     subscribers_[c.key].insert(m.from);
     return;
   }
+  // hincrby KEYS[1] ARGV[2] 1; pexpire KEYS[1] ARGV[1]
   const bool reentry = it != data_.end();
   std::vector<Effect> effects;
-  if (reentry) {
-    Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-    ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
-    effects.push_back(ex);
-  } else {
-    Effect set{Effect::kSet, c.key, c.value, 0, true, Time{0}, c.ttl};
-    set.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
-    effects.push_back(set);
-  }
+  if (!reentry) effects.push_back(Effect{Effect::kSet, c.key, c.value, 0, false, Time{0}, Duration{0}});
+  effects.push_back(Effect{Effect::kHashIncr, c.key, "", 1, false, Time{0}, Duration{0}});
+  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  effects.push_back(ex);
   if (c.with_token) {
     expire_if_needed(c.counter_key);
     effects.push_back(Effect{Effect::kIncr, c.counter_key, "", 0, false, Time{0}, Duration{0}});
@@ -330,13 +331,22 @@ void RedisServer::redisson_renew(const sim::Message& m, const Command& c) {
   svc_.reevaluate();
 }
 
-/// RedissonLock.unlockInnerAsync: nil when the owner holds nothing; else
-/// DEL and PUBLISH of the unlock message (the re-entry count is not
-/// modelled: a workload iteration acquires once).
+/// RedissonLock.unlockInnerAsync: nil when the owner holds nothing; a
+/// re-entered lock counts down and keeps the lease (0); the last hold DELs
+/// and PUBLISHes the unlock message (1).
 void RedisServer::redisson_release(const sim::Message& m, const Command& c) {
   auto it = data_.find(c.key);
   if (it == data_.end() || !owned_by(it->second, c.owner)) {
     node_.reply(m, reply_nil());
+    return;
+  }
+  if (it->second.holds > 1) {
+    Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
+    ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+    write({Effect{Effect::kHashIncr, c.key, "", -1, false, Time{0}, Duration{0}}, ex});
+    last_write_[{m.from, 0}] = offset_;
+    node_.reply(m, reply_int(0));
+    svc_.reevaluate();
     return;
   }
   write({Effect{Effect::kDel, c.key, "", 0, false, Time{0}, Duration{0}}});

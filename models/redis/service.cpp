@@ -199,7 +199,7 @@ Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const s
   const ClientLibrary lib = library_of(s, c);
   const std::string at = key(path, "library");
   const RedisSpec& r = s.lock.redis;
-  if (c.program && is_redisson(lib)) {
+  if (c.program && c.library) {
     return problem(at, "a client program runs its own code; \"library\" chooses a built-in client's library",
                    "remove \"library\", or use a \"workload\"");
   }
@@ -207,7 +207,18 @@ Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const s
   // the two would answer WRONGTYPE to each other.
   for (std::size_t i = 0; i < s.clients.size() && &s.clients[i] != &c; ++i) {
     const ClientSpec& o = s.clients[i];
-    if (o.program || c.program || lock_of(s.lock, o) != lock_of(s.lock, c)) continue;
+    if (lock_of(s.lock, o) != lock_of(s.lock, c)) continue;
+    if ((o.program || c.program) && (is_redisson(library_of(s, o)) || is_redisson(lib))) {
+      const ClientSpec& prog = o.program ? o : c;
+      const ClientSpec& rl = o.program ? c : o;
+      return problem(at,
+                     "client " + prog.name + " is a program and client " + rl.name +
+                         " uses Redisson on the same lock: Redisson keeps the lock as a hash, and fencesim cannot "
+                         "know what the program stores at the key (a string SET would answer WRONGTYPE to "
+                         "Redisson's script, and the other way round)",
+                     "give the program and the Redisson client each its own lock (lock.keys and clients[].lock)");
+    }
+    if (o.program || c.program) continue;
     if (is_redisson(library_of(s, o)) != is_redisson(lib)) {
       return problem(at,
                      "client " + c.name + " uses " + quote_text(word(lib)) + " and client " + o.name + " " +
@@ -228,7 +239,7 @@ Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const s
   if (lib == ClientLibrary::kRedisson && r.token == RedisToken::kIncr) {
     return problem(at,
                    "Redisson's RLock hands out no fencing token (its acquire script sets a hash field and INCRs "
-                   "nothing), but lock.token is \"incr\" (its default)",
+                   "nothing), but lock.token is \"incr\" (the Redis default when left out)",
                    "set lock.token \"none\" for RLock, or use \"library\": \"redisson-fenced\": RFencedLock INCRs a "
                    "token counter in its acquire script and returns it");
   }
@@ -474,6 +485,11 @@ class RedisDescriptor final : public ServiceDescriptor {
                                                  const std::string& path) const override {
     return validate_redisson_client(s, c, path);
   }
+  /// Redisson's release lines whose lock behaviour differs (models/client/redisson_client.cpp).
+  std::vector<std::string> library_versions(ClientLibrary lib) const override {
+    if (!is_redisson(lib)) return {};
+    return {"3.40", "3.45", "3.52"};
+  }
   void notes(const Scenario& s, std::vector<std::string>& out) const override { redis_notes(s, out); }
 
   std::unique_ptr<LockService> build(ServiceContext& ctx) const override {
@@ -507,7 +523,8 @@ std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, H
   }
   if (c.library == ClientLibrary::kRedisson || c.library == ClientLibrary::kRedissonFenced) {
     return client::make_redisson_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_,
-                                        c.library == ClientLibrary::kRedissonFenced);
+                                        c.library == ClientLibrary::kRedissonFenced,
+                                        c.library_version.empty() ? "3.52" : c.library_version);
   }
   return client::make_redis_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_);
 }

@@ -132,5 +132,59 @@ TEST(Redisson, TheSyncedAcquireFailsWhileNoReplicaAcknowledges) {
   EXPECT_LT(s.history.beliefs[0].start, 100ms);
 }
 
+TEST(Redisson, BeforeRelease347AnUnsyncedAcquireStaysHeldAndItsUnlockOnlyCountsDown) {
+  // No replica acknowledges until 10 s. A's attempts fail; 3.45 leaves each
+  // on the primary, so A's retries re-enter it and its one unlock leaves the
+  // lock held until the lease runs out; 3.52 undoes each failed attempt.
+  auto first_b_grant_after_a = [](const std::string& version) {
+    auto b = redisson(ClientLibrary::kRedissonFenced);
+    b.duration(90s).settle(5s).fenced();
+    b.client("A", counter(200ms),
+             with(ClientLibrary::kRedissonFenced, [&](ClientSpec& c) { c.library_version = version; }));
+    b.client("B", counter(200ms), with(ClientLibrary::kRedissonFenced, [&](ClientSpec& c) {
+               c.library_version = version;
+               c.start = 12s;
+             }));
+    b.partition(0s, {{"redis-0", "A", "B", "sentinels"}, {"redis-1"}}, 10s);
+    const RunResult r = b.run();
+    EXPECT_EQ(status(r, Property::kMutualExclusion), Status::kHolds) << version;
+    const BeliefRecord& a = r.history.beliefs.at(0);
+    EXPECT_EQ(a.client, "A");
+    for (const BeliefRecord& x : r.history.beliefs) {
+      if (x.client == "B") return x.start - *a.end;
+    }
+    return Duration{-1};
+  };
+  EXPECT_GT(first_b_grant_after_a("3.45"), 25s);
+  EXPECT_GT(first_b_grant_after_a("3.40"), 25s);
+  const Duration fixed = first_b_grant_after_a("3.52");
+  EXPECT_GE(fixed, Duration::zero());
+  EXPECT_LT(fixed, 2s);
+}
+
+TEST(Redisson, BeforeRelease344AWatchdogErrorStopsTheWatchdog) {
+  // A's renewal at about 20 s is not synced (the replica is cut off from
+  // 15 s to 25 s): 3.40's watchdog stops and the lease runs out while A
+  // still works; 3.52's renews again at 30 s.
+  auto run = [](const std::string& version) {
+    auto b = redisson(ClientLibrary::kRedisson);
+    b.duration(90s).settle(5s).unfenced();
+    b.client("A", counter(65s), with(ClientLibrary::kRedisson, [&](ClientSpec& c) { c.library_version = version; }));
+    b.client("B", counter(100ms), with(ClientLibrary::kRedisson, [&](ClientSpec& c) {
+               c.library_version = version;
+               c.start = 1s;
+             }));
+    b.partition(15s, {{"redis-0", "A", "B", "sentinels"}, {"redis-1"}}, 10s);
+    return b.run();
+  };
+  const RunResult old = run("3.40");
+  EXPECT_EQ(status(old, Property::kMutualExclusion), Status::kViolated);
+  bool noted = false;
+  for (const NoteRecord& n : old.history.notes) noted = noted || n.kind == "renewal-error";
+  EXPECT_TRUE(noted);
+  const RunResult fixed = run("3.52");
+  EXPECT_EQ(status(fixed, Property::kMutualExclusion), Status::kHolds);
+}
+
 }  // namespace
 }  // namespace fencesim::testing
