@@ -268,6 +268,9 @@ class RedisServer final : public sim::NodeBehaviour {
   /// A replica replaces its data set with its primary's snapshot.
   void full_resync(const sim::Message& m, const FullSync& fs);
   Entry make_entry_expiry(Entry e, Duration ttl) const;
+  /// PEXPIRE key ttl as a replicated effect: the deadline on this node's
+  /// deciding clock (wall mode: absolute, PEXPIREAT), the TTL for monotonic.
+  Effect pexpire(const std::string& key, Duration ttl) const;
   /// Appends the state of `key` after a write to the AOF (a no-op without
   /// persistence); under aof_always it is durable at once.
   void aof_append(const std::string& key);

@@ -122,6 +122,12 @@ bool RedisServer::holds(const std::string& key, const std::string& value) const 
   return it != data_.end() && it->second.value == value && !expired(it->second);
 }
 
+Effect RedisServer::pexpire(const std::string& key, Duration ttl) const {
+  Effect ex{Effect::kExpire, key, "", 0, true, Time{0}, ttl};
+  ex.expire_at = node_.clock(svc_.expiry_clock()) + ttl;
+  return ex;
+}
+
 Entry RedisServer::make_entry_expiry(Entry e, Duration ttl) const {
   e.has_expiry = true;
   e.expire_at = node_.clock(svc_.expiry_clock()) + ttl;
@@ -252,8 +258,7 @@ void RedisServer::command_renew(const sim::Message& m, const Command& c) {
     node_.reply(m, reply_int(0));
     return;
   }
-  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  const Effect ex = pexpire(c.key, c.ttl);
   write({ex});
   node_.reply(m, reply_int(1));
   svc_.reevaluate();
@@ -294,8 +299,7 @@ void RedisServer::redisson_acquire(const sim::Message& m, const Command& c) {
   std::vector<Effect> effects;
   if (!reentry) effects.push_back(Effect{Effect::kSet, c.key, c.value, 0, false, Time{0}, Duration{0}});
   effects.push_back(Effect{Effect::kHashIncr, c.key, "", 1, false, Time{0}, Duration{0}});
-  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  const Effect ex = pexpire(c.key, c.ttl);
   effects.push_back(ex);
   if (c.with_token) {
     expire_if_needed(c.counter_key);
@@ -323,8 +327,7 @@ void RedisServer::redisson_renew(const sim::Message& m, const Command& c) {
     node_.reply(m, reply_int(0));
     return;
   }
-  Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-  ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+  const Effect ex = pexpire(c.key, c.ttl);
   write({ex});
   last_write_[{m.from, 0}] = offset_;
   node_.reply(m, reply_int(1));
@@ -341,8 +344,7 @@ void RedisServer::redisson_release(const sim::Message& m, const Command& c) {
     return;
   }
   if (it->second.holds > 1) {
-    Effect ex{Effect::kExpire, c.key, "", 0, true, Time{0}, c.ttl};
-    ex.expire_at = node_.clock(svc_.expiry_clock()) + c.ttl;
+    const Effect ex = pexpire(c.key, c.ttl);
     write({Effect{Effect::kHashIncr, c.key, "", -1, false, Time{0}, Duration{0}}, ex});
     last_write_[{m.from, 0}] = offset_;
     node_.reply(m, reply_int(0));
