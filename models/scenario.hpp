@@ -101,6 +101,14 @@ struct RedisClusterSpec {
   int shards = 1;               ///< primaries, each owning an even share of the 16384 hash slots, in order
   int replicas = 1;             ///< replicas per shard
   Duration node_timeout = 15s;  ///< cluster-node-timeout
+  /// cluster-replica-validity-factor: a replica whose data is older than
+  /// repl-ping-replica-period (10 s) + node_timeout × factor, counted as
+  /// clusterHandleSlaveFailover counts it, does not fail over; 0: no check.
+  int replica_validity_factor = 10;
+  /// repl-timeout: a replica that has received nothing from its primary for
+  /// longer than this (whole seconds) notices its link down; the data age
+  /// counts from then on (models/redis/cluster.hpp).
+  Duration repl_timeout = 60s;
   bool operator==(const RedisClusterSpec&) const = default;
 };
 

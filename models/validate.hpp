@@ -164,6 +164,9 @@ struct Ranges {
   // lock.cluster.shards, lock.cluster.replicas (Redis Cluster; at most 25 nodes in all)
   static constexpr IntRange kClusterShards{1, 25};
   static constexpr IntRange kClusterReplicas{0, 24};
+  // lock.cluster.replica_validity_factor (Redis accepts 0 … INT_MAX; the
+  // bound keeps node_timeout × factor far from overflow)
+  static constexpr IntRange kClusterValidityFactor{0, 1000};
   // resource.replicas, resource.initial
   static constexpr IntRange kResourceReplicas{0, 24, " (at most 25 copies)"};
   static constexpr IntRange kInitial{-1'000'000'000'000'000, 1'000'000'000'000'000};

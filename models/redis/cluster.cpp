@@ -82,6 +82,9 @@ constexpr Duration kMaxRejoinDelay = 5s;         // CLUSTER_MAX_REJOIN_DELAY
 constexpr Duration kElectionBase = 500ms;        // "500 milliseconds fixed delay"
 constexpr std::int64_t kElectionJitterMs = 500;  // random() % 500
 constexpr Duration kRankDelay = 1s;              // rank × 1000 ms
+// repl-ping-replica-period's default (10 s), the slack the data-age bound
+// allows for a primary's pings (the model's heartbeat is 1 s: replication.cpp).
+constexpr Duration kReplPingReplicaPeriod = 10s;
 }  // namespace
 
 ClusterNode::ClusterNode(RedisService& svc, RedisServer& server, int shard)
@@ -383,11 +386,59 @@ int ClusterNode::rank() const {
   return r;
 }
 
+bool ClusterNode::data_too_old() {
+  const RedisClusterSpec& spec = *svc_.spec().cluster;
+  data_age_story_.clear();
+  if (spec.replica_validity_factor == 0) return false;
+  // data_age: since the last interaction while connected, else since the
+  // link was noticed down (repl_down_since; never connected: "since EVER").
+  const RedisServer::ReplicaLink l = server_.replica_link();
+  const std::int64_t now_s = server_.unixtime();
+  const std::optional<std::int64_t> since = l.connected ? std::optional(l.last_interaction) : l.down_since;
+  const Duration age = since ? std::chrono::seconds(now_s - *since) : Duration::max();
+  // "Remove the node timeout from the data age": the baseline.
+  const Duration counted = age > node_timeout_ && age != Duration::max() ? age - node_timeout_ : age;
+  const Duration bound = kReplPingReplicaPeriod + node_timeout_ * spec.replica_validity_factor;
+  const auto figures = [&] {
+    return fmt::format("data age {} minus node_timeout {} = {}", since ? sim::format_duration(age) : "unbounded",
+                       sim::format_duration(node_timeout_), since ? sim::format_duration(counted) : "unbounded");
+  };
+  if (counted <= bound) {
+    cant_failover_noted_ = false;
+    // The election note tells a data age counted from a link noticed down
+    // (a connected replica's is the time since its primary's last ping).
+    data_age_story_ = l.connected
+                          ? std::string()
+                          : fmt::format("; its link to {} was noticed down at {} s: {} <= {}",
+                                        name_of(server_.following()), *since, figures(), sim::format_duration(bound));
+    return false;
+  }
+  if (!cant_failover_noted_) {
+    // clusterLogCantFailover(CLUSTER_CANT_FAILOVER_DATA_AGE), logged when the reason changes.
+    cant_failover_noted_ = true;
+    const std::string how =
+        l.connected ? fmt::format("connected to {}, which last sent data at {} s", name_of(server_.following()),
+                                  l.last_interaction)
+        : since     ? fmt::format("its link to {} was noticed down at {} s", name_of(server_.following()), *since)
+                    : fmt::format("never connected to {} since it started", name_of(server_.following()));
+    note("cant-failover",
+         fmt::format("cannot fail over, its data is too old: {}; {} > {} (repl-ping-replica-period 10s + "
+                     "node_timeout × cluster-replica-validity-factor {})",
+                     how, figures(), sim::format_duration(bound), spec.replica_validity_factor));
+  }
+  return true;
+}
+
 void ClusterNode::handle_failover() {
   const NodeId primary = server_.following();
   auto pit = peers_.find(primary);
-  if (pit == peers_.end() || !pit->second.fail) return;
-  if (owner_[static_cast<std::size_t>(shard_)] != primary) return;  // the primary serves no slots
+  if (pit == peers_.end() || !pit->second.fail || owner_[static_cast<std::size_t>(shard_)] != primary) {
+    cant_failover_noted_ = false;  // CLUSTER_CANT_FAILOVER_NONE
+    return;                        // no failed primary, or one that serves no slots
+  }
+  // The replica's data-age check (cluster-replica-validity-factor); manual
+  // failovers skip it (the `failover` fault is TAKEOVER: takeover()).
+  if (data_too_old()) return;
   const Duration auth_timeout = std::max<Duration>(2 * node_timeout_, 2s);
   const Duration auth_retry = 2 * auth_timeout;
   const Time t = now();
@@ -397,8 +448,8 @@ void ClusterNode::handle_failover() {
         t + kElectionBase + std::chrono::milliseconds(rng_.uniform(0, kElectionJitterMs - 1)) + auth_rank_ * kRankDelay;
     auth_count_ = 0;
     auth_sent_ = false;
-    note("election", fmt::format("schedules its election in {} ms (rank {}, offset {})",
-                                 (*auth_time_ - t).count() / 1'000'000, auth_rank_, server_.offset()));
+    note("election", fmt::format("schedules its election in {} ms (rank {}, offset {}){}",
+                                 (*auth_time_ - t).count() / 1'000'000, auth_rank_, server_.offset(), data_age_story_));
     // "broadcast our offset to the other replicas" of the same primary.
     for (const auto& [id, p] : peers_) {
       if (!p.primary && p.primary_of == primary) send(id, ClusterMsg::kPong);

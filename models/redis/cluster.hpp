@@ -53,6 +53,16 @@
 //    node_timeout, 2 s), else it retries after twice that. It then takes
 //    the shard's slots with configEpoch = its election epoch
 //    (clusterFailoverReplaceYourMaster).
+//  * Replica validity (clusterHandleSlaveFailover, before the election is
+//    scheduled): data_age = unixtime − master->lastinteraction while the
+//    replica's link is connected, else unixtime − repl_down_since (when it
+//    noticed the link down; never connected: no failover at all); minus
+//    node_timeout when larger; above repl-ping-replica-period (10 s) +
+//    node_timeout × cluster-replica-validity-factor the replica does not
+//    fail over (clusterLogCantFailover, CLUSTER_CANT_FAILOVER_DATA_AGE,
+//    noted once while the reason stays). The link: RedisServer::replica_link
+//    (replication.c replicationCron's repl-timeout check,
+//    replicationHandleMasterDisconnection).
 //  * Votes (clusterSendFailoverAuthIfNeeded): only a primary that owns
 //    slots votes, once per epoch (lastVoteEpoch), for a replica whose
 //    primary it flags FAIL, not twice for replicas of the same primary
@@ -72,8 +82,11 @@
 // node_timeout / 2; failure detection needs node_timeout either way), and
 // gossips its flags for every peer (Redis: a tenth of the nodes plus every
 // PFAIL one); timeouts run on the node's monotonic clock (Redis 7.0 uses
-// mstime, the wall clock); no data-age check on the replica
-// (cluster-replica-validity-factor), no manual failover, no resharding or
+// mstime, the wall clock; the data-age check uses the wall clock, in whole
+// seconds, as Redis does); the data-age bound uses repl-ping-replica-period's
+// default, 10 s, while the model's replication ping runs every second; a
+// crashed primary's link goes silent (no TCP close: the replica notices it
+// after repl-timeout, as after a power loss); no manual failover, no resharding or
 // replica migration; the failover fault is CLUSTER FAILOVER TAKEOVER.
 #pragma once
 
@@ -190,6 +203,9 @@ class ClusterNode {
   int failure_reports(NodeId n);
   void update_state();
   void handle_failover();
+  /// clusterHandleSlaveFailover's data-age check: true (and a note, once
+  /// until the reason clears) when this replica's data is too old to fail over.
+  bool data_too_old();
   int rank() const;
   void vote_if_needed(NodeId from, const ClusterMsg& c);
   void replace_primary();
@@ -218,6 +234,8 @@ class ClusterNode {
   std::optional<Time> auth_time_;
   int auth_count_ = 0;
   bool auth_sent_ = false;
+  bool cant_failover_noted_ = false;  ///< the data-age refusal is noted (clusterLogCantFailover)
+  std::string data_age_story_;        ///< the last data-age check, for the election note ("" when connected)
   int auth_rank_ = 0;
   std::uint64_t auth_epoch_ = 0;
   std::uint64_t tick_ = 0;  ///< crons since the start (a ping round every tenth)

@@ -22,7 +22,8 @@ const std::vector<std::string>& lock_keys() {
 }
 
 const std::vector<std::string>& cluster_keys() {
-  static const std::vector<std::string> kKeys = {"shards", "replicas", "node_timeout"};
+  static const std::vector<std::string> kKeys = {"shards", "replicas", "node_timeout", "replica_validity_factor",
+                                                 "repl_timeout"};
   return kKeys;
 }
 
@@ -64,6 +65,10 @@ void read_cluster(KeyReader& in, RedisSpec& r) {
         static_cast<int>(*cl.integer(cl.require("shards", "the number of primaries, e.g. 3"), Ranges::kClusterShards));
     if (const auto x = cl.integer("replicas", Ranges::kClusterReplicas)) c.replicas = static_cast<int>(*x);
     if (const auto x = cl.duration("node_timeout")) c.node_timeout = *x;
+    if (const auto x = cl.integer("replica_validity_factor", Ranges::kClusterValidityFactor)) {
+      c.replica_validity_factor = static_cast<int>(*x);
+    }
+    if (const auto x = cl.duration("repl_timeout")) c.repl_timeout = *x;
   });
   r.cluster = c;
   r.replicas = 0;
@@ -112,6 +117,9 @@ void write_lock(const LockSpec& l, KeyWriter& out) {
       c.integer("shards", r.cluster->shards);
       if (r.cluster->replicas != cd.replicas) c.integer("replicas", r.cluster->replicas);
       if (r.cluster->node_timeout != cd.node_timeout) c.duration("node_timeout", r.cluster->node_timeout);
+      if (r.cluster->replica_validity_factor != cd.replica_validity_factor)
+        c.integer("replica_validity_factor", r.cluster->replica_validity_factor);
+      if (r.cluster->repl_timeout != cd.repl_timeout) c.duration("repl_timeout", r.cluster->repl_timeout);
     });
     if (r.token != rd.token) out.text("token", word(r.token));
   } else if (r.redlock > 0) {

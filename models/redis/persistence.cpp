@@ -166,6 +166,7 @@ void RedisServer::on_restart() {
     start();
   } else {
     synced_ = false;
+    link_down(/*restarted=*/true);
     request_sync();
     retry_sync(role_epoch_);
   }

@@ -205,6 +205,25 @@ class RedisServer final : public sim::NodeBehaviour {
   /// Pooled Redlock: the pool this server belongs to.
   int pool() const { return pool_; }
   void set_pool(int p) { pool_ = p; }
+  /// A replica's link to its primary as replication.c keeps it, for Redis
+  /// Cluster's data-age check (cluster.hpp): REPL_STATE_CONNECTED,
+  /// master->lastinteraction (the last data or ping received) and
+  /// repl_down_since, in whole seconds of this node's wall clock
+  /// (server.unixtime). replicationCron's repl-timeout check (a connected
+  /// replica that has received nothing for more than lock.cluster.repl_timeout
+  /// drops its link, replicationHandleMasterDisconnection) is applied as the
+  /// once-a-second cron would have applied it: at last_interaction +
+  /// repl_timeout + 1 s. Outside cluster mode it is kept and never read.
+  struct ReplicaLink {
+    bool connected = true;
+    std::int64_t last_interaction = 0;
+    /// repl_down_since; nullopt: never connected since the node started
+    /// (Redis: 0, "down since EVER").
+    std::optional<std::int64_t> down_since;
+  };
+  ReplicaLink replica_link() const;
+  /// The node's wall clock in whole seconds (server.unixtime).
+  std::int64_t unixtime() const;
   /// REPLICAOF NO ONE.
   void promote();
   /// REPLICAOF `primary`: drop to replica and ask for a full resync.
@@ -350,6 +369,13 @@ class RedisServer final : public sim::NodeBehaviour {
   /// A replica has received a full resync from the primary it follows (at
   /// time 0 every replica is in sync).
   bool synced_ = true;
+  /// replica_link()'s state as last set by a message or a role change; the
+  /// repl-timeout check is applied when it is read.
+  ReplicaLink link_;
+  /// Data or a ping from the primary this replica follows.
+  void link_interaction();
+  /// The link to the primary is dropped (a new primary, a restart).
+  void link_down(bool restarted);
   std::uint64_t role_epoch_ = 0;  ///< bumps on each role change, stops old loops
 
   /// One key's state after a write, as the AOF would replay it: nullopt for

@@ -79,6 +79,47 @@ void RedisServer::refresh_good_replicas() {
   good_replicas_ = good;
 }
 
+std::int64_t RedisServer::unixtime() const { return whole_seconds(node_.wall()); }
+
+RedisServer::ReplicaLink RedisServer::replica_link() const {
+  ReplicaLink l = link_;
+  if (!l.connected || !svc_.spec().cluster) return l;
+  // replicationCron: `(time(NULL)-server.master->lastinteraction) >
+  // server.repl_timeout` drops the link; the cron runs once a second, so the
+  // first whole second past the timeout is when it is noticed.
+  const std::int64_t timeout =
+      std::chrono::duration_cast<std::chrono::seconds>(svc_.spec().cluster->repl_timeout).count();
+  if (unixtime() - l.last_interaction > timeout) {
+    l.connected = false;
+    l.down_since = l.last_interaction + timeout + 1;
+  }
+  return l;
+}
+
+void RedisServer::link_interaction() {
+  // A replica whose link had dropped reconnects and resynchronises
+  // (replicationCron connects every second); both leave it connected with
+  // lastinteraction now.
+  link_.connected = true;
+  link_.last_interaction = unixtime();
+}
+
+void RedisServer::link_down(bool restarted) {
+  // replicationHandleMasterDisconnection: repl_down_since = unixtime, when
+  // there was a connected primary. A restarted server has never connected
+  // (server.c initServerConfig: 0, "down since EVER"), nor has a primary
+  // turned replica (replicationUnsetMaster resets it to 0 on promotion).
+  const ReplicaLink l = replica_link();
+  if (restarted || primary_) {
+    link_.down_since.reset();
+  } else if (l.connected) {
+    link_.down_since = unixtime();
+  } else {
+    link_.down_since = l.down_since;
+  }
+  link_.connected = false;
+}
+
 bool RedisServer::too_few_good_replicas() const {
   // checkGoodReplicasStatus: never on a replica; a max lag of 0 turns the
   // feature off, as min-replicas-to-write 0 does.
@@ -134,6 +175,7 @@ void RedisServer::retry_sync(std::uint64_t epoch) {
 void RedisServer::replication_message(const sim::Message& m) {
   if (const auto* s = m.as<ReplStream>()) {
     if (primary_ || m.from != following_) return;
+    link_interaction();
     if (s->replid != replid_) {
       request_sync();  // another history: the offsets do not compare
     } else if (s->offset == offset_ + 1) {
@@ -151,7 +193,9 @@ void RedisServer::replication_message(const sim::Message& m) {
     // master has persistence turned off"). Comparing offsets alone would
     // keep the old data whenever the restarted primary's offset is not
     // ahead of the replica's.
-    if (!primary_ && m.from == following_ && (hb->replid != replid_ || hb->offset > offset_)) request_sync();
+    if (primary_ || m.from != following_) return;
+    link_interaction();
+    if (hb->replid != replid_ || hb->offset > offset_) request_sync();
   } else if (m.as<SyncRequest>() != nullptr) {
     sync_command(m);
   } else if (const auto* fs = m.as<FullSync>()) {
@@ -192,6 +236,7 @@ void RedisServer::sync_command(const sim::Message& m) {
 /// restartAOFAfterSYNC): the primary's snapshot replaces its data set.
 void RedisServer::full_resync(const sim::Message& m, const FullSync& fs) {
   if (primary_ || m.from != following_) return;
+  link_interaction();
   // FULLRESYNC: the replica's data is replaced by the primary's snapshot;
   // whatever it had and the primary did not is gone.
   data_.clear();
@@ -237,6 +282,7 @@ void RedisServer::promote() {
 
 void RedisServer::follow(NodeId primary) {
   if (!primary_ && following_ == primary) return;
+  link_down(/*restarted=*/false);
   const bool was_primary = primary_;
   primary_ = false;
   following_ = primary;

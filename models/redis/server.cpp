@@ -82,6 +82,7 @@ RedisServer::RedisServer(RedisService& svc, sim::Node& node, int index, bool pri
       primary_(primary),
       following_(primary_of) {
   node_.set_behaviour(this);
+  link_.last_interaction = unixtime();  // at time 0 every replica is connected and in sync
 }
 
 RedisServer::~RedisServer() = default;

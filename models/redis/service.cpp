@@ -44,6 +44,16 @@ Problem validate_cluster(const RedisSpec& r) {
                                                 std::to_string(Limits::kMaxServiceNodes));
   }
   FENCESIM_CHECK(positive("lock.cluster.node_timeout", c.node_timeout));
+  FENCESIM_CHECK(
+      in_range("lock.cluster.replica_validity_factor", c.replica_validity_factor, Ranges::kClusterValidityFactor));
+  FENCESIM_CHECK(positive("lock.cluster.repl_timeout", c.repl_timeout));
+  if (c.repl_timeout % std::chrono::seconds(1) != Duration::zero()) {
+    return problem("lock.cluster.repl_timeout",
+                   "must be a whole number of seconds (repl-timeout is an integer of seconds, compared with the "
+                   "replica's clock in whole seconds), got " +
+                       fmt_d(c.repl_timeout),
+                   "e.g. \"60s\"");
+  }
   return std::nullopt;
 }
 
@@ -432,6 +442,11 @@ class RedisDescriptor final : public ServiceDescriptor {
         c.integer("shards", r.cluster->shards);
         c.integer("replicas", r.cluster->replicas);
         c.duration("node_timeout", r.cluster->node_timeout);
+        // Written only when not Redis's defaults, so reports stay as they were.
+        const RedisClusterSpec cd;
+        if (r.cluster->replica_validity_factor != cd.replica_validity_factor)
+          c.integer("replica_validity_factor", r.cluster->replica_validity_factor);
+        if (r.cluster->repl_timeout != cd.repl_timeout) c.duration("repl_timeout", r.cluster->repl_timeout);
       });
     }
   }
@@ -450,6 +465,13 @@ class RedisDescriptor final : public ServiceDescriptor {
           "clock, token {})",
           rs.cluster->shards, rs.cluster->replicas, sim::format_duration(rs.cluster->node_timeout),
           word(rs.expiry_clock), token);
+      const RedisClusterSpec cd;
+      if (rs.cluster->replica_validity_factor != cd.replica_validity_factor ||
+          rs.cluster->repl_timeout != cd.repl_timeout) {
+        o.insert(o.size() - 1,
+                 fmt::format(", replica validity factor {}, repl-timeout {}", rs.cluster->replica_validity_factor,
+                             sim::format_duration(rs.cluster->repl_timeout)));
+      }
     } else if (rs.redlock > 0) {
       o = fmt::format(" (Redlock over {} primaries)", rs.redlock);
     } else {

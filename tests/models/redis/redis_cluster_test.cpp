@@ -2,7 +2,8 @@
 // function against the vectors of the Redis Cluster specification and
 // issue 16, the slot split, CROSSSLOT before the script runs, the replica
 // election after a primary's crash, and the minority primary refusing
-// writes with CLUSTERDOWN once node_timeout has passed.
+// writes with CLUSTERDOWN once node_timeout has passed; the replica's
+// data-age check (cluster-replica-validity-factor) on both of its sides.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -255,6 +256,113 @@ TEST(RedisCluster, AFailoverAfterTheReplicaWonTheElectionDoesNotCrash) {
   ASSERT_NE(f, r.history.faults.end());
   EXPECT_TRUE(f->skipped);
   EXPECT_EQ(f->skip_reason, "no live replica to promote");
+}
+
+// cluster-replica-validity-factor (cluster.c clusterHandleSlaveFailover):
+// the lock key's shard (shard 1 for "{lock}") with a primary, one replica
+// and node_timeout 5 s; the link between the two breaks silently at 5 s
+// (the replica's last data is from 4 s) and the primary crashes at `crash`.
+struct StaleReplica {
+  Duration crash = 100s;
+  int factor = 10;
+  Duration repl_timeout = 60s;
+  std::optional<Duration> replica_restart;  ///< the replica crashes at 10 s and restarts this much later
+};
+
+RunResult run_stale_replica(const StaleReplica& c) {
+  ScenarioBuilder b("stale-replica");
+  b.duration(c.crash + 40s)
+      .redis(10s)
+      .redis_spec([&](RedisSpec& r) {
+        r.cluster = cluster(3, 1, 5s);
+        r.cluster->replica_validity_factor = c.factor;
+        r.cluster->repl_timeout = c.repl_timeout;
+      })
+      .fenced()
+      .client("A", counter(500ms, 1000, 1s))
+      .partition(5s, {{"redis-s1-0"}, {"redis-s1-1"}})
+      .crash("redis-s1-0", c.crash);
+  if (c.replica_restart) b.crash("redis-s1-1", 10s, *c.replica_restart);
+  Scenario s = b.build();
+  s.lock.key = "{lock}:key";
+  s.lock.redis.counter_key = "{lock}:counter";
+  EXPECT_EQ(shard_of_slot(key_hash_slot("lock"), 3), 1);
+  resolve_scenario(s);
+  return run_scenario(s);
+}
+
+std::optional<NoteRecord> note_of(const RunResult& r, const std::string& kind, const std::string& node,
+                                  const std::string& containing = "") {
+  for (const NoteRecord& n : r.history.notes) {
+    if (n.kind == kind && n.node == node && n.text.find(containing) != std::string::npos) return n;
+  }
+  return std::nullopt;
+}
+
+TEST(RedisClusterReplicaValidity, ASilentlyBrokenLinkNoticedLateStillLetsAStaleReplicaWin) {
+  const RunResult r = run_stale_replica({});
+  // Noticed at 4 + 60 + 1 s; FAIL at about 106 s: 41 s - 5 s <= 10 s + 5 s × 10.
+  const auto scheduled = note_of(r, "election", "redis-s1-1", "schedules");
+  ASSERT_TRUE(scheduled.has_value());
+  EXPECT_NE(scheduled->text.find("noticed down at 65 s"), std::string::npos) << scheduled->text;
+  EXPECT_TRUE(note_of(r, "election", "redis-s1-1", "won the election").has_value());
+  EXPECT_FALSE(note_of(r, "cant-failover", "redis-s1-1").has_value());
+  EXPECT_EQ(status(r, Property::kTokenMonotonic), Status::kViolated);
+}
+
+TEST(RedisClusterReplicaValidity, ALinkNoticedDownLongBeforeTheFailureKeepsTheReplicaFromFailingOver) {
+  const RunResult r = run_stale_replica({.crash = 150s});
+  const auto refused = note_of(r, "cant-failover", "redis-s1-1");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->text.find("noticed down at 65 s"), std::string::npos) << refused->text;
+  EXPECT_NE(refused->text.find("= 86s > 60s"), std::string::npos) << refused->text;
+  EXPECT_EQ(count_notes(r, "cant-failover"), 1);  // noted once while the reason stays
+  EXPECT_FALSE(note_of(r, "election", "redis-s1-1").has_value());
+  EXPECT_EQ(status(r, Property::kTokenMonotonic), Status::kHolds);
+  for (const GrantRecord& g : r.history.grants) EXPECT_EQ(g.server, "redis-s1-0");
+}
+
+TEST(RedisClusterReplicaValidity, FactorZeroTurnsTheCheckOff) {
+  const RunResult r = run_stale_replica({.crash = 150s, .factor = 0});
+  EXPECT_FALSE(note_of(r, "cant-failover", "redis-s1-1").has_value());
+  EXPECT_TRUE(note_of(r, "election", "redis-s1-1", "won the election").has_value());
+  EXPECT_EQ(status(r, Property::kTokenMonotonic), Status::kViolated);
+}
+
+TEST(RedisClusterReplicaValidity, TheLinkIsNoticedDownTheFirstWholeSecondPastReplTimeout) {
+  // repl-timeout 20 s: the last data at 4 s, `now - lastinteraction > 20` first at 25 s.
+  const RunResult r = run_stale_replica({.crash = 150s, .repl_timeout = 20s});
+  const auto refused = note_of(r, "cant-failover", "redis-s1-1");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->text.find("noticed down at 25 s"), std::string::npos) << refused->text;
+}
+
+TEST(RedisClusterReplicaValidity, AConnectedReplicaCountsFromItsPrimarysLastDataUntilItNoticesTheLinkDown) {
+  // Factor 1: the bound is 10 s + 5 s. The primary crashes at 30 s, before
+  // the replica notices the link (65 s): still connected, its data age is
+  // counted from the last data, at 4 s, and is too old. Once it notices the
+  // link down the age restarts from 65 s, and the same stale replica is
+  // elected: the late notice makes its data look young.
+  const RunResult r = run_stale_replica({.crash = 30s, .factor = 1});
+  const auto refused = note_of(r, "cant-failover", "redis-s1-1");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->text.find("connected to redis-s1-0, which last sent data at 4 s"), std::string::npos)
+      << refused->text;
+  EXPECT_LT(refused->at, 40s);
+  const auto scheduled = note_of(r, "election", "redis-s1-1", "schedules");
+  ASSERT_TRUE(scheduled.has_value());
+  EXPECT_GE(scheduled->at, 65s);
+  EXPECT_NE(scheduled->text.find("noticed down at 65 s"), std::string::npos) << scheduled->text;
+  EXPECT_TRUE(note_of(r, "election", "redis-s1-1", "won the election").has_value());
+}
+
+TEST(RedisClusterReplicaValidity, AReplicaRestartedWithoutReachingItsPrimaryHasNoDataAge) {
+  // The replica restarts at 11 s behind the broken link: it never connects
+  // again, and repl_down_since 0 ("down since EVER") makes any bound too small.
+  const RunResult r = run_stale_replica({.crash = 30s, .replica_restart = 1s});
+  const auto refused = note_of(r, "cant-failover", "redis-s1-1");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->text.find("never connected to redis-s1-0 since it started"), std::string::npos) << refused->text;
 }
 
 }  // namespace
