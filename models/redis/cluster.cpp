@@ -197,8 +197,12 @@ void ClusterNode::ping_all(ClusterMsg::Type type) {
 
 void ClusterNode::cron() {
   const Time t = now();
-  // Ping every peer once a second (every tenth cron).
-  if (tick_++ % (kPingPeriod / kCronPeriod) == 0) ping_all(ClusterMsg::kPing);
+  // Ping every peer once a second (every tenth cron); replicationCron's
+  // once-a-second repl-timeout check runs with it.
+  if (tick_++ % (kPingPeriod / kCronPeriod) == 0) {
+    ping_all(ClusterMsg::kPing);
+    server_.repl_timeout_check();
+  }
   // clusterCron: a peer that answered no ping, and sent nothing, for longer
   // than node_timeout is flagged PFAIL.
   for (auto& [id, p] : peers_) {
@@ -400,8 +404,10 @@ bool ClusterNode::data_too_old() {
   const Duration counted = age > node_timeout_ && age != Duration::max() ? age - node_timeout_ : age;
   const Duration bound = kReplPingReplicaPeriod + node_timeout_ * spec.replica_validity_factor;
   const auto figures = [&] {
-    return fmt::format("data age {} minus node_timeout {} = {}", since ? sim::format_duration(age) : "unbounded",
-                       sim::format_duration(node_timeout_), since ? sim::format_duration(counted) : "unbounded");
+    if (!since) return std::string("data age unbounded");
+    if (counted == age) return fmt::format("data age {}", sim::format_duration(age));
+    return fmt::format("data age {} minus node_timeout {} = {}", sim::format_duration(age),
+                       sim::format_duration(node_timeout_), sim::format_duration(counted));
   };
   if (counted <= bound) {
     cant_failover_noted_ = false;

@@ -207,13 +207,9 @@ class RedisServer final : public sim::NodeBehaviour {
   void set_pool(int p) { pool_ = p; }
   /// A replica's link to its primary as replication.c keeps it, for Redis
   /// Cluster's data-age check (cluster.hpp): REPL_STATE_CONNECTED,
-  /// master->lastinteraction (the last data or ping received) and
-  /// repl_down_since, in whole seconds of this node's wall clock
-  /// (server.unixtime). replicationCron's repl-timeout check (a connected
-  /// replica that has received nothing for more than lock.cluster.repl_timeout
-  /// drops its link, replicationHandleMasterDisconnection) is applied as the
-  /// once-a-second cron would have applied it: at last_interaction +
-  /// repl_timeout + 1 s. Outside cluster mode it is kept and never read.
+  /// master->lastinteraction (the last data or ping received on the
+  /// established link) and repl_down_since, in whole seconds of this node's
+  /// wall clock (server.unixtime). Outside cluster mode it is kept and never read.
   struct ReplicaLink {
     bool connected = true;
     std::int64_t last_interaction = 0;
@@ -221,7 +217,11 @@ class RedisServer final : public sim::NodeBehaviour {
     /// (Redis: 0, "down since EVER").
     std::optional<std::int64_t> down_since;
   };
-  ReplicaLink replica_link() const;
+  ReplicaLink replica_link() const { return link_; }
+  /// replicationCron's repl-timeout check (lock.cluster.repl_timeout),
+  /// called once a second by the cluster cron: a connected replica that
+  /// has received nothing for longer drops its link (noted `link-down`).
+  void repl_timeout_check();
   /// The node's wall clock in whole seconds (server.unixtime).
   std::int64_t unixtime() const;
   /// REPLICAOF NO ONE.

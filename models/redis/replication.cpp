@@ -81,25 +81,31 @@ void RedisServer::refresh_good_replicas() {
 
 std::int64_t RedisServer::unixtime() const { return whole_seconds(node_.wall()); }
 
-RedisServer::ReplicaLink RedisServer::replica_link() const {
-  ReplicaLink l = link_;
-  if (!l.connected || !svc_.spec().cluster) return l;
+void RedisServer::repl_timeout_check() {
   // replicationCron: `(time(NULL)-server.master->lastinteraction) >
-  // server.repl_timeout` drops the link; the cron runs once a second, so the
-  // first whole second past the timeout is when it is noticed.
+  // server.repl_timeout` on a connected replica frees the master client:
+  // replicationHandleMasterDisconnection sets repl_down_since = unixtime.
+  if (primary_ || !link_.connected || !svc_.spec().cluster) return;
   const std::int64_t timeout =
       std::chrono::duration_cast<std::chrono::seconds>(svc_.spec().cluster->repl_timeout).count();
-  if (unixtime() - l.last_interaction > timeout) {
-    l.connected = false;
-    l.down_since = l.last_interaction + timeout + 1;
-  }
-  return l;
+  const std::int64_t now = unixtime();
+  if (now - link_.last_interaction <= timeout) return;
+  link_.connected = false;
+  link_.down_since = now;
+  svc_.history().note(svc_.sim().now(), node_.name(), "link-down",
+                      fmt::format("MASTER timeout: no data nor PING received from {} since {} s for more than "
+                                  "repl-timeout {}: its link is down since {} s",
+                                  svc_.sim().node(following_).name(), link_.last_interaction,
+                                  sim::format_duration(svc_.spec().cluster->repl_timeout), now));
 }
 
 void RedisServer::link_interaction() {
-  // A replica whose link had dropped reconnects and resynchronises
+  // Data or a ping arrives only on an established link: a replica that has
+  // not synchronised since it (re)started or changed primary has none. A
+  // replica whose link had dropped reconnects and resynchronises
   // (replicationCron connects every second); both leave it connected with
   // lastinteraction now.
+  if (!synced_) return;
   link_.connected = true;
   link_.last_interaction = unixtime();
 }
@@ -109,13 +115,10 @@ void RedisServer::link_down(bool restarted) {
   // there was a connected primary. A restarted server has never connected
   // (server.c initServerConfig: 0, "down since EVER"), nor has a primary
   // turned replica (replicationUnsetMaster resets it to 0 on promotion).
-  const ReplicaLink l = replica_link();
   if (restarted || primary_) {
     link_.down_since.reset();
-  } else if (l.connected) {
+  } else if (link_.connected) {
     link_.down_since = unixtime();
-  } else {
-    link_.down_since = l.down_since;
   }
   link_.connected = false;
 }
@@ -236,7 +239,6 @@ void RedisServer::sync_command(const sim::Message& m) {
 /// restartAOFAfterSYNC): the primary's snapshot replaces its data set.
 void RedisServer::full_resync(const sim::Message& m, const FullSync& fs) {
   if (primary_ || m.from != following_) return;
-  link_interaction();
   // FULLRESYNC: the replica's data is replaced by the primary's snapshot;
   // whatever it had and the primary did not is gone.
   data_.clear();
@@ -251,6 +253,7 @@ void RedisServer::full_resync(const sim::Message& m, const FullSync& fs) {
   aof_rewrite();
   replid_ = fs.replid;
   synced_ = true;
+  link_interaction();  // the link is established: REPL_STATE_CONNECTED
   offset_ = fs.offset;
   last_sync_request_ = Time{-1};
   svc_.reevaluate();

@@ -267,6 +267,8 @@ struct StaleReplica {
   int factor = 10;
   Duration repl_timeout = 60s;
   std::optional<Duration> replica_restart;  ///< the replica crashes at 10 s and restarts this much later
+  bool one_way = false;                     ///< the break blocks only what the replica sends
+  std::optional<Duration> replica_jump;     ///< the replica's wall clock steps this much at 60 s
 };
 
 RunResult run_stale_replica(const StaleReplica& c) {
@@ -280,9 +282,10 @@ RunResult run_stale_replica(const StaleReplica& c) {
       })
       .fenced()
       .client("A", counter(500ms, 1000, 1s))
-      .partition(5s, {{"redis-s1-0"}, {"redis-s1-1"}})
+      .partition(5s, {{"redis-s1-1"}, {"redis-s1-0"}}, std::nullopt, c.one_way)
       .crash("redis-s1-0", c.crash);
   if (c.replica_restart) b.crash("redis-s1-1", 10s, *c.replica_restart);
+  if (c.replica_jump) b.clock_jump("redis-s1-1", 60s, *c.replica_jump);
   Scenario s = b.build();
   s.lock.key = "{lock}:key";
   s.lock.redis.counter_key = "{lock}:counter";
@@ -363,6 +366,35 @@ TEST(RedisClusterReplicaValidity, AReplicaRestartedWithoutReachingItsPrimaryHasN
   const auto refused = note_of(r, "cant-failover", "redis-s1-1");
   ASSERT_TRUE(refused.has_value());
   EXPECT_NE(refused->text.find("never connected to redis-s1-0 since it started"), std::string::npos) << refused->text;
+}
+
+TEST(RedisClusterReplicaValidity, AReplicaThatHearsItsPrimaryButNeverSynchronisedIsNotElected) {
+  // One way: the replica hears redis-s1-0's pings, but its PSYNC after the
+  // restart never arrives. Pings come only over an established link, so it
+  // stays "never connected" (found by a new-user probe: it was elected).
+  const RunResult r = run_stale_replica({.crash = 30s, .replica_restart = 1s, .one_way = true});
+  const auto refused = note_of(r, "cant-failover", "redis-s1-1");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->text.find("never connected"), std::string::npos) << refused->text;
+  EXPECT_FALSE(note_of(r, "election", "redis-s1-1").has_value());
+}
+
+TEST(RedisClusterReplicaValidity, TheNoticeIsTakenOnTheWallClockAsReplicationCronReadsIt) {
+  // The replica's wall clock steps +1000 s at 60 s: replicationCron sees the
+  // timeout at once and notes the link down at 1060 s (its clock), so the
+  // data age at the failure is counted from there and the replica is elected.
+  const RunResult r = run_stale_replica({.replica_jump = 1000s});
+  const auto down = note_of(r, "link-down", "redis-s1-1");
+  ASSERT_TRUE(down.has_value());
+  EXPECT_EQ(down->at, 60s);
+  EXPECT_NE(down->text.find("down since 1060 s"), std::string::npos) << down->text;
+  EXPECT_TRUE(note_of(r, "election", "redis-s1-1", "won the election").has_value());
+  // A step back after the notice keeps repl_down_since: the age goes
+  // negative, within any bound (Redis compares it the same way).
+  const RunResult back = run_stale_replica({.crash = 150s, .replica_jump = -50s});
+  const auto down_back = note_of(back, "link-down", "redis-s1-1");
+  ASSERT_TRUE(down_back.has_value());
+  EXPECT_GT(down_back->at, 65s);  // the step back made the timeout later
 }
 
 }  // namespace
