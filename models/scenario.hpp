@@ -50,7 +50,7 @@ enum class LeaseLossPolicy { kContinue, kAbort };
 /// (the redis.io pattern, its default), kRedisson (RLock), kRedissonFenced
 /// (RFencedLock; models/client/redisson_client.cpp). A service lists the ones it
 /// takes, its default first (ServiceDescriptor::client_libraries).
-enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo, kGeneric, kRedisson, kRedissonFenced };
+enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo, kGeneric, kRedisson, kRedissonFenced, kRedsync };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };

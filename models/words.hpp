@@ -102,13 +102,14 @@ struct Words<LeaseLossPolicy> {
 };
 template <>
 struct Words<ClientLibrary> {
-  static constexpr std::array<Word<ClientLibrary>, 7> kTable = {{{ClientLibrary::kGo, "go"},
+  static constexpr std::array<Word<ClientLibrary>, 8> kTable = {{{ClientLibrary::kGo, "go"},
                                                                  {ClientLibrary::kJetcd, "jetcd"},
                                                                  {ClientLibrary::kCurator, "curator"},
                                                                  {ClientLibrary::kKazoo, "kazoo"},
                                                                  {ClientLibrary::kGeneric, "generic"},
                                                                  {ClientLibrary::kRedisson, "redisson"},
-                                                                 {ClientLibrary::kRedissonFenced, "redisson-fenced"}}};
+                                                                 {ClientLibrary::kRedissonFenced, "redisson-fenced"},
+                                                                 {ClientLibrary::kRedsync, "redsync"}}};
 };
 template <>
 struct Words<ZkToken> {

@@ -19,15 +19,19 @@ namespace {
 // ------------------------------------------------------------------ Redis --
 
 std::string redis_unsupported(const Scenario& s) {
-  if (s.lock.redis.redlock > 0) return "Redlock (lock.redlock) is not supported";
-  if (s.lock.redis.cluster) {
-    return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
-  }
+  // A library first: it is the reason a real run cannot exist at all.
   for (const ClientSpec& c : s.clients) {
     if (library_of(s, c) != ClientLibrary::kGeneric && !c.program) {
       return "client " + c.name + "'s library is " + quote_text(word(library_of(s, c))) +
-             ": Redisson is a Java library, not available here; fencesim-real runs the generic Redis client";
+             (library_of(s, c) == ClientLibrary::kRedsync
+                  ? ": go-redsync/redsync is not packaged in Debian 12 and cannot be fetched here"
+                  : ": Redisson is a Java library, not available here") +
+             "; fencesim-real runs the generic Redis client";
     }
+  }
+  if (s.lock.redis.redlock > 0) return "Redlock (lock.redlock) is not supported";
+  if (s.lock.redis.cluster) {
+    return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
   }
   if (s.lock.redis.expiry_clock == sim::ClockKind::kMonotonic) {
     return "lock.expiry_clock \"monotonic\": redis-server 7.0 has no such setting; it stores a key's expiry as an "

@@ -21,8 +21,27 @@
 // learnt as the single-primary client learns it (+switch-master, and the
 // pool's sentinels asked at start and after a timeout or READONLY).
 //
+// redsync as deployed (clients[].library "redsync", go-redsync/redsync
+// v4.17.0 mutex.go, redsync.go, scripts.go, error.go): Lock() draws one
+// value for all its tries; 32 tries (redsync.go NewMutex), a random 50–249 ms
+// between them (rand.Intn(250-50)+50; WithRetryDelay: a retry_interval other
+// than the format's 100 ms default); each try waits for the primaries up to
+// expiry × timeoutFactor (0.05), counts the validity expiry − elapsed −
+// expiry × driftFactor (0.01, no 2 ms), and after a failed try releases the
+// value everywhere, waiting as long; after the last try Lock() returns
+// ErrTaken ("lock already taken, locked nodes: [..]") when a majority held
+// another value, else ErrFailed: the acquire gives up. redsync never extends
+// by itself (PR #153, wontfix): `renew` is the caller's Extend() loop every
+// renew_interval. Extend touches every primary and waits for every answer
+// (it sets no deadline: the connection's read timeout, command_timeout
+// here); fewer than a quorum → false with ErrTaken when a quorum held another
+// value, else the nodes' errors; a quorum past the validity → ErrExtendFailed;
+// a failed Extend releases nothing (since v4.12.0). Unlock: one round on
+// every primary, waiting for every answer, no retry.
+//
 // Redis Cluster (lock.cluster): ClusterLockClient below.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -216,9 +235,14 @@ class RedlockClient final : public LockClientBase {
   /// (empty lists without them).
   RedlockClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                 std::vector<std::vector<sim::NodeId>> pools, std::vector<std::vector<sim::NodeId>> pool_sentinels)
-      : LockClientBase(node, h, spec, lock), pools_(std::move(pools)), pool_sentinels_(std::move(pool_sentinels)) {
+      : LockClientBase(node, h, spec, lock),
+        pools_(std::move(pools)),
+        pool_sentinels_(std::move(pool_sentinels)),
+        redsync_(spec.library == ClientLibrary::kRedsync) {
     reset_primaries();
   }
+
+  std::string acquire_error() const override { return acquire_error_; }
 
   void init(sim::Process& p) override {
     reset_primaries();
@@ -241,6 +265,7 @@ class RedlockClient final : public LockClientBase {
   }
 
   Lease acquire(sim::Process& p) override {
+    if (redsync_) return acquire_redsync(p);
     const int majority = static_cast<int>(primaries_.size()) / 2 + 1;
     const sim::Duration per_primary = lock_.ttl * 5 / 100;
     const sim::Duration drift = lock_.ttl / 100 + 2ms;
@@ -276,6 +301,11 @@ class RedlockClient final : public LockClientBase {
     ++renew_gen_;
     const std::string value = lease_value_;
     end_belief("release");
+    if (redsync_) {
+      // Unlock: one round, every answer awaited (the connection's read timeout).
+      (void)broadcast(p, Op::kRelease, value, node_.monotonic() + spec_.command_timeout);
+      return;
+    }
     // Released on every primary; a primary that does not answer within the
     // command timeout is asked again, up to three rounds (redsync Unlock does
     // one round; the format asks for retries on timeout).
@@ -293,6 +323,78 @@ class RedlockClient final : public LockClientBase {
   }
 
  private:
+  /// redsync's Lock(): see the file's header.
+  Lease acquire_redsync(sim::Process& p) {
+    constexpr int kTries = 32;  // redsync.go NewMutex: tries
+    const int quorum = static_cast<int>(primaries_.size()) / 2 + 1;
+    const sim::Duration per_try = lock_.ttl * 5 / 100;  // expiry × timeoutFactor
+    acquire_error_.clear();
+    const std::string value = fresh_value();  // genValueFunc, once per Lock()
+    std::vector<std::size_t> taken;           // the nodes that held another value at the last try
+    for (int i = 0; i < kTries; ++i) {
+      if (i != 0) p.sleep(redsync_delay());
+      const sim::Time start = node_.monotonic();
+      const auto replies = broadcast(p, Op::kAcquire, value, start + per_try);
+      int n = 0;
+      taken.clear();
+      for (std::size_t k = 0; k < replies.size(); ++k) {
+        if (replies[k] && replies[k]->error.empty() && !replies[k]->nil) ++n;
+        if (replies[k] && replies[k]->error.empty() && replies[k]->nil) taken.push_back(k);
+      }
+      const sim::Duration validity = lock_.ttl - (node_.monotonic() - start) - lock_.ttl / 100;
+      if (n >= quorum && validity > sim::Duration{0}) {
+        Lease lease{value, std::nullopt, ""};
+        confirmed(start);
+        begin_belief(lease);
+        start_renewal(lease);
+        return lease;
+      }
+      (void)broadcast(p, Op::kRelease, value, node_.monotonic() + per_try);
+      for (std::size_t k = 0; k < replies.size(); ++k) {
+        if (!replies[k] || replies[k]->error.rfind("READONLY", 0) == 0) ask_sentinels(p, k);
+      }
+    }
+    // error.go: ErrTaken's text, or ErrFailed's (redsync joins the nodes'
+    // own errors there; the model gives the one sentence).
+    acquire_error_ = static_cast<int>(taken.size()) >= quorum
+                         ? fmt::format("lock already taken, locked nodes: [{}] (Lock gave up after {} tries)",
+                                       fmt::join(taken, " "), kTries)
+                         : fmt::format("redsync: failed to acquire lock (Lock gave up after {} tries)", kTries);
+    return Lease{};
+  }
+
+  /// The delay before each try after the first: rand.Intn(250-50)+50 ms,
+  /// or WithRetryDelay(retry_interval) when the file sets another.
+  sim::Duration redsync_delay() {
+    if (spec_.retry_interval != ClientSpec{}.retry_interval) return spec_.retry_interval;
+    return std::chrono::milliseconds(rng_.uniform(50, 249));
+  }
+
+  /// redsync's Extend(): true, or false with the reason the caller sees.
+  bool extend_redsync(sim::Process& p, const std::string& value, std::string& why) {
+    const int quorum = static_cast<int>(primaries_.size()) / 2 + 1;
+    const sim::Time start = node_.monotonic();
+    const auto replies = broadcast(p, Op::kRenew, value, start + spec_.command_timeout);
+    int n = 0;
+    std::vector<std::size_t> taken;
+    for (std::size_t k = 0; k < replies.size(); ++k) {
+      if (replies[k] && replies[k]->integer && *replies[k]->integer == 1) ++n;
+      if (replies[k] && replies[k]->error.empty() && replies[k]->integer && *replies[k]->integer == 0)
+        taken.push_back(k);
+    }
+    if (n < quorum) {
+      why = static_cast<int>(taken.size()) >= quorum
+                ? fmt::format("Extend: lock already taken, locked nodes: [{}]", fmt::join(taken, " "))
+                : fmt::format("Extend: {} of {} primaries extended, quorum {}", n, replies.size(), quorum);
+      return false;
+    }
+    if (lock_.ttl - (node_.monotonic() - start) - lock_.ttl / 100 <= sim::Duration{0}) {
+      why = "Extend: redsync: failed to extend lock (a quorum answered past the validity)";
+      return false;
+    }
+    return true;
+  }
+
   std::vector<std::optional<Reply>> broadcast(sim::Process& p, Op op, const std::string& value, sim::Time deadline) {
     std::vector<std::uint64_t> calls;
     for (sim::NodeId n : primaries_) calls.push_back(p.send_request(n, make_command(op, lock_, value, false)));
@@ -319,6 +421,20 @@ class RedlockClient final : public LockClientBase {
         sleep_until_renewal(p, granted, last, renewals);
         if (gen != renew_gen_) return;
         const sim::Time first_sent = node_.sim().now();
+        if (redsync_) {
+          const sim::Time sent = node_.monotonic();
+          std::string why;
+          const bool ok = extend_redsync(p, lease.value, why);
+          if (gen != renew_gen_) return;
+          history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), ok});
+          if (!ok) {
+            lose_lease(why);
+            return;
+          }
+          confirmed(sent);
+          last = clock_now();
+          continue;
+        }
         for (;;) {
           const sim::Time sent = node_.monotonic();
           const auto replies = broadcast(p, Op::kRenew, lease.value, sent + per_primary);
@@ -382,6 +498,8 @@ class RedlockClient final : public LockClientBase {
   std::vector<sim::NodeId> primaries_;  ///< by pool: the primary this client sends to
   std::vector<std::uint64_t> epochs_;   ///< by pool: the config epoch of primaries_
   std::string lease_value_;
+  bool redsync_;               ///< clients[].library "redsync"
+  std::string acquire_error_;  ///< redsync: why the last Lock() gave up, or ""
 };
 
 // ---------------------------------------------------------- Redis Cluster --

@@ -265,6 +265,25 @@ Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const s
   return std::nullopt;
 }
 
+/// clients[].library "redsync" (models/client/redis_client.cpp, RedlockClient).
+Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  if (library_of(s, c) != ClientLibrary::kRedsync) return std::nullopt;
+  const RedisSpec& r = s.lock.redis;
+  if (r.redlock == 0) {
+    return problem(key(path, "library"),
+                   std::string("redsync is a Redlock library: it locks a quorum of independent pools, and is "
+                               "modelled with lock.redlock, not ") +
+                       (r.cluster ? "lock.cluster" : "one primary"),
+                   "set lock.redlock (e.g. 3), or remove \"library\"");
+  }
+  if (c.renew_clock != sim::ClockKind::kMonotonic) {
+    return problem(key(path, "renew_clock"),
+                   "redsync's caller extends on a Go ticker, and Go measures durations on the monotonic clock",
+                   "remove renew_clock");
+  }
+  return std::nullopt;
+}
+
 /// `failover`'s rule in a scenario (docs/FORMAT.md "Faults").
 std::string failover_problem(const RedisSpec& r) {
   if (r.cluster) {
@@ -442,7 +461,8 @@ class RedisDescriptor final : public ServiceDescriptor {
         c.integer("shards", r.cluster->shards);
         c.integer("replicas", r.cluster->replicas);
         c.duration("node_timeout", r.cluster->node_timeout);
-        // Written only when not Redis's defaults, so reports stay as they were.
+        // Written when not Redis's defaults (10, 60 s), so the reports of the
+        // files that came before them stay byte for byte as they were.
         const RedisClusterSpec cd;
         if (r.cluster->replica_validity_factor != cd.replica_validity_factor)
           c.integer("replica_validity_factor", r.cluster->replica_validity_factor);
@@ -499,13 +519,14 @@ class RedisDescriptor final : public ServiceDescriptor {
   std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
     return validate_redis(s);
   }
-  /// clients[].library: the redis.io pattern (the default), Redisson's RLock or RFencedLock.
+  /// clients[].library: the redis.io pattern (the default), Redisson's RLock or RFencedLock, redsync.
   std::vector<ClientLibrary> client_libraries() const override {
-    return {ClientLibrary::kGeneric, ClientLibrary::kRedisson, ClientLibrary::kRedissonFenced};
+    return {ClientLibrary::kGeneric, ClientLibrary::kRedisson, ClientLibrary::kRedissonFenced, ClientLibrary::kRedsync};
   }
   std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
                                                  const std::string& path) const override {
-    return validate_redisson_client(s, c, path);
+    FENCESIM_CHECK(validate_redisson_client(s, c, path));
+    return validate_redsync_client(s, c, path);
   }
   /// Redisson's release lines whose lock behaviour differs (models/client/redisson_client.cpp).
   std::vector<std::string> library_versions(ClientLibrary lib) const override {

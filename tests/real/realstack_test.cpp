@@ -326,7 +326,7 @@ TEST(RealStack, UnsupportedScenarioIsRefusedWithItsReason) {
 
 // ZooKeeper's real clients are kazoo's: a Curator client is refused with
 // what to change; Hazelcast has no real stack here, nor Redisson (Java).
-TEST(RealStack, JavaClientsAndHazelcastAreRefusedWithTheirReasons) {
+TEST(RealStack, JavaClientsUnpackagedLibrariesAndHazelcastAreRefusedWithTheirReasons) {
   const Scenario curator = load_shipped("zookeeper-curator-gc-pause-fenced");
   EXPECT_NE(unsupported_reason(curator).find("set \"library\": \"kazoo\""), std::string::npos)
       << unsupported_reason(curator);
@@ -336,6 +336,9 @@ TEST(RealStack, JavaClientsAndHazelcastAreRefusedWithTheirReasons) {
   const Scenario redisson = load_shipped("redisson-watchdog-gc-pause-fenced");
   EXPECT_NE(unsupported_reason(redisson).find("Redisson is a Java library"), std::string::npos)
       << unsupported_reason(redisson);
+  const Scenario redsync = load_shipped("redsync-job-outlives-expiry");
+  EXPECT_NE(unsupported_reason(redsync).find("not packaged in Debian 12"), std::string::npos)
+      << unsupported_reason(redsync);
 }
 
 // Link faults are applied where the runner has a proxy on the link and
