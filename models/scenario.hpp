@@ -42,6 +42,9 @@ enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, k
 /// CAS retry. kJitter: exponential backoff with equal jitter drawn from the
 /// client's stream "client/<name>/cas-retry"; kFixed: `retry_interval` every time.
 enum class RetryBackoff { kJitter, kFixed };
+/// clients[].retry_strategy: bsm/redislock's Options.RetryStrategy for
+/// Obtain (retry.go): NoRetry (one attempt) or LinearBackoff(retry_interval).
+enum class RetryStrategy { kNone, kLinear };
 /// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
 enum class LeaseLossPolicy { kContinue, kAbort };
 /// clients[].library (docs/FORMAT.md "Client libraries"): which client
@@ -50,7 +53,17 @@ enum class LeaseLossPolicy { kContinue, kAbort };
 /// (the redis.io pattern, its default), kRedisson (RLock), kRedissonFenced
 /// (RFencedLock; models/client/redisson_client.cpp). A service lists the ones it
 /// takes, its default first (ServiceDescriptor::client_libraries).
-enum class ClientLibrary { kGo, kJetcd, kCurator, kKazoo, kGeneric, kRedisson, kRedissonFenced, kRedsync };
+enum class ClientLibrary {
+  kGo,
+  kJetcd,
+  kCurator,
+  kKazoo,
+  kGeneric,
+  kRedisson,
+  kRedissonFenced,
+  kRedsync,
+  kBsmRedislock
+};
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
@@ -443,6 +456,9 @@ struct ClientSpec {
   /// is modelled, where it changed ("" : the library's default). Redisson:
   /// "3.40", "3.45", "3.52" (models/client/redisson_client.cpp).
   std::string library_version;
+  /// clients[].retry_strategy (bsm/redislock only): how Obtain retries a
+  /// lock held by another; nullopt: the library's default, NoRetry.
+  std::optional<RetryStrategy> retry_strategy;
   /// clients[].connection_policy (ZooKeeper clients only): which
   /// connection state ends the holder's belief; nullopt: kStandard.
   std::optional<ConnectionPolicy> connection_policy;

@@ -643,6 +643,12 @@ Problem client_name(const std::string& name, const std::string& path) {
 
 Problem client_settings(const ClientSpec& c, const std::string& path) {
   FENCESIM_CHECK(non_negative(key(path, "start"), c.start));
+  if (c.retry_strategy && c.library != ClientLibrary::kBsmRedislock) {
+    return problem(key(path, "retry_strategy"),
+                   "is bsm/redislock's Obtain retry strategy; this client's library has its own retries "
+                   "(retry_interval)",
+                   "remove it, or set \"library\": \"bsm-redislock\"");
+  }
   if (c.renew_interval == kResolveRenewInterval) {
     return problem(key(path, "renew_interval"), "not resolved: set it, or call resolve_scenario (a third of the TTL)");
   }

@@ -96,20 +96,26 @@ struct Words<RetryBackoff> {
       {{RetryBackoff::kJitter, "jitter"}, {RetryBackoff::kFixed, "fixed"}}};
 };
 template <>
+struct Words<RetryStrategy> {
+  static constexpr std::array<Word<RetryStrategy>, 2> kTable = {
+      {{RetryStrategy::kNone, "none"}, {RetryStrategy::kLinear, "linear"}}};
+};
+template <>
 struct Words<LeaseLossPolicy> {
   static constexpr std::array<Word<LeaseLossPolicy>, 2> kTable = {
       {{LeaseLossPolicy::kContinue, "continue"}, {LeaseLossPolicy::kAbort, "abort"}}};
 };
 template <>
 struct Words<ClientLibrary> {
-  static constexpr std::array<Word<ClientLibrary>, 8> kTable = {{{ClientLibrary::kGo, "go"},
+  static constexpr std::array<Word<ClientLibrary>, 9> kTable = {{{ClientLibrary::kGo, "go"},
                                                                  {ClientLibrary::kJetcd, "jetcd"},
                                                                  {ClientLibrary::kCurator, "curator"},
                                                                  {ClientLibrary::kKazoo, "kazoo"},
                                                                  {ClientLibrary::kGeneric, "generic"},
                                                                  {ClientLibrary::kRedisson, "redisson"},
                                                                  {ClientLibrary::kRedissonFenced, "redisson-fenced"},
-                                                                 {ClientLibrary::kRedsync, "redsync"}}};
+                                                                 {ClientLibrary::kRedsync, "redsync"},
+                                                                 {ClientLibrary::kBsmRedislock, "bsm-redislock"}}};
 };
 template <>
 struct Words<ZkToken> {

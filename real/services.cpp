@@ -23,9 +23,9 @@ std::string redis_unsupported(const Scenario& s) {
   for (const ClientSpec& c : s.clients) {
     if (library_of(s, c) != ClientLibrary::kGeneric && !c.program) {
       return "client " + c.name + "'s library is " + quote_text(word(library_of(s, c))) +
-             (library_of(s, c) == ClientLibrary::kRedsync
-                  ? ": go-redsync/redsync is not packaged in Debian 12 and cannot be fetched here"
-                  : ": Redisson is a Java library, not available here") +
+             (library_of(s, c) == ClientLibrary::kRedsync        ? ": go-redsync/redsync is not packaged in Debian 12"
+              : library_of(s, c) == ClientLibrary::kBsmRedislock ? ": bsm/redislock is not packaged in Debian 12"
+                                                                 : ": Redisson is a Java library, not available here") +
              "; fencesim-real runs the generic Redis client";
     }
   }

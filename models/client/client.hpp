@@ -166,6 +166,12 @@ std::unique_ptr<LockClient> make_redisson_client(sim::Node& node, History& h, co
                                                  std::vector<sim::NodeId> sentinels, bool fenced,
                                                  const std::string& version);
 
+/// bsm/redislock on one primary with Sentinel (clients[].library
+/// "bsm-redislock"; models/client/bsm_redislock_client.cpp).
+std::unique_ptr<LockClient> make_bsm_redislock_client(sim::Node& node, History& h, const ClientSpec& spec,
+                                                      const LockSpec& lock, std::vector<sim::NodeId> servers,
+                                                      std::vector<sim::NodeId> sentinels);
+
 /// The Redlock client over pools with replicas and Sentinel
 /// (lock.redlock with lock.replicas and lock.sentinels): `pools` are each
 /// pool's servers, its initial primary first; `pool_sentinels` each pool's

@@ -284,6 +284,27 @@ Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const st
   return std::nullopt;
 }
 
+/// clients[].library "bsm-redislock" (models/client/bsm_redislock_client.cpp).
+Problem validate_bsm_redislock_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
+  if (library_of(s, c) != ClientLibrary::kBsmRedislock) return std::nullopt;
+  const RedisSpec& r = s.lock.redis;
+  if (r.cluster || r.redlock > 0) {
+    return problem(key(path, "library"),
+                   std::string("bsm/redislock locks one Redis (a go-redis client: one primary, or Sentinel's), and "
+                               "is modelled on one primary, not with ") +
+                       (r.cluster ? "lock.cluster" : "lock.redlock"),
+                   r.redlock > 0 ? "use \"library\": \"redsync\" for Redlock, or remove lock.redlock"
+                                 : "remove lock.cluster, or \"library\"");
+  }
+  if (c.renew_clock != sim::ClockKind::kMonotonic) {
+    return problem(key(path, "renew_clock"),
+                   "bsm/redislock's watchdog is the caller's Go ticker, and Go measures durations on the monotonic "
+                   "clock",
+                   "remove renew_clock");
+  }
+  return std::nullopt;
+}
+
 /// `failover`'s rule in a scenario (docs/FORMAT.md "Faults").
 std::string failover_problem(const RedisSpec& r) {
   if (r.cluster) {
@@ -521,11 +542,13 @@ class RedisDescriptor final : public ServiceDescriptor {
   }
   /// clients[].library: the redis.io pattern (the default), Redisson's RLock or RFencedLock, redsync.
   std::vector<ClientLibrary> client_libraries() const override {
-    return {ClientLibrary::kGeneric, ClientLibrary::kRedisson, ClientLibrary::kRedissonFenced, ClientLibrary::kRedsync};
+    return {ClientLibrary::kGeneric, ClientLibrary::kRedisson, ClientLibrary::kRedissonFenced, ClientLibrary::kRedsync,
+            ClientLibrary::kBsmRedislock};
   }
   std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
                                                  const std::string& path) const override {
     FENCESIM_CHECK(validate_redisson_client(s, c, path));
+    FENCESIM_CHECK(validate_bsm_redislock_client(s, c, path));
     return validate_redsync_client(s, c, path);
   }
   /// Redisson's release lines whose lock behaviour differs (models/client/redisson_client.cpp).
@@ -563,6 +586,9 @@ std::unique_ptr<client::LockClient> RedisService::make_client(sim::Node& node, H
   if (pooled()) return client::make_redlock_pool_client(node, h, c, lock_, pools_, pool_sentinels_);
   if (cluster()) {
     return client::make_redis_cluster_client(node, h, c, lock_, server_ids_, spec_.cluster->shards, index);
+  }
+  if (c.library == ClientLibrary::kBsmRedislock) {
+    return client::make_bsm_redislock_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_);
   }
   if (c.library == ClientLibrary::kRedisson || c.library == ClientLibrary::kRedissonFenced) {
     return client::make_redisson_client(node, h, c, lock_for(lock_, c), server_ids_, sentinel_ids_,

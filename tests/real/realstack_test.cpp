@@ -339,6 +339,9 @@ TEST(RealStack, JavaClientsUnpackagedLibrariesAndHazelcastAreRefusedWithTheirRea
   const Scenario redsync = load_shipped("redsync-job-outlives-expiry");
   EXPECT_NE(unsupported_reason(redsync).find("not packaged in Debian 12"), std::string::npos)
       << unsupported_reason(redsync);
+  const Scenario bsm = load_shipped("bsm-redislock-gc-pause-fencekey");
+  EXPECT_NE(unsupported_reason(bsm).find("bsm/redislock is not packaged in Debian 12"), std::string::npos)
+      << unsupported_reason(bsm);
 }
 
 // Link faults are applied where the runner has a proxy on the link and
