@@ -647,7 +647,8 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
     return problem(key(path, "retry_strategy"),
                    "is bsm/redislock's Obtain retry strategy; this client's library has its own retries "
                    "(retry_interval)",
-                   "remove it, or set \"library\": \"bsm-redislock\"");
+                   c.program ? "remove it: a client program retries as its own code does"
+                             : "remove it, or set \"library\": \"bsm-redislock\"");
   }
   if (c.renew_interval == kResolveRenewInterval) {
     return problem(key(path, "renew_interval"), "not resolved: set it, or call resolve_scenario (a third of the TTL)");

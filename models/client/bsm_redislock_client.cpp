@@ -33,8 +33,10 @@
 //    (ErrLockNotHeld when the value no longer matches); never retried
 //    (`defer lock.Release(...)` drops the error).
 //  * The Redis connection: go-redis's FailoverClient follows Sentinel as
-//    the generic client does (redis_primary_client.hpp); a command
-//    abandoned by +switch-master is an error to redislock.
+//    the generic client does (redis_primary_client.hpp), but a timeout is
+//    returned at once and the primary is looked up before the next command
+//    (when it dials again); a command abandoned by +switch-master is an
+//    error to redislock.
 #include <fmt/format.h>
 
 #include "models/client/client.hpp"
@@ -51,6 +53,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
   using RedisPrimaryClient::RedisPrimaryClient;
 
   std::string acquire_error() const override { return acquire_error_; }
+  bool acquire_error_permanent() const override { return false; }  // Obtain returned; the next one tries again
 
   Lease acquire(sim::Process& p) override {
     const bool fence = lock_.redis.token == RedisToken::kIncr;
@@ -59,7 +62,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
     const sim::Time deadline = node_.monotonic() + lock_.ttl;  // withRetry: no ctx deadline → ttl
     for (;;) {
       const sim::Time sent = node_.monotonic();
-      CallResult r = call(p, make_command(Op::kAcquire, lock_, value, fence));
+      CallResult r = call(p, make_command(Op::kAcquire, lock_, value, fence), false);
       if (r.status == CallStatus::kReply && r.reply.error.empty() && !r.reply.nil) {
         Lease lease{value, fence ? r.reply.integer : std::nullopt, ""};
         confirmed(sent);
@@ -89,7 +92,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
     ++renew_gen_;
     const std::string value = lease_value_;
     end_belief("release");
-    (void)call(p, make_command(Op::kRelease, lock_, value, false));
+    (void)call(p, make_command(Op::kRelease, lock_, value, false), false);
   }
 
  private:
@@ -111,7 +114,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
         if (gen != renew_gen_) return;
         const sim::Time first_sent = node_.sim().now();
         const sim::Time sent = node_.monotonic();
-        CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false));
+        CallResult r = call(p, make_command(Op::kRenew, lock_, lease.value, false), false);
         if (gen != renew_gen_) return;
         const bool ok = r.status == CallStatus::kReply && r.reply.integer && *r.reply.integer == 1;
         history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), ok});

@@ -225,10 +225,15 @@ void ClientNode::iterate(sim::Process& p, int index) {
     lease_ = lock_->acquire(p);
   }
   if (const std::string error = lock_ ? lock_->acquire_error() : std::string(); !error.empty()) {
-    // A permanent error of the design (CROSSSLOT): nothing was granted, so
-    // there is nothing to write under and nothing to release.
-    ++history_.service_errors[error];
-    history_.iterations[rec].outcome = "acquire failed: " + error;
+    // A permanent error of the design (CROSSSLOT), or a library that gave
+    // up: nothing was granted, so there is nothing to write under and
+    // nothing to release.
+    if (lock_->acquire_error_permanent()) {
+      ++history_.service_errors[error];
+      history_.iterations[rec].outcome = "acquire failed: " + error;
+    } else {
+      history_.iterations[rec].outcome = "acquire gave up: " + error;
+    }
     lease_ = Lease{};
     current_iteration_.reset();
     return;

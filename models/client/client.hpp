@@ -80,6 +80,11 @@ class LockClient {
   /// Lease it returned is empty, and the iteration fails without a write
   /// and without a release.
   virtual std::string acquire_error() const { return ""; }
+  /// Whether acquire_error() is a permanent error of the design (CROSSSLOT:
+  /// counted in service_errors, "acquire failed: ") or a library that gave
+  /// up on a lock another held (redsync's Lock after its tries,
+  /// redislock's Obtain: "acquire gave up: "; the next iteration tries again).
+  virtual bool acquire_error_permanent() const { return true; }
   /// Messages that are not replies (e.g. Sentinel +switch-master).
   virtual void on_message(const sim::Message& m) { (void)m; }
   /// The node crashed: the belief ends; volatile state goes.

@@ -96,12 +96,17 @@ void RedisPrimaryClient::on_message(const sim::Message& m) {
 
 void RedisPrimaryClient::on_crash() {
   LockClientBase::on_crash();
+  redial_ = false;
   inflight_.clear();
   primary_ = servers_.front();
   primary_epoch_ = 0;
 }
 
-CallResult RedisPrimaryClient::call(sim::Process& p, std::shared_ptr<Command> cmd) {
+CallResult RedisPrimaryClient::call(sim::Process& p, std::shared_ptr<Command> cmd, bool ask_on_timeout) {
+  if (redial_) {
+    redial_ = false;
+    ask_sentinels(p);
+  }
   const sim::Time deadline = node_.monotonic() + spec_.command_timeout;
   const std::uint64_t id = p.send_request(primary_, cmd);
   inflight_.insert(id);
@@ -121,7 +126,11 @@ CallResult RedisPrimaryClient::call(sim::Process& p, std::shared_ptr<Command> cm
     return out;
   }
   out.status = CallStatus::kTimeout;
-  ask_sentinels(p);
+  if (ask_on_timeout) {
+    ask_sentinels(p);
+  } else {
+    redial_ = true;
+  }
   return out;
 }
 
@@ -243,6 +252,7 @@ class RedlockClient final : public LockClientBase {
   }
 
   std::string acquire_error() const override { return acquire_error_; }
+  bool acquire_error_permanent() const override { return false; }  // redsync gave up; the next Lock() tries again
 
   void init(sim::Process& p) override {
     reset_primaries();

@@ -41,7 +41,10 @@ class RedisPrimaryClient : public LockClientBase {
   /// Sends `cmd` to the current primary and waits up to command_timeout:
   /// its reply, a timeout (the sentinels are asked again), or kSwitched
   /// when +switch-master abandoned it.
-  CallResult call(sim::Process& p, std::shared_ptr<redis::Command> cmd);
+  /// `ask_on_timeout` false: a timeout returns at once, and the sentinels
+  /// are asked before the next call instead (go-redis's FailoverClient
+  /// looks the primary up when it dials again).
+  CallResult call(sim::Process& p, std::shared_ptr<redis::Command> cmd, bool ask_on_timeout = true);
   /// SENTINEL get-master-addr-by-name, to the first sentinel that answers.
   void ask_sentinels(sim::Process& p);
   sim::NodeId primary() const { return primary_; }
@@ -52,6 +55,7 @@ class RedisPrimaryClient : public LockClientBase {
   sim::NodeId primary_;
   std::uint64_t primary_epoch_ = 0;
   std::set<std::uint64_t> inflight_;
+  bool redial_ = false;  ///< a timeout with ask_on_timeout false: ask the sentinels before the next call
 };
 
 }  // namespace fencesim::client

@@ -41,7 +41,7 @@ RunResult contend(std::function<void(ClientSpec&)> b_more) {
 
 TEST(BsmRedislock, ObtainMakesOneAttemptByDefault) {
   const RunResult r = contend({});
-  EXPECT_EQ(iteration(r, "B", 0).outcome, "acquire failed: redislock: not obtained (NoRetry: one attempt)");
+  EXPECT_EQ(iteration(r, "B", 0).outcome, "acquire gave up: redislock: not obtained (NoRetry: one attempt)");
   // The next iteration starts one round trip and the think time later.
   EXPECT_LT(iteration(r, "B", 1).start - iteration(r, "B", 0).start, 100ms);
 }
@@ -50,7 +50,7 @@ TEST(BsmRedislock, LinearBackoffRetriesUntilTheDeadlineOfOneTtl) {
   const RunResult r = contend([](ClientSpec& c) { c.retry_strategy = RetryStrategy::kLinear; });
   const IterationRecord& first = iteration(r, "B", 0);
   EXPECT_EQ(first.outcome,
-            "acquire failed: redislock: not obtained; context deadline exceeded (Obtain's deadline of one TTL)");
+            "acquire gave up: redislock: not obtained; context deadline exceeded (Obtain's deadline of one TTL)");
   const Duration took = iteration(r, "B", 1).start - first.start;
   EXPECT_GE(took, 10s);
   EXPECT_LT(took, 10s + 100ms);

@@ -43,9 +43,9 @@ TEST(Redsync, LockGivesUpAfter32TriesWithErrTakenWhileAQuorumHoldsAnotherValue) 
   const RunResult r = contend(30s, true);
   const IterationRecord& it = iteration(r, "B", 0);
   EXPECT_FALSE(it.acquired.has_value());
-  EXPECT_EQ(it.outcome, "acquire failed: lock already taken, locked nodes: [0 1 2] (Lock gave up after 32 tries)");
-  ASSERT_EQ(r.history.service_errors.size(), 1u);
-  EXPECT_EQ(r.history.service_errors.begin()->second, 1);
+  EXPECT_EQ(it.outcome, "acquire gave up: lock already taken, locked nodes: [0 1 2] (Lock gave up after 32 tries)");
+  // Not a permanent error of the service (as CROSSSLOT is): the next Lock() tries again.
+  EXPECT_TRUE(r.history.service_errors.empty());
   EXPECT_EQ(r.history.grants.size(), 1u);  // A's only
   EXPECT_EQ(status(r, Property::kMutualExclusion), Status::kHolds);
 }
@@ -110,6 +110,18 @@ TEST(Redsync, AnExtendAfterAnotherClientTookTheLockFailsWithErrTaken) {
       taken = true;
   }
   EXPECT_TRUE(taken);
+}
+
+TEST(Redsync, AStandbyLeaderWhoseLockGivesUpIsStillMakingProgress) {
+  // A leads for the whole run; B's Lock() gives up every 32 tries and tries
+  // again: a waiting standby, not a candidate stuck on a permanent error
+  // (found by a new-user probe: progress was violated).
+  ScenarioBuilder b("redsync-leader");
+  b.redlock(3, 10s).duration(60s).settle(20s).unfenced();
+  b.client("A", leader(1s, 1000), redsync());
+  b.client("B", leader(1s, 1000), redsync([](ClientSpec& c) { c.start = 500ms; }));
+  const RunResult r = b.run();
+  EXPECT_EQ(status(r, Property::kProgress), Status::kHolds) << verdict_of(r, Property::kProgress).summary;
 }
 
 TEST(Redsync, IsARedlockLibraryAndItsCallerExtendsOnTheMonotonicClock) {
