@@ -265,6 +265,14 @@ Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const s
   return std::nullopt;
 }
 
+/// The Go libraries' renewals run on the caller's time.Ticker: a renew
+/// clock other than the monotonic one is refused.
+Problem go_ticker_clock(const ClientSpec& c, const std::string& path, const std::string& who) {
+  if (c.renew_clock == sim::ClockKind::kMonotonic) return std::nullopt;
+  return problem(key(path, "renew_clock"), who + " on a Go ticker, and Go measures durations on the monotonic clock",
+                 "remove renew_clock");
+}
+
 /// clients[].library "redsync" (models/client/redis_client.cpp, RedlockClient).
 Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
   if (library_of(s, c) != ClientLibrary::kRedsync) return std::nullopt;
@@ -276,12 +284,7 @@ Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const st
                        (r.cluster ? "lock.cluster" : "one primary"),
                    "set lock.redlock (e.g. 3), or remove \"library\"");
   }
-  if (c.renew_clock != sim::ClockKind::kMonotonic) {
-    return problem(key(path, "renew_clock"),
-                   "redsync's caller extends on a Go ticker, and Go measures durations on the monotonic clock",
-                   "remove renew_clock");
-  }
-  return std::nullopt;
+  return go_ticker_clock(c, path, "redsync's caller extends");
 }
 
 /// clients[].library "bsm-redislock" (models/client/bsm_redislock_client.cpp).
@@ -296,13 +299,7 @@ Problem validate_bsm_redislock_client(const Scenario& s, const ClientSpec& c, co
                    r.redlock > 0 ? "use \"library\": \"redsync\" for Redlock, or remove lock.redlock"
                                  : "remove lock.cluster, or \"library\"");
   }
-  if (c.renew_clock != sim::ClockKind::kMonotonic) {
-    return problem(key(path, "renew_clock"),
-                   "bsm/redislock's watchdog is the caller's Go ticker, and Go measures durations on the monotonic "
-                   "clock",
-                   "remove renew_clock");
-  }
-  return std::nullopt;
+  return go_ticker_clock(c, path, "bsm/redislock's watchdog (the caller's) refreshes");
 }
 
 /// `failover`'s rule in a scenario (docs/FORMAT.md "Faults").
