@@ -110,11 +110,12 @@ std::vector<Line> timeline_lines(const RunResult& r) {
   for (const NoteRecord& n : h.notes) lines.push_back({n.at, order++, n.node, n.kind, n.text, kCyan});
   // Acquisitions the service refused for good (CROSSSLOT): the iteration
   // ended without a grant, at its start, as timeline.html draws it.
-  const std::string failed = "acquire failed: ";
   for (const IterationRecord& it : h.iterations) {
-    if (it.outcome.rfind(failed, 0) != 0) continue;
-    lines.push_back({it.start, order++, it.client, "acquire failed",
-                     fmt::format("iteration {}: {}", it.index, it.outcome.substr(failed.size())), kRed});
+    for (const std::string what : {"acquire failed", "acquire gave up"}) {
+      if (it.outcome.rfind(what + ": ", 0) != 0) continue;
+      lines.push_back({it.start, order++, it.client, what,
+                       fmt::format("iteration {}: {}", it.index, it.outcome.substr(what.size() + 2)), kRed});
+    }
   }
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line& a, const Line& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; });

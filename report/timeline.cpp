@@ -270,8 +270,9 @@ void zoom_axis(Canvas& c) {
   for (const auto& [v, e] : h.lease_ends) last = std::max(last, e.at);
   for (const ResourceOpRecord& op : h.resource_ops) last = std::max(last, op.at);
   for (const NoteRecord& n : h.notes) last = std::max(last, n.at);
-  for (const IterationRecord& it : h.iterations) {  // refused acquires (CROSSSLOT) are drawn too
-    if (it.outcome.rfind("acquire failed: ", 0) == 0) last = std::max(last, it.start);
+  for (const IterationRecord& it : h.iterations) {  // refused acquires (CROSSSLOT) and give-ups are drawn too
+    if (it.outcome.rfind("acquire failed: ", 0) == 0 || it.outcome.rfind("acquire gave up: ", 0) == 0)
+      last = std::max(last, it.start);
   }
   const Time zoom = last + last / 10 + Duration{1'000'000'000};
   c.end = std::min<Time>(c.s.duration, std::max<Time>(zoom, Duration{1'000'000'000}));
@@ -457,15 +458,20 @@ void draw_resource_ops(Canvas& c) {
   }
 }
 
-/// Acquisitions the service refused for good (CROSSSLOT): the iteration
-/// ended at its start without a grant, so nothing else of it is drawn.
+/// Acquisitions the service refused for good (CROSSSLOT) or a library gave
+/// up (redsync, redislock): the iteration ended without a grant, drawn at
+/// its start (the record keeps no other time), and nothing else of it is.
 void draw_failed_acquires(Canvas& c) {
   for (const IterationRecord& it : c.h.iterations) {
-    if (it.outcome.rfind("acquire failed: ", 0) != 0 || !c.lane_of.count(it.client)) continue;
-    const std::string why = it.outcome.substr(std::string("acquire failed: ").size());
-    c.mark(it.client, it.start, 26, "cross", kVermillion, "rejected",
-           fmt::format("{}: {}'s acquire failed: {}", time_text(it.start), it.client, why),
-           fmt::format("{}'s acquire failed: {}", it.client, why.substr(0, why.find(' '))), 0);
+    if (!c.lane_of.count(it.client)) continue;
+    for (const std::string verb : {"failed", "gave up"}) {
+      const std::string prefix = "acquire " + verb + ": ";
+      if (it.outcome.rfind(prefix, 0) != 0) continue;
+      const std::string why = it.outcome.substr(prefix.size());
+      c.mark(it.client, it.start, 26, "cross", kVermillion, "rejected",
+             fmt::format("{}: {}'s acquire {}: {}", time_text(it.start), it.client, verb, why),
+             fmt::format("{}'s acquire {}: {}", it.client, verb, why.substr(0, why.find(' '))), 0);
+    }
   }
 }
 
