@@ -13,17 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 auto redsync(std::function<void(ClientSpec&)> more = {}) {
-  return [more](ClientSpec& c) {
-    c.library = ClientLibrary::kRedsync;
-    if (more) more(c);
-  };
-}
-
-const IterationRecord& iteration(const RunResult& r, const std::string& client, int index) {
-  for (const IterationRecord& it : r.history.iterations) {
-    if (it.client == client && it.index == index) return it;
-  }
-  throw std::out_of_range("no iteration");
+  return with_library(ClientLibrary::kRedsync, std::move(more));
 }
 
 /// A holds the lock for `hold` (extending it unless `renew` is false); B
