@@ -77,10 +77,21 @@ std::vector<ClientLibrary> client_libraries_of(const Scenario& s) {
   return {};
 }
 
+ClientLibrary ServiceDescriptor::default_library(const Scenario&) const {
+  const std::vector<ClientLibrary> all = client_libraries();
+  return all.empty() ? ClientLibrary::kGo : all.front();
+}
+
+ClientLibrary default_library_of(const Scenario& s) {
+  for (const ServiceDescriptor* d : service_registry()) {
+    if (d->kind() == s.lock.service) return d->default_library(s);
+  }
+  return ClientLibrary::kGo;
+}
+
 ClientLibrary library_of(const Scenario& s, const ClientSpec& c) {
   if (c.library) return *c.library;
-  const std::vector<ClientLibrary> all = client_libraries_of(s);
-  return all.empty() ? ClientLibrary::kGo : all.front();
+  return default_library_of(s);
 }
 
 const ServiceDescriptor* find_service(const std::string& name) {

@@ -231,9 +231,14 @@ class ServiceDescriptor {
   virtual std::optional<std::pair<std::string, std::string>> refuse_key(const std::string& key) const;
 
   /// The client libraries a client may choose (clients[].library), its
-  /// default first: etcd's Go client and jetcd; ZooKeeper's Curator and
-  /// kazoo. Empty: the service has no choice of library.
+  /// default first unless default_library says otherwise: etcd's Go client
+  /// and jetcd; ZooKeeper's Curator and kazoo. Empty: the service has no
+  /// choice of library.
   virtual std::vector<ClientLibrary> client_libraries() const { return {}; }
+  /// The library of a client of `s` that leaves clients[].library out: the
+  /// first of client_libraries() (kGo when there is none). The lock table's
+  /// depends on lock.expiry (ShedLock or client-go).
+  virtual ClientLibrary default_library(const Scenario& s) const;
   /// The release lines of library `lib` a client may choose
   /// (clients[].library_version), its default last; empty: no choice.
   virtual std::vector<std::string> library_versions(ClientLibrary lib) const {
@@ -348,8 +353,11 @@ const ServiceDescriptor& service_descriptor(ServiceKind kind);
 /// `client_libraries()`; empty for a kind nobody registered).
 std::vector<ClientLibrary> client_libraries_of(const Scenario& s);
 /// The library client `c` models: its clients[].library, or the service's
-/// default; kGo for a service without a choice (never read there).
+/// default (ServiceDescriptor::default_library); kGo for a kind nobody
+/// registered.
 ClientLibrary library_of(const Scenario& s, const ClientSpec& c);
+/// The library a client of `s` that leaves clients[].library out models.
+ClientLibrary default_library_of(const Scenario& s);
 /// The descriptor whose `name()` is `name`, or nullptr.
 const ServiceDescriptor* find_service(const std::string& name);
 /// Registers a further kind (the registry keeps it for the process's life).

@@ -51,8 +51,11 @@ enum class LeaseLossPolicy { kContinue, kAbort };
 /// library a client models. etcd: kGo (clientv3, its default), kJetcd;
 /// ZooKeeper: kCurator (its default), kKazoo; Redis (one primary): kGeneric
 /// (the redis.io pattern, its default), kRedisson (RLock), kRedissonFenced
-/// (RFencedLock; models/client/redisson_client.cpp). A service lists the ones it
-/// takes, its default first (ServiceDescriptor::client_libraries).
+/// (RFencedLock; models/client/redisson_client.cpp), kRedsync, kBsmRedislock;
+/// the lock table: kShedLock (expiry holder_clock / db_clock) and kClientGo
+/// (expiry observed; models/client/table_client.cpp). A service lists the
+/// ones it takes (ServiceDescriptor::client_libraries) and says which is
+/// the default (ServiceDescriptor::default_library).
 enum class ClientLibrary {
   kGo,
   kJetcd,
@@ -62,7 +65,9 @@ enum class ClientLibrary {
   kRedisson,
   kRedissonFenced,
   kRedsync,
-  kBsmRedislock
+  kBsmRedislock,
+  kShedLock,
+  kClientGo
 };
 enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
 /// Which clock a clock_jump moves.
@@ -454,7 +459,8 @@ struct ClientSpec {
   std::optional<ClientLibrary> library;
   /// clients[].library_version: the library's release line whose behaviour
   /// is modelled, where it changed ("" : the library's default). Redisson:
-  /// "3.40", "3.45", "3.52" (models/client/redisson_client.cpp).
+  /// "3.40", "3.45", "3.52" (models/client/redisson_client.cpp); client-go:
+  /// "8.0", "0.36" (models/client/table_client.cpp).
   std::string library_version;
   /// clients[].retry_strategy (bsm/redislock only): how Obtain retries a
   /// lock held by another; nullopt: the library's default, NoRetry.

@@ -172,9 +172,12 @@ std::optional<std::pair<std::string, std::string>> library_problem(const Scenari
   }
   std::string words;
   for (ClientLibrary l : all) words += (words.empty() ? "" : " or ") + quote_text(word(l));
+  const ClientLibrary def = default_library_of(s);
   return std::make_pair(quote_text(word(lib)) + " is not a client library of lock.service " + service + "; expected " +
-                            words + " (the first is the default)",
-                        "use " + quote_text(word(all.front())) + ", or leave \"library\" out");
+                            words +
+                            (def == all.front() ? std::string(" (the first is the default)")
+                                                : " (the default here is " + quote_text(word(def)) + ")"),
+                        "use " + quote_text(word(def)) + ", or leave \"library\" out");
 }
 
 Duration client_ttl(const LockSpec& l, const ClientSpec& c) {
@@ -718,10 +721,11 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
     if (std::find(versions.begin(), versions.end(), c.library_version) == versions.end()) {
       std::string words;
       for (const std::string& v : versions) words += (words.empty() ? "" : ", ") + quote_text(v);
-      return problem(key(path, "library_version"),
-                     "unknown " + std::string(word(lib)) + " version " + quote_text(c.library_version) +
-                         "; expected one of " + words + " (the last is the default)",
-                     "see docs/FORMAT.md \"Redisson\"");
+      return problem(
+          key(path, "library_version"),
+          "unknown " + std::string(word(lib)) + " version " + quote_text(c.library_version) + "; expected one of " +
+              words + " (the last is the default)",
+          lib == ClientLibrary::kClientGo ? "see docs/FORMAT.md \"Lock table\"" : "see docs/FORMAT.md \"Redisson\"");
     }
   }
   if (c.connection_policy && lib != ClientLibrary::kCurator && lib != ClientLibrary::kKazoo) {

@@ -107,15 +107,17 @@ struct Words<LeaseLossPolicy> {
 };
 template <>
 struct Words<ClientLibrary> {
-  static constexpr std::array<Word<ClientLibrary>, 9> kTable = {{{ClientLibrary::kGo, "go"},
-                                                                 {ClientLibrary::kJetcd, "jetcd"},
-                                                                 {ClientLibrary::kCurator, "curator"},
-                                                                 {ClientLibrary::kKazoo, "kazoo"},
-                                                                 {ClientLibrary::kGeneric, "generic"},
-                                                                 {ClientLibrary::kRedisson, "redisson"},
-                                                                 {ClientLibrary::kRedissonFenced, "redisson-fenced"},
-                                                                 {ClientLibrary::kRedsync, "redsync"},
-                                                                 {ClientLibrary::kBsmRedislock, "bsm-redislock"}}};
+  static constexpr std::array<Word<ClientLibrary>, 11> kTable = {{{ClientLibrary::kGo, "go"},
+                                                                  {ClientLibrary::kJetcd, "jetcd"},
+                                                                  {ClientLibrary::kCurator, "curator"},
+                                                                  {ClientLibrary::kKazoo, "kazoo"},
+                                                                  {ClientLibrary::kGeneric, "generic"},
+                                                                  {ClientLibrary::kRedisson, "redisson"},
+                                                                  {ClientLibrary::kRedissonFenced, "redisson-fenced"},
+                                                                  {ClientLibrary::kRedsync, "redsync"},
+                                                                  {ClientLibrary::kBsmRedislock, "bsm-redislock"},
+                                                                  {ClientLibrary::kShedLock, "shedlock"},
+                                                                  {ClientLibrary::kClientGo, "client-go"}}};
 };
 template <>
 struct Words<ZkToken> {

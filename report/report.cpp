@@ -192,7 +192,7 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   // service's default, only when set, so reports of files without them
   // are unchanged.
   if (c.ttl) cj["ttl"] = duration_json(client_ttl(s.lock, c));
-  if (const ClientLibrary lib = library_of(s, c); !client_libraries_of(s).empty() && lib != client_libraries_of(s)[0]) {
+  if (const ClientLibrary lib = library_of(s, c); !client_libraries_of(s).empty() && lib != default_library_of(s)) {
     cj["library"] = word(lib);
   }
   if (!c.library_version.empty()) cj["library_version"] = c.library_version;

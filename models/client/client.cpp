@@ -215,8 +215,8 @@ bool ClientNode::keeping_lock() const {
 }
 
 void ClientNode::iterate(sim::Process& p, int index) {
-  history_.iterations.push_back(
-      IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false, "started"});
+  history_.iterations.push_back(IterationRecord{spec_.name, index, node_.sim().now(), std::nullopt, std::nullopt, false,
+                                                "started", std::nullopt});
   const std::size_t rec = history_.iterations.size() - 1;
   current_iteration_ = rec;
   // A leader that still believes it holds the lock goes on under it.

@@ -62,7 +62,38 @@
 // Release (after an iteration of a workload that does not keep the lock, or
 // the leader's last): one compare-and-set clearing the holder, as release()
 // does with ReleaseOnCancel; its failure leaves the record to run out.
+//
+// client-go before kubernetes#65094, clients[].library_version "8.0"
+// (k8s.io/client-go v8.0.0 = kubernetes-1.11.0, 7d04d0e2,
+// tools/leaderelection/leaderelection.go lines 182-279, with
+// k8s.io/apimachinery kubernetes-1.11.0 pkg/util/wait/wait.go: Until,
+// JitterUntil, Poll, WaitFor lines 327-349, poller lines 353-393). The
+// default, "0.36", is the version above. What differs (kubernetes#44887,
+// #65090; fixed by PR #65094 in v9.0.0 = kubernetes-1.12.0, 1638f897):
+//  * renew: wait.Until(round, 0, stop): the next round starts as soon as
+//    one succeeded. A round is wait.Poll(RetryPeriod, RenewDeadline,
+//    tryAcquireOrRenew): not immediate, the first try on the ticker's first
+//    tick, RetryPeriod after the round began; a tick that falls while a
+//    try runs is dropped (poller's non-blocking send), so the next try is
+//    on the first tick after it returned.
+//  * RenewDeadline is only a timer that closes the poller's channel; WaitFor
+//    reads the closed channel and calls tryAcquireOrRenew once more before
+//    giving up. Nothing cancels a try in flight: a renewal whose request
+//    hangs keeps the leader leading until the request returns (here: until
+//    command_timeout; the components set no client timeout before #65094),
+//    and a late success, or the last try's, counts. The round fails only
+//    when the try after the deadline fails; then the leader stops
+//    (OnStoppedLeading) with that reason. lease_loss_after is RenewDeadline
+//    and ends no belief by itself (with `renew: false`, as above, it does).
+//  * tryAcquireOrRenew has no fast path (the optimistic update on the
+//    version seen last came in v0.30.0): every try GETs the record first.
+//  * No ReleaseOnCancel (added in v11.0.0): a leader that stops leaves the
+//    record to run out.
+// A tick that falls due exactly at the deadline is taken first (the ticker
+// is made before the timer), and the try after the deadline follows it.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "models/client/client.hpp"
 #include "models/table/table.hpp"
@@ -199,7 +230,8 @@ class LeaderElectionClient final : public TableClientBase {
  public:
   LeaderElectionClient(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock, sim::NodeId db)
       : TableClientBase(node, h, spec, lock, db),
-        jitter_rng_(node.sim().rng("client/" + spec.name + "/leaderelection")) {
+        jitter_rng_(node.sim().rng("client/" + spec.name + "/leaderelection")),
+        before_65094_(spec.library_version == "8.0") {
     if (const auto rd = policy_.lease_loss_after()) {
       round_failed_ =
           fmt::format("no renewal succeeded within {} of the round's start (lease_loss_after: RenewDeadline)",
@@ -231,8 +263,8 @@ class LeaderElectionClient final : public TableClientBase {
     disarm_lease_loss();  // the renew loop's round ends with it
     const Lease lease = lease_;
     end_belief("release");
-    // release(): only while the last record seen names this client.
-    if (!observed_ || observed_->holder != spec_.name) return;
+    // release(): only while the last record seen names this client; 8.0 has none.
+    if (before_65094_ || !observed_ || observed_->holder != spec_.name) return;
     auto st = cas(observed_->version, "", lease.value);
     st->lease_duration = std::chrono::seconds(1);  // LeaseDurationSeconds: 1
     if (auto r = exec_raw(p, st); r && r->ok) observe(*r);
@@ -279,7 +311,7 @@ class LeaderElectionClient final : public TableClientBase {
   bool try_acquire_or_renew(sim::Process& p, const std::string& value, Time& sent) {
     const Time now = node_.monotonic();
     // 1. Fast path: update optimistically on the version seen last.
-    if (is_leader() && lease_valid(now)) {
+    if (!before_65094_ && is_leader() && lease_valid(now)) {
       sent = node_.monotonic();
       if (auto r = exec(p, cas(observed_->version, spec_.name, value)); r && r->ok) {
         observe(*r);
@@ -315,6 +347,10 @@ class LeaderElectionClient final : public TableClientBase {
     lease_ = lease;
     const std::uint64_t gen = ++renew_gen_;
     if (!spec_.renew) return;
+    if (before_65094_) {
+      node_.spawn("renew", [this, gen, lease](sim::Process& p) { renew_before_65094(p, gen, lease); });
+      return;
+    }
     node_.spawn("renew", [this, gen, lease](sim::Process& p) {
       for (;;) {
         // One round: PollUntilContextTimeout(RetryPeriod, RenewDeadline,
@@ -347,10 +383,55 @@ class LeaderElectionClient final : public TableClientBase {
     });
   }
 
+  /// client-go 8.0's renew loop: wait.Until(wait.Poll(RetryPeriod,
+  /// RenewDeadline, tryAcquireOrRenew), 0) (see the file comment).
+  void renew_before_65094(sim::Process& p, std::uint64_t gen, const Lease& lease) {
+    const Duration period = spec_.renew_interval;
+    const Duration deadline_after = policy_.lease_loss_after().value_or(Duration{0});
+    for (;;) {
+      std::optional<Time> first_sent;  ///< the round's first try (the renewal latency counts from it)
+      const Time round_start = node_.monotonic();
+      const Time deadline = round_start + deadline_after;
+      for (;;) {
+        // WaitFor's receive: the poller's next tick (open), or its channel
+        // closed at the deadline (then this is the last try).
+        const Time now = node_.monotonic();
+        bool open = false;
+        if (now < deadline) {
+          // Ticks come at round_start + k × RetryPeriod, k ≥ 1; those that
+          // fell while a try ran were dropped. One at the deadline goes first.
+          const std::int64_t k = std::max<std::int64_t>(1, (now - round_start + period - Duration{1}) / period);
+          const Time tick = round_start + period * k;
+          open = tick <= deadline;
+          p.sleep_until(sim::ClockKind::kMonotonic, open ? tick : deadline);
+          if (gen != renew_gen_) return;
+        }
+        Time sent{0};
+        if (!first_sent) first_sent = node_.sim().now();
+        const bool ok = try_acquire_or_renew(p, lease.value, sent);
+        if (gen != renew_gen_) return;
+        if (ok) {
+          history_.renewals.push_back(RenewalRecord{spec_.name, *first_sent, node_.sim().now(), true});
+          confirmed(sent, /*arm_lease_loss=*/false);
+          break;  // wait.Until with period 0: the next round at once
+        }
+        if (!open) {
+          // The try after the deadline failed: OnStoppedLeading.
+          lose_lease(
+              fmt::format("the renew round's last try, after RenewDeadline ({}), failed "
+                          "(client-go 8.0: a try in flight is not cancelled)",
+                          sim::format_duration(deadline_after)));
+          return;
+        }
+      }
+    }
+  }
+
   std::optional<Observed> observed_;
   Result last_;
   sim::Rng jitter_rng_;       ///< wait.Jitter's rand.Float64 (acquire's retries)
   std::string round_failed_;  ///< the lease loss's reason when a round misses RenewDeadline
+  bool before_65094_;         ///< library_version "8.0": RenewDeadline cancels nothing
 };
 
 }  // namespace

@@ -266,8 +266,33 @@ class TableDescriptor final : public ServiceDescriptor {
   bool hands_out_tokens(const Scenario& s) const override { return s.lock.table.token == TableToken::kVersion; }
 
   std::vector<std::string> lock_keys() const override { return {"expiry", "token", "lock_delay"}; }
+  /// ShedLock for expiry holder_clock / db_clock, client-go for observed:
+  /// the expiry decides the library, so a client may only name that one.
+  std::vector<ClientLibrary> client_libraries() const override {
+    return {ClientLibrary::kShedLock, ClientLibrary::kClientGo};
+  }
+  ClientLibrary default_library(const Scenario& s) const override {
+    return s.lock.table.expiry == TableExpiry::kObserved ? ClientLibrary::kClientGo : ClientLibrary::kShedLock;
+  }
+  /// client-go's release lines around kubernetes#65094
+  /// (models/client/table_client.cpp).
+  std::vector<std::string> library_versions(ClientLibrary lib) const override {
+    if (lib != ClientLibrary::kClientGo) return {};
+    return {"8.0", "0.36"};
+  }
   std::optional<ScenarioProblem> validate_client(const Scenario& s, const ClientSpec& c,
                                                  const std::string& path) const override {
+    if (c.library && *c.library != default_library(s)) {
+      const bool go = *c.library == ClientLibrary::kClientGo;
+      return problem(key(path, "library"),
+                     go ? "\"client-go\" is the library of lock.expiry \"observed\" (each candidate times the lease "
+                          "on its own clock), and lock.expiry is " +
+                              quote_text(word(s.lock.table.expiry))
+                        : "\"shedlock\" is the library of lock.expiry \"holder_clock\" and \"db_clock\", and "
+                          "lock.expiry is \"observed\"",
+                     go ? "set lock.expiry to \"observed\", or leave \"library\" out"
+                        : "leave \"library\" out: with \"observed\" the client is client-go");
+    }
     return leader_election_client(s, c, path);
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {

@@ -266,9 +266,9 @@ struct StaleReplica {
   Duration crash = 100s;
   int factor = 10;
   Duration repl_timeout = 60s;
-  std::optional<Duration> replica_restart;  ///< the replica crashes at 10 s and restarts this much later
-  bool one_way = false;                     ///< the break blocks only what the replica sends
-  std::optional<Duration> replica_jump;     ///< the replica's wall clock steps this much at 60 s
+  std::optional<Duration> replica_restart{};  ///< the replica crashes at 10 s and restarts this much later
+  bool one_way = false;                       ///< the break blocks only what the replica sends
+  std::optional<Duration> replica_jump{};     ///< the replica's wall clock steps this much at 60 s
 };
 
 RunResult run_stale_replica(const StaleReplica& c) {

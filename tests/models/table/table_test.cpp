@@ -290,6 +290,116 @@ TEST(Table, TheVersionTokenIsTheVersionOfTheAcquisition) {
   EXPECT_EQ(verdict(r, Property::kTokenMonotonic).status, Status::kHolds);
 }
 
+/// client-go leader election at `version` ("8.0": before kubernetes#65094;
+/// "0.36"): A leads alone or with B; at 10 s A's requests to db go
+/// unanswered (a partition, `slow` = 0) or arrive `slow` late, for 40 s.
+Scenario hung_renewal(const std::string& version, bool with_b, Duration slow = Duration{0}) {
+  Scenario s = table(TableExpiry::kObserved, 15s);
+  s.duration = 90s;
+  for (const char* n : {"A", "B"}) {
+    if (n[0] == 'B' && !with_b) break;
+    ClientSpec c = client(n, WorkloadKind::kLeader, 1s, 1000);
+    c.workload.think = 1s;
+    c.renew_interval = 2s;
+    c.lease_loss_after = 10s;
+    c.command_timeout = 60s;
+    c.library_version = version;
+    if (n[0] == 'B') c.start = 1s;
+    s.clients.push_back(c);
+  }
+  if (slow > Duration{0}) {
+    FaultSpec f = fault(FaultKind::kSlow, 10s, "A");
+    f.delay = slow;
+    f.duration = 13s;
+    s.faults.push_back(f);
+  } else {
+    FaultSpec f = fault(FaultKind::kPartition, 10s, "");
+    f.target.clear();
+    f.groups = {{"A"}, {"db"}};
+    f.duration = 40s;
+    s.faults.push_back(f);
+  }
+  resolve_scenario(s);
+  return s;
+}
+
+const BeliefRecord& first_belief(const History& h, const std::string& client) {
+  for (const BeliefRecord& b : h.beliefs) {
+    if (b.client == client) return b;
+  }
+  throw std::out_of_range("no belief of " + client);
+}
+
+TEST(Table, ClientGo8KeepsLeadingWhileARenewalHangsPastRenewDeadline) {
+  // 8.0: the GET of the try at 10.01 s hangs until command_timeout (70.01 s);
+  // only the try after the deadline, which finds B's record, stops A.
+  const RunResult before = run_scenario(hung_renewal("8.0", true));
+  const BeliefRecord& a = first_belief(before.history, "A");
+  ASSERT_TRUE(a.end);
+  EXPECT_GT(*a.end, 70s);
+  EXPECT_LT(*a.end, 71s);
+  EXPECT_NE(a.end_reason.find("after RenewDeadline (10s), failed"), std::string::npos) << a.end_reason;
+  EXPECT_LT(grant_of(before.history, "B").at, 30s);
+  EXPECT_EQ(verdict(before, Property::kMutualExclusion).status, Status::kViolated);
+  // 0.36: the round's deadline cancels the hung try; A stops before B takes over.
+  const RunResult after = run_scenario(hung_renewal("0.36", true));
+  const BeliefRecord& a2 = first_belief(after.history, "A");
+  ASSERT_TRUE(a2.end);
+  EXPECT_LT(*a2.end, 21s);
+  EXPECT_LT(*a2.end, grant_of(after.history, "B").at);
+  EXPECT_EQ(verdict(after, Property::kMutualExclusion).status, Status::kHolds);
+}
+
+TEST(Table, ClientGo8CountsATryThatSucceedsAfterRenewDeadline) {
+  // A alone; its messages arrive 12 s late from 10 s to 23 s. The try of
+  // about 10 s succeeds at about 22 s, after its round's deadline.
+  const RunResult before = run_scenario(hung_renewal("8.0", false, 12s));
+  const BeliefRecord& a = first_belief(before.history, "A");
+  EXPECT_FALSE(a.end && *a.end < 80s) << a.end_reason;  // A led on (the leader workload's release ends it later)
+  bool late = false;
+  for (const RenewalRecord& r : before.history.renewals) late = late || (r.success && r.replied - r.first_sent > 10s);
+  EXPECT_TRUE(late);
+  const RunResult after = run_scenario(hung_renewal("0.36", false, 12s));
+  const BeliefRecord& a2 = first_belief(after.history, "A");
+  ASSERT_TRUE(a2.end);
+  EXPECT_LT(*a2.end, 21s);
+  EXPECT_NE(a2.end_reason.find("of the round's start"), std::string::npos) << a2.end_reason;
+}
+
+TEST(Table, ClientGo8HasNoFastPathAndNoReleaseOnCancel) {
+  // A leads for about 6 s and lets go; B waits. 0.36 renews with one update on the
+  // version seen last and clears the record when A lets go (ReleaseOnCancel),
+  // so B takes over at its next poll; 8.0 GETs before every update and leaves
+  // the record to run out, so B waits a lease duration after A's last renewal.
+  struct Seen {
+    Duration renewal;  // the median renewal's first send to its answer
+    Time b_grant;
+    Time a_last_renewal;
+  };
+  auto run = [](const std::string& version) {
+    Scenario s = hung_renewal(version, true);
+    s.faults.clear();
+    s.clients[0].workload.iterations = 6;  // one write a second, then it lets go
+    resolve_scenario(s);
+    const RunResult r = run_scenario(s);
+    std::vector<Duration> took;
+    Time last{0};
+    for (const RenewalRecord& x : r.history.renewals) {
+      if (x.client != "A" || !x.success) continue;
+      took.push_back(x.replied - x.first_sent);
+      last = std::max(last, x.replied);
+    }
+    EXPECT_GE(took.size(), 2u) << version;
+    std::sort(took.begin(), took.end());
+    return Seen{took.at(took.size() / 2), grant_of(r.history, "B").at, last};
+  };
+  const Seen before = run("8.0");
+  const Seen after = run("0.36");
+  EXPECT_EQ(before.renewal, 2 * after.renewal);  // GET + update: two round trips, not one
+  EXPECT_GE(before.b_grant, before.a_last_renewal + 15s);
+  EXPECT_LT(after.b_grant, after.a_last_renewal + 6s);
+}
+
 TEST(Table, ObservedNeedsARenewDeadlineAsClientGoDoes) {
   Scenario s = leader_election(0);
   s.clients[1].lease_loss_after.reset();
