@@ -258,6 +258,17 @@ void write_slow(const FaultSpec& f, FaultWriter& out) {
   write_duration_if_set(f, out);
 }
 
+// -- disk_stall ---------------------------------------------------------------
+
+/// The etcd service stalls the member's Ready loop (raft::RaftNode::stall).
+std::optional<std::string> apply_disk_stall(FaultEnv& env, const FaultSpec& f, FaultRecord& rec) {
+  std::string n, why;
+  if (auto skip = resolve_target(env, f, rec, n)) return skip;
+  FaultSpec on = f;
+  on.target = n;
+  return done(env.apply_service_fault(on, why), why);
+}
+
 std::vector<FaultKindInfo> make_table() {
   using namespace fault_rules;  // parse_*, validate_*, length_*, mark_*, notes (faults_rules.hpp)
   // clang-format off
@@ -299,6 +310,11 @@ std::vector<FaultKindInfo> make_table() {
      apply_slow, end_pause_or_slow, detail_slow, draw_slow, write_slow,
      parse_slow, validate_slow, length_duration, set_length_duration, mark_slow, nullptr, nemesis_notes_slow, false,
      FaultFamily::kLink, false, true},
+    {FaultKind::kDiskStall, "disk_stall", Keys{"target", "duration"}, 0,
+     apply_disk_stall, end_pause_or_slow, no_detail, nullptr, write_pause,
+     parse_disk_stall, validate_disk_stall, length_duration, set_length_duration, mark_disk_stall, nullptr, nullptr,
+     false,
+     FaultFamily::kService, false, false},
   };
   // clang-format on
 }

@@ -263,6 +263,31 @@ Problem validate_slow(const FaultSpec& f, const std::string& path, const FaultCo
 }
 FaultMark mark_slow(const FaultRecord&) { return {FaultMark::Look::kSlowed, "slow"}; }
 
+// -- disk_stall ---------------------------------------------------------------
+
+void parse_disk_stall(NodeKeyReader& in, FaultSpec& f) {
+  f.target = *in.node("target", "the etcd member whose WAL fsync blocks, e.g. \"etcd-leader\"");
+  f.duration = in.duration("duration", kPositive, "how long the fsync blocks, e.g. \"5s\"");
+}
+Problem validate_disk_stall(const FaultSpec& f, const std::string& path, const FaultContext& ctx) {
+  const Scenario& s = ctx.scenario();
+  if (s.lock.service != ServiceKind::kEtcd) {
+    return problem(path + ".kind",
+                   "disk_stall blocks an etcd member's Raft Ready loop in a WAL fsync (etcd-io/etcd#15247), and "
+                   "lock.service is " +
+                       quote_text(to_string(s.lock.service)),
+                   "use \"pause\" to stop a whole node");
+  }
+  FENCESIM_CHECK(ctx.target(f.target, path + ".target"));
+  if (f.target != "etcd-leader" && f.target.rfind("etcd-", 0) != 0) {
+    return problem(path + ".target", "disk_stall needs an etcd member (etcd-0 … etcd-" +
+                                         std::to_string(s.lock.etcd.nodes - 1) + " or \"etcd-leader\"), got " +
+                                         quote_text(f.target));
+  }
+  return required(f.duration, path, "duration", "how long the fsync blocks, e.g. \"5s\"");
+}
+FaultMark mark_disk_stall(const FaultRecord&) { return {FaultMark::Look::kSlowed, "disk stall", "fsync returns"}; }
+
 /// The nemesis draws d from 1 ms to max_duration in whole milliseconds, and
 /// a slow fault gets delay d and duration max_duration: below 2 ms every
 /// draw is d = max_duration.

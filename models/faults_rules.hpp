@@ -25,6 +25,7 @@ void parse_crash(NodeKeyReader& in, FaultSpec& f);
 void parse_failover(NodeKeyReader& in, FaultSpec& f);
 void parse_counter_reset(NodeKeyReader& in, FaultSpec& f);
 void parse_slow(NodeKeyReader& in, FaultSpec& f);
+void parse_disk_stall(NodeKeyReader& in, FaultSpec& f);
 
 // -- rules (FaultKindInfo::validate) ------------------------------------------
 Problem validate_pause(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
@@ -36,6 +37,8 @@ Problem validate_crash(const FaultSpec& f, const std::string& path, const FaultC
 Problem validate_failover(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
 Problem validate_counter_reset(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
 Problem validate_slow(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
+/// An etcd member (etcd-0 … or etcd-leader) of an etcd scenario.
+Problem validate_disk_stall(const FaultSpec& f, const std::string& path, const FaultContext& ctx);
 
 // -- the shrinker's length (FaultKindInfo::length, set_length) ----------------
 std::optional<Duration> length_duration(const FaultSpec& f);
@@ -52,6 +55,7 @@ FaultMark mark_clock_drift(const FaultRecord& r);
 FaultMark mark_partition(const FaultRecord& r);
 FaultMark mark_crash(const FaultRecord& r);
 FaultMark mark_slow(const FaultRecord& r);
+FaultMark mark_disk_stall(const FaultRecord& r);
 /// A diamond labelled with the kind's name (heal, a service's own fault).
 FaultMark mark_event(const FaultRecord& r);
 

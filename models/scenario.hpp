@@ -69,7 +69,18 @@ enum class ClientLibrary {
   kShedLock,
   kClientGo
 };
-enum class FaultKind { kPause, kClockJump, kClockDrift, kPartition, kHeal, kCrash, kFailover, kCounterReset, kSlow };
+enum class FaultKind {
+  kPause,
+  kClockJump,
+  kClockDrift,
+  kPartition,
+  kHeal,
+  kCrash,
+  kFailover,
+  kCounterReset,
+  kSlow,
+  kDiskStall
+};
 /// Which clock a clock_jump moves.
 enum class ClockSelect { kWall, kMonotonic, kBoth };
 enum class Property {
@@ -167,7 +178,7 @@ struct EtcdSpec {
   Duration heartbeat = 100ms;
   EtcdToken token = EtcdToken::kCreateRevision;
   /// `lock.version` (models/etcd/versions.hpp): "" (none: the model's own
-  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The five
+  /// combination, the defaults below), "3.4.3", "3.4" or "3.5". The six
   /// keys below are resolved: the version's profile, then the file's
   /// overrides.
   std::string version;
@@ -177,6 +188,11 @@ struct EtcdSpec {
   /// the last 3 heartbeats renews without the read index (etcd ≥ 3.4.34,
   /// ≥ 3.5.16 ensureLeadership's isActive; models/etcd/etcd.hpp).
   bool keepalive_skips_check_if_active = false;
+  /// The lessor revokes expired leases only after ensureLeadership confirms
+  /// that the member still leads (etcd ≥ 3.4.31, ≥ 3.5.13: PR #16822);
+  /// false: a lessor not yet demoted revokes through whoever leads now
+  /// (etcd-io/etcd#12528, #15247; models/etcd/etcd.hpp).
+  bool revoke_checks_leadership = true;
   /// The Mutex re-reads its own key after waiting (etcd 3.5 mutex.go; gone
   /// → ErrSessionExpired); false: it returns as soon as the keys before it
   /// are deleted (3.4, etcd-io/etcd#11456).

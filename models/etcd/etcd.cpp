@@ -209,6 +209,7 @@ EtcdMember::EtcdMember(EtcdService& svc, sim::Node& node, int index, raft::Confi
   cb.stepped_down = [this](raft::Term) {
     // lessor Demote: only a leader expires leases.
     ++lessor_gen_;
+    revoke_ignored_noted_ = revoke_forward_noted_ = false;
     expiry_.clear();
     revoking_.clear();
   };
@@ -270,8 +271,9 @@ void EtcdMember::on_message(const sim::Message& m) {
       a->error = error;
       node_.send(from, a);
     };
-    // leasehttp's handler: lessor.Renew, no ensureLeadership (etcd.hpp).
-    if (!raft_.is_leader()) {
+    // leasehttp's handler: lessor.Renew, no ensureLeadership (etcd.hpp);
+    // the lessor answers while it is primary (not yet demoted).
+    if (!serves_as_leader()) {
       answer(Duration{0}, "not leader");
     } else if (k->ttl_only) {
       answer(remaining(k->lease).value_or(-std::chrono::seconds(1)), "");  // TTL -1: unknown (time_to_live)
@@ -388,9 +390,7 @@ void EtcdMember::propose(const sim::Message& m, std::shared_ptr<const Request> r
       reply_error(m, "no leader");
     }
   } else if (raft_.leader() != sim::kNoNode) {
-    auto f = sim::make_payload<ForwardProposal>();
-    f->command = std::move(command);
-    node_.send(raft_.leader(), f);
+    forward_proposal(std::move(command));
   } else {
     pending_.erase(id);
     reply_error(m, "no leader");  // etcdserver ErrNoLeader, answered at once
@@ -406,11 +406,13 @@ void EtcdMember::keepalive(const sim::Message& m, LeaseId lease, NodeId) {
     r->header_revision = revision_;
     node_.reply(m, r);
   };
-  if (raft_.is_leader()) {
+  // LeaseRenew asks the server's view of the leader (s.isLeader()), which
+  // the Ready loop updates: a stalled member still sees the one it saw.
+  if (serves_as_leader()) {
     renew_as_leader(lease, std::move(answer));
     return;
   }
-  if (raft_.leader() == sim::kNoNode) {
+  if (served_leader() == sim::kNoNode) {
     answer(Duration{0}, "no leader");
     return;
   }
@@ -428,11 +430,11 @@ void EtcdMember::relay_to_leader(const sim::Message& m, ReqKind kind, LeaseId le
   f->lease = lease;
   f->relay = relay;
   f->ttl_only = kind == ReqKind::kTimeToLive;
-  node_.send(raft_.leader(), f);
+  node_.send(served_leader(), f);
 }
 
 void EtcdMember::time_to_live(const sim::Message& m, LeaseId lease) {
-  if (raft_.is_leader()) {
+  if (serves_as_leader()) {
     auto r = sim::make_payload<Response>();
     // An unknown lease is answered TTL -1, not an error (etcd v3.4
     // etcdserver/api/v3rpc/lease.go LeaseTimeToLive on ErrLeaseNotFound).
@@ -443,7 +445,7 @@ void EtcdMember::time_to_live(const sim::Message& m, LeaseId lease) {
     node_.reply(m, r);
     return;
   }
-  if (raft_.leader() == sim::kNoNode) {
+  if (served_leader() == sim::kNoNode) {
     reply_error(m, "no leader");
     return;
   }
@@ -771,22 +773,67 @@ void EtcdMember::promote() {
 }
 
 void EtcdMember::lessor_tick(std::uint64_t gen) {
-  if (gen != lessor_gen_ || !raft_.is_leader()) return;
+  // The lessor stays primary until Demote (the stepped_down callback, which
+  // a stalled Ready loop holds back: raft.hpp "A stalled Ready loop").
+  if (gen != lessor_gen_) return;
   const Time now = node_.monotonic();
   // Collected first: proposing may apply at once (one member) and change expiry_.
   std::vector<LeaseId> expired;
   for (const auto& [id, deadline] : expiry_) {
     if (deadline <= now && revoking_.count(id) == 0 && leases_.count(id) != 0) expired.push_back(id);
   }
+  // revokeExpiredLeases: from etcd 3.4.31 / 3.5.13 only after
+  // ensureLeadership, whose read index cannot complete while the Ready loop
+  // is stalled and whose raftStatus().Lead names the leader Raft knows
+  // (models/etcd/versions.hpp).
+  if (!expired.empty() && svc_.spec().revoke_checks_leadership && (raft_.stalled() || !raft_.is_leader())) {
+    if (!raft_.is_leader() && !revoke_ignored_noted_) {
+      revoke_ignored_noted_ = true;
+      svc_.history().note(svc_.sim().now(), node_.name(), "lessor",
+                          fmt::format("ignored the revocation of {} expired lease(s): this member is no longer the "
+                                      "Raft leader (ensureLeadership, etcd PR #16822)",
+                                      expired.size()));
+    }
+    expired.clear();
+  }
   for (LeaseId id : expired) {
-    if (gen != lessor_gen_ || !raft_.is_leader()) return;
+    if (gen != lessor_gen_) return;
     revoking_.insert(id);
     Op revoke;
     revoke.kind = OpKind::kRevoke;
     revoke.lease = id;  // id 0: no client waits for this one
-    raft_.propose(encode(std::move(revoke)));
+    if (raft_.is_leader()) {
+      raft_.propose(encode(std::move(revoke)));
+    } else {
+      // A lessor not yet demoted (before PR #16822): LeaseRevoke's proposal
+      // goes to the leader Raft knows, through the member's next Ready.
+      forward_proposal(encode(std::move(revoke)));
+      if (raft_.leader() != sim::kNoNode && !revoke_forward_noted_) {
+        revoke_forward_noted_ = true;
+        svc_.history().note(svc_.sim().now(), node_.name(), "lessor",
+                            fmt::format("still primary after stepping down (no Ready handled since): proposes the "
+                                        "revocation of lease {} through {} (etcd-io/etcd#15247)",
+                                        id, svc_.sim().node(raft_.leader()).name()));
+      }
+    }
   }
   node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
+}
+
+void EtcdMember::stall(Duration d) {
+  if (!raft_.stalled()) {
+    stall_is_leader_ = raft_.is_leader();
+    stall_lead_ = raft_.leader();
+  }
+  raft_.stall(d);
+}
+
+void EtcdMember::forward_proposal(raft::Command command) {
+  const NodeId to = raft_.leader();
+  if (to == sim::kNoNode) return;  // raft drops a proposal with no leader to forward to
+  auto f = sim::make_payload<ForwardProposal>();
+  f->command = std::move(command);
+  raft_.after_stall([this, to, f] { node_.send(to, f); });
 }
 
 // =========================================================== EtcdService ==

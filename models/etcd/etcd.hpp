@@ -215,6 +215,18 @@ class EtcdMember final : public sim::NodeBehaviour {
   void on_crash() override;
   void on_restart() override;
 
+  /// The disk_stall fault: the member's Raft Ready loop blocks for `d`
+  /// (raft::RaftNode::stall); the server keeps the view of the leader it
+  /// had when the stall began until it ends.
+  void stall(Duration d);
+  /// Whether the server takes itself for the leader: Raft's role, or while
+  /// stalled the role it had when the stall began (etcd's s.isLeader()
+  /// reads the lead the Ready loop last recorded; the lessor stays primary
+  /// until that loop demotes it). LeaseRenew, LeaseTimeToLive and the
+  /// leasehttp handler ask this; proposals and reads go through Raft.
+  bool serves_as_leader() const { return raft_.stalled() ? stall_is_leader_ : raft_.is_leader(); }
+  /// The leader the server relays lease requests to, likewise.
+  NodeId served_leader() const { return raft_.stalled() ? stall_lead_ : raft_.leader(); }
   raft::RaftNode& raft() { return raft_; }
   const raft::RaftNode& raft() const { return raft_; }
   sim::Node& node() const { return node_; }
@@ -297,6 +309,9 @@ class EtcdMember final : public sim::NodeBehaviour {
   void notify_watches(const std::string& key, std::int64_t revision);
   void promote();
   void lessor_tick(std::uint64_t gen);
+  /// Sends `command` to the leader Raft knows as a follower's MsgProp (held
+  /// while the member's Ready loop is stalled); none known: dropped.
+  void forward_proposal(raft::Command command);
   void reply_error(const sim::Message& m, const std::string& error);
 
   EtcdService& svc_;
@@ -343,6 +358,10 @@ class EtcdMember final : public sim::NodeBehaviour {
   std::map<LeaseId, Time> expiry_;  ///< leader's lessor: monotonic deadline
   std::set<LeaseId> revoking_;
   std::uint64_t lessor_gen_ = 0;
+  bool stall_is_leader_ = false;       ///< serves_as_leader() while stalled
+  NodeId stall_lead_ = sim::kNoNode;   ///< served_leader() while stalled
+  bool revoke_ignored_noted_ = false;  ///< the note of an ignored revocation, once per demotion
+  bool revoke_forward_noted_ = false;  ///< the note of a forwarded revocation, once per demotion
   std::int64_t next_lease_ = 1;
 };
 
@@ -353,7 +372,7 @@ struct ForwardProposal final : sim::Payload {
 };
 
 /// The service as a LockService (models/lock_service.hpp): group "etcd"
-/// (etcd-0 …), role alias "etcd-leader", no faults of its own, and the
+/// (etcd-0 …), role alias "etcd-leader", the disk_stall fault, and the
 /// raft_safety verdict (raft::check_raft_safety over raft_history()).
 class EtcdService final : public LockService {
  public:
@@ -364,6 +383,10 @@ class EtcdService final : public LockService {
   // --- LockService ----------------------------------------------------------
   /// "etcd-leader": leader(), or nullopt with "there is no etcd leader".
   std::optional<NodeId> resolve_role(const std::string& role, std::string& why) const override;
+  /// `disk_stall` (target: a member's name, resolved by the fault): the
+  /// member's Raft Ready loop blocks for the fault's duration
+  /// (raft::RaftNode::stall). Skipped when the member is down.
+  bool apply_fault(const FaultSpec& f, std::string& why) override;
   /// The session + concurrency.Mutex client; client `index` starts on
   /// member index mod n (client::make_etcd_client).
   std::unique_ptr<client::LockClient> make_client(sim::Node& node, History& h, const ClientSpec& c,

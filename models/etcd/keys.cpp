@@ -15,6 +15,7 @@ const std::vector<std::string>& lock_keys() {
                                                  "pre_vote",
                                                  "keepalive_checks_leadership",
                                                  "keepalive_skips_check_if_active",
+                                                 "revoke_checks_leadership",
                                                  "mutex_checks_own_key",
                                                  "lock_fails_on_session_end",
                                                  "wal_fsync"};
@@ -35,6 +36,7 @@ void read_lock(KeyReader& in, LockSpec& l, bool& election_timeout_given) {
   if (const auto x = in.boolean("pre_vote")) e.pre_vote = *x;
   if (const auto x = in.boolean("keepalive_checks_leadership")) e.keepalive_checks_leadership = *x;
   if (const auto x = in.boolean("keepalive_skips_check_if_active")) e.keepalive_skips_check_if_active = *x;
+  if (const auto x = in.boolean("revoke_checks_leadership")) e.revoke_checks_leadership = *x;
   if (const auto x = in.boolean("mutex_checks_own_key")) e.mutex_checks_own_key = *x;
   if (const auto x = in.boolean("lock_fails_on_session_end")) e.lock_fails_on_session_end = *x;
   if (const auto x = in.duration("wal_fsync")) {
@@ -63,6 +65,7 @@ void write_lock(const LockSpec& l, KeyWriter& out) {
     if (k == "pre_vote") out.boolean(k, e.pre_vote);
     if (k == "keepalive_checks_leadership") out.boolean(k, e.keepalive_checks_leadership);
     if (k == "keepalive_skips_check_if_active") out.boolean(k, e.keepalive_skips_check_if_active);
+    if (k == "revoke_checks_leadership") out.boolean(k, e.revoke_checks_leadership);
     if (k == "mutex_checks_own_key") out.boolean(k, e.mutex_checks_own_key);
     if (k == "lock_fails_on_session_end") out.boolean(k, e.lock_fails_on_session_end);
   }

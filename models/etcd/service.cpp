@@ -1,6 +1,8 @@
 // models/etcd/service.cpp — etcd as a lock service (models/lock_service.hpp):
 // its descriptor (node group, role, properties) and EtcdService's
 // LockService methods, including the raft_safety verdict.
+#include <fmt/format.h>
+
 #include "models/checkers/raft_safety.hpp"
 #include "models/client/client.hpp"
 #include "models/etcd/etcd.hpp"
@@ -165,6 +167,9 @@ class EtcdDescriptor final : public ServiceDescriptor {
     out.boolean("pre_vote", e.pre_vote);
     out.boolean("keepalive_checks_leadership", e.keepalive_checks_leadership);
     out.boolean("keepalive_skips_check_if_active", e.keepalive_skips_check_if_active);
+    // Written only when false (3.4.3, or an override), so that the reports of
+    // files from before the key are unchanged.
+    if (!e.revoke_checks_leadership) out.boolean("revoke_checks_leadership", false);
     out.boolean("mutex_checks_own_key", e.mutex_checks_own_key);
     out.boolean("lock_fails_on_session_end", e.lock_fails_on_session_end);
   }
@@ -199,6 +204,25 @@ std::optional<NodeId> EtcdService::resolve_role(const std::string& role, std::st
   auto l = leader();
   if (!l) why = "there is no etcd leader";
   return l;
+}
+
+bool EtcdService::apply_fault(const FaultSpec& f, std::string& why) {
+  if (f.kind != FaultKind::kDiskStall) return LockService::apply_fault(f, why);
+  for (const auto& m : members_) {
+    if (m->node().name() != f.target) continue;
+    if (!m->node().up()) {
+      why = f.target + " is down";
+      return false;
+    }
+    m->stall(f.duration.value_or(Duration{0}));
+    history_.note(sim_.now(), f.target, "disk-stall",
+                  fmt::format("WAL fsync blocks for {}: the Raft Ready loop stops (term {}, {})",
+                              sim::format_duration(f.duration.value_or(Duration{0})), m->raft().term(),
+                              raft::role_name(m->raft().role())));
+    return true;
+  }
+  why = "no etcd member is named " + f.target;
+  return false;
 }
 
 std::unique_ptr<client::LockClient> EtcdService::make_client(sim::Node& node, History& h, const ClientSpec& c,

@@ -72,8 +72,22 @@
 // The profiles keep the behaviour of the latest release of each line, so
 // "3.4" and "3.5" have the isActive shortcut; a release between (v3.4.31 …
 // v3.4.33, v3.5.13 … v3.5.15) is the profile with
-// `keepalive_skips_check_if_active: false`. Not modelled from these
-// releases: v3.4.31's "ignore old leader's leases revoking request".
+// `keepalive_skips_check_if_active: false`.
+//
+// revoke_checks_leadership — "ignore old leader's leases revoking request"
+// (etcd-io/etcd PR #16822, 67f17166b; backported as 4a90575ab in v3.5.13
+// and bf04c6740 in v3.4.31; absent from v3.5.12 and v3.4.30):
+// EtcdServer.revokeExpiredLeases (server/etcdserver/server.go @ v3.5.13
+// lines 1153-1198) first calls ensureLeadership (lines 1201-1221: a
+// linearizable read, then raftStatus().Lead == this member) and drops the
+// revocations otherwise. Before it (v3.5.12 lines 1100-1140, v3.4.3
+// etcdserver/server.go run(), `case leases := <-expiredLeaseC`), a lessor
+// that is still primary — its Demote comes from the Ready loop's
+// updateLeadership — proposes LeaseRevoke whatever Raft says; a follower
+// forwards the proposal to the new leader, which commits it
+// (etcd-io/etcd#12528, #15247). "3.4.3": false; "3.4", "3.5" and "": true
+// (the model's lessor has always stopped revoking when Raft stepped down;
+// only a stalled Ready loop — the disk_stall fault — tells them apart).
 #pragma once
 
 #include <optional>
@@ -90,6 +104,7 @@ struct VersionProfile {
   bool pre_vote = true;
   bool keepalive_checks_leadership = false;
   bool keepalive_skips_check_if_active = false;
+  bool revoke_checks_leadership = true;
   bool mutex_checks_own_key = true;
   bool lock_fails_on_session_end = true;
 };

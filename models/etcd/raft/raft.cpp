@@ -165,6 +165,7 @@ void RaftNode::schedule_tick() {
 }
 
 void RaftNode::tick() {
+  if (vol_.stalled) return;            // the raftNode goroutine that ticks is blocked
   vol_.last_tick = node_.monotonic();  // raftNode.tick: r.Tick(); r.latestTickTs = time.Now()
   if (vol_.role == Role::kLeader) {
     tick_heartbeat();
@@ -249,7 +250,7 @@ void RaftNode::become_follower(Term term, NodeId lead, const char* why) {
     record(EventKind::kSteppedDown, old_term, store_.last_index(), {}, why);
     trace("raft_step_down", {{"term", old_term}, {"new_term", term}, {"why", why}});
     fail_leader_reads("leader changed");
-    if (callbacks_.stepped_down) callbacks_.stepped_down(old_term);
+    if (callbacks_.stepped_down) after_stall([this, old_term] { callbacks_.stepped_down(old_term); });
   }
   if (lead != old_lead || term != old_term) fail_forwarded_reads("leader changed");
 }
@@ -727,6 +728,10 @@ Index RaftNode::own_match() const {
 }
 
 void RaftNode::send(NodeId to, std::shared_ptr<RaftMessage> m) {
+  if (vol_.stalled) {
+    vol_.stall_held.push_back([this, to, m = std::move(m)]() mutable { send(to, std::move(m)); });
+    return;
+  }
   // etcd raftNode.start: a follower or candidate sends a Ready's messages
   // after its Save; the leader sends before it saves.
   if (config_.wal_fsync > sim::Duration{0} && vol_.role != Role::kLeader) {
@@ -804,6 +809,7 @@ void RaftNode::commit_to(Index c) {
 }
 
 void RaftNode::apply_committed() {
+  if (vol_.stalled) return;  // applied at the stall's end
   while (vol_.applied < store_.commit) {
     const Index i = ++vol_.applied;
     const Entry e = store_.at(i);  // a copy: the callback may append to the log
@@ -811,6 +817,38 @@ void RaftNode::apply_committed() {
     if (callbacks_.apply) callbacks_.apply(i, e.term, e.command);
   }
   answer_waiting_reads();
+}
+
+// ================================================================ stall ==
+
+void RaftNode::stall(sim::Duration d) {
+  if (!node_.up() || d <= sim::Duration{0}) return;
+  const sim::Time until = node_.monotonic() + d;
+  if (vol_.stalled && until <= vol_.stalled_until) return;
+  const bool started = !vol_.stalled;
+  vol_.stalled = true;
+  vol_.stalled_until = until;
+  if (started) trace("raft_stall", {{"term", store_.term}, {"role", role_name(vol_.role)}});
+  node_.after(d, [this, until] {
+    if (vol_.stalled && vol_.stalled_until == until) end_stall();
+  });
+}
+
+void RaftNode::after_stall(std::function<void()> action) {
+  if (vol_.stalled) {
+    vol_.stall_held.push_back(std::move(action));
+  } else {
+    action();
+  }
+}
+
+void RaftNode::end_stall() {
+  vol_.stalled = false;
+  trace("raft_stall_end", {{"term", store_.term}, {"role", role_name(vol_.role)}, {"held", vol_.stall_held.size()}});
+  std::vector<std::function<void()>> held = std::move(vol_.stall_held);
+  vol_.stall_held.clear();
+  for (auto& action : held) action();
+  apply_committed();
 }
 
 // ================================================================ reads ==
@@ -881,6 +919,7 @@ void RaftNode::release_reads(std::uint64_t up_to_id) {
 }
 
 void RaftNode::answer_waiting_reads() {
+  if (vol_.stalled) return;  // answered when the stall ends (end_stall applies and answers)
   if (vol_.read_waits.empty()) return;
   std::vector<ReadWait> ready;
   std::vector<ReadWait> rest;
@@ -907,7 +946,9 @@ void RaftNode::fail_leader_reads(const char* why) {
   vol_.reads.clear();
   vol_.reads_before_commit.clear();
   for (ReadRequest& r : all) {
-    if (r.done) r.done(ReadResult{false, 0, why, vol_.lead});
+    if (!r.done) continue;
+    // ReadStates reach the layer through a Ready: held while stalled.
+    after_stall([done = std::move(r.done), res = ReadResult{false, 0, why, vol_.lead}] { done(res); });
   }
 }
 
@@ -915,7 +956,8 @@ void RaftNode::fail_forwarded_reads(const char* why) {
   std::map<std::uint64_t, Forwarded> all = std::move(vol_.forwarded);
   vol_.forwarded.clear();
   for (auto& [id, f] : all) {
-    if (f.done) f.done(ReadResult{false, 0, why, sim::kNoNode});
+    if (!f.done) continue;
+    after_stall([done = std::move(f.done), res = ReadResult{false, 0, why, sim::kNoNode}] { done(res); });
   }
 }
 

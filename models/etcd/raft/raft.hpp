@@ -97,6 +97,20 @@
 //    leader that has not yet committed an entry of its term holds reads back
 //    until it has (etcd ≥ 3.5 pendingReadIndexMessages).
 //
+// A stalled Ready loop (`stall`, the `disk_stall` fault on an etcd member;
+// etcd-io/etcd#12528, #15247): in etcd the raftNode goroutine
+// (server/etcdserver/raft.go raftNode.start) handles each Ready — sends its
+// messages, saves to the WAL, hands committed entries to the apply loop —
+// and also ticks. When a WAL fdatasync blocks it, raft's own goroutine
+// (raft/node.go node.run) still steps what arrives (recvc, propc) into the
+// next Ready, which nobody takes. Here, while stalled: ticks do nothing (no
+// heartbeats, no election timeouts, no CheckQuorum; last_tick stays),
+// messages are stepped as usual but everything the member sends waits,
+// committed entries are not applied, and the layer's stepped_down callback
+// (etcd's updateLeadership, which Demotes the lessor, runs on a Ready's
+// SoftState) waits too; at the stall's end, in order, the held sends and
+// callbacks run and the committed entries are applied.
+//
 // Deviations from etcd raft are listed in docs/RAFT.md (simplified flow
 // control, no snapshots or membership changes, no leadership transfer
 // message; `campaign(true)` stands in for its MsgTimeoutNow).
@@ -190,7 +204,8 @@ struct Callbacks {
   std::function<void(Index, Term, const Command& command)> apply;
   /// This member became leader of `term` (the etcd lessor Promotes here).
   std::function<void(Term)> became_leader;
-  /// This member stopped being leader of `term` (not called on a crash).
+  /// This member stopped being leader of `term` (not called on a crash;
+  /// held while the member is stalled).
   std::function<void(Term)> stepped_down;
   /// The member restarted: reset the state machine; re-application follows.
   std::function<void()> restarted;
@@ -237,6 +252,15 @@ class RaftNode final : public sim::NodeBehaviour {
   /// transfer (campaignTransfer) — no pre-vote, and voters ignore their
   /// leader lease. For tests and the layer above; a leader ignores it.
   void campaign(bool transfer = false);
+  /// Blocks the member's Ready loop for `d` on its monotonic clock (see "A
+  /// stalled Ready loop" above); a crash ends the stall and drops what it
+  /// held. A stall while one runs lengthens it to the later end.
+  void stall(sim::Duration d);
+  bool stalled() const { return vol_.stalled; }
+  /// Runs `action` now, or, while the member is stalled, at the stall's
+  /// end after what was held before it: how the layer above sends what
+  /// etcd sends through a Ready (a follower's forwarded proposal).
+  void after_stall(std::function<void()> action);
 
   // --- state ---------------------------------------------------------------
   Role role() const { return vol_.role; }
@@ -311,6 +335,10 @@ class RaftNode final : public sim::NodeBehaviour {
     sim::Time hold_until{0};       ///< non-leader messages wait until this fsync has ended
     int held = 0;                  ///< messages waiting for an fsync
     Index synced = 0;              ///< the last index on disk (the leader's own match)
+    // A stalled Ready loop (stall()).
+    bool stalled = false;
+    sim::Time stalled_until{0};                     ///< on the member's monotonic clock
+    std::vector<std::function<void()>> stall_held;  ///< sends and callbacks, run in order at the end
   };
 
   // Roles (etcd becomeFollower/PreCandidate/Candidate/Leader).
@@ -364,6 +392,8 @@ class RaftNode final : public sim::NodeBehaviour {
   void answer_waiting_reads();
   void fail_leader_reads(const char* why);
   void fail_forwarded_reads(const char* why);
+
+  void end_stall();
 
   void record(EventKind kind, Term term, Index index, const Command& command = {}, std::string_view detail = {});
   void trace(std::string_view kind, std::initializer_list<sim::TraceField> fields);

@@ -34,7 +34,8 @@ TEST(FaultTable, EveryKindHasOneEntryInEnumOrderAndItsName) {
                                                                 {FaultKind::kCrash, "crash"},
                                                                 {FaultKind::kFailover, "failover"},
                                                                 {FaultKind::kCounterReset, "counter_reset"},
-                                                                {FaultKind::kSlow, "slow"}};
+                                                                {FaultKind::kSlow, "slow"},
+                                                                {FaultKind::kDiskStall, "disk_stall"}};
   ASSERT_EQ(fault_kinds().size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(fault_kinds()[i].kind, names[i].first);
@@ -56,6 +57,7 @@ TEST(FaultTable, KeysBesidesAtAndKind) {
       {FaultKind::kFailover, {"target"}},
       {FaultKind::kCounterReset, {"target", "value"}},
       {FaultKind::kSlow, {"target", "delay", "duration"}},
+      {FaultKind::kDiskStall, {"target", "duration"}},
   };
   for (const FaultKindInfo& k : fault_kinds()) EXPECT_EQ(k.keys, want.at(k.kind)) << k.name;
 }
