@@ -19,7 +19,7 @@ const Keys kClientKeys = {"name", "count", "start", "fencing", "renew", "renew_i
                           // client policies (docs/FORMAT.md "Client policies")
                           "check_lease_before_write", "on_lease_loss", "lease_loss_after",
                           // per-client lease TTL and etcd client library (docs/FORMAT.md "Clients")
-                          "ttl", "library", "library_version", "retry_strategy", "connection_policy",
+                          "ttl", "library", "library_version", "retry_strategy", "tries", "connection_policy",
                           // the lock it takes (docs/FORMAT.md "More than one lock")
                           "lock",
                           // the user's program (docs/FORMAT.md "Program clients")

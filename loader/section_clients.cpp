@@ -92,10 +92,16 @@ struct Section {
         }
       }
     }
-    if (const json* x = find(c, "library_version")) spec.library_version = get_string(*x, kp("library_version"), 32);
+    if (const json* x = find(c, "library_version")) {
+      spec.library_version = get_string(*x, kp("library_version"), 32);
+      if (spec.library_version.empty()) {
+        fail(kp("library_version"), "the version must not be empty", "leave \"library_version\" out for the default");
+      }
+    }
     if (const json* x = find(c, "retry_strategy")) {
       spec.retry_strategy = get_word<RetryStrategy>(*x, kp("retry_strategy"));
     }
+    if (const json* x = find(c, "tries")) spec.tries = static_cast<int>(get_int(*x, kp("tries"), Ranges::kTries));
     if (const json* x = find(c, "connection_policy")) {
       spec.connection_policy = get_word<ConnectionPolicy>(*x, kp("connection_policy"));
     }

@@ -158,6 +158,7 @@ ojson client_json(const ClientSpec& c, const LockSpec& lock, const std::string& 
   if (c.library) j["library"] = word(*c.library);
   if (!c.library_version.empty()) j["library_version"] = c.library_version;
   if (c.retry_strategy) j["retry_strategy"] = word(*c.retry_strategy);
+  if (c.tries) j["tries"] = *c.tries;
   if (c.connection_policy) j["connection_policy"] = word(*c.connection_policy);
   return j;
 }

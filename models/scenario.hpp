@@ -43,8 +43,9 @@ enum class WorkloadKind { kSequenceAllocator, kCounter, kWriter, kQueueWorker, k
 /// client's stream "client/<name>/cas-retry"; kFixed: `retry_interval` every time.
 enum class RetryBackoff { kJitter, kFixed };
 /// clients[].retry_strategy: bsm/redislock's Options.RetryStrategy for
-/// Obtain (retry.go): NoRetry (one attempt) or LinearBackoff(retry_interval).
-enum class RetryStrategy { kNone, kLinear };
+/// Obtain (retry.go): NoRetry (one attempt), LinearBackoff(retry_interval)
+/// or ExponentialBackoff(0, retry_interval).
+enum class RetryStrategy { kNone, kLinear, kExponential };
 /// clients[].on_lease_loss (docs/FORMAT.md "Client policies").
 enum class LeaseLossPolicy { kContinue, kAbort };
 /// clients[].library (docs/FORMAT.md "Client libraries"): which client
@@ -481,6 +482,11 @@ struct ClientSpec {
   /// clients[].retry_strategy (bsm/redislock only): how Obtain retries a
   /// lock held by another; nullopt: the library's default, NoRetry.
   std::optional<RetryStrategy> retry_strategy;
+  /// clients[].tries (redsync, bsm/redislock): the most attempts one
+  /// acquire makes — redsync's WithTries (default 32), bsm/redislock's
+  /// LimitRetry(strategy, tries − 1) (default: no limit); nullopt: the
+  /// library's default. 1 … Ranges::kTries.
+  std::optional<int> tries;
   /// clients[].connection_policy (ZooKeeper clients only): which
   /// connection state ends the holder's belief; nullopt: kStandard.
   std::optional<ConnectionPolicy> connection_policy;

@@ -653,6 +653,29 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
                    c.program ? "remove it: a client program retries as its own code does"
                              : "remove it, or set \"library\": \"bsm-redislock\"");
   }
+  if (c.program && (c.library || !c.library_version.empty())) {
+    const char* k = c.library ? "library" : "library_version";
+    return problem(key(path, k),
+                   "a client program is its own client library: \"" + std::string(k) +
+                       "\" chooses the behaviour of a built-in client",
+                   "remove it");
+  }
+  if (c.tries) {
+    const std::string k = key(path, "tries");
+    FENCESIM_CHECK(in_range(k, *c.tries, Ranges::kTries));
+    if (c.library != ClientLibrary::kRedsync && c.library != ClientLibrary::kBsmRedislock) {
+      return problem(k,
+                     "is the most attempts one acquire of redsync (WithTries) or bsm/redislock (LimitRetry) makes; "
+                     "this client's library retries until it gets the lock",
+                     c.program ? "remove it: a client program retries as its own code does"
+                               : "remove it, or set \"library\": \"redsync\" or \"bsm-redislock\"");
+    }
+    if (c.library == ClientLibrary::kBsmRedislock && *c.tries > 1 &&
+        c.retry_strategy.value_or(RetryStrategy::kNone) == RetryStrategy::kNone) {
+      return problem(k, "bsm/redislock's default NoRetry makes one attempt: LimitRetry limits a retry strategy",
+                     "add \"retry_strategy\": \"linear\" or \"exponential\", or remove \"tries\"");
+    }
+  }
   if (c.renew_interval == kResolveRenewInterval) {
     return problem(key(path, "renew_interval"), "not resolved: set it, or call resolve_scenario (a third of the TTL)");
   }

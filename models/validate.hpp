@@ -179,6 +179,8 @@ struct Ranges {
   static constexpr IntRange kMaxReceives{0, 1000, " (0: no dead-letter queue)"};
   // workload.retries (a cas resource)
   static constexpr IntRange kRetries{0, 1'000};
+  // clients[].tries (redsync's WithTries, bsm/redislock's LimitRetry + 1)
+  static constexpr IntRange kTries{1, 1'000};
   // a count bound in expect.metrics
   static constexpr IntRange kMetricCount{0, 1'000'000'000'000'000};
 };

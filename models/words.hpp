@@ -97,8 +97,9 @@ struct Words<RetryBackoff> {
 };
 template <>
 struct Words<RetryStrategy> {
-  static constexpr std::array<Word<RetryStrategy>, 2> kTable = {
-      {{RetryStrategy::kNone, "none"}, {RetryStrategy::kLinear, "linear"}}};
+  static constexpr std::array<Word<RetryStrategy>, 3> kTable = {{{RetryStrategy::kNone, "none"},
+                                                                 {RetryStrategy::kLinear, "linear"},
+                                                                 {RetryStrategy::kExponential, "exponential"}}};
 };
 template <>
 struct Words<LeaseLossPolicy> {

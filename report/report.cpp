@@ -197,6 +197,7 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   }
   if (!c.library_version.empty()) cj["library_version"] = c.library_version;
   if (c.retry_strategy) cj["retry_strategy"] = word(*c.retry_strategy);
+  if (c.tries) cj["tries"] = *c.tries;
   if (c.program) {
     // The program is the client: no workload of ours.
     cj.erase("workload");

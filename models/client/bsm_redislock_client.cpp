@@ -9,8 +9,13 @@
 //  * Obtain (ObtainMulti, withRetry): one random token per call; obtain.lua
 //    sets the key if absent (msetnx) and PEXPIREs it. Held by another: the
 //    retry strategy's next backoff — NoRetry (the default: 0, so Obtain
-//    returns ErrNotObtained after one attempt) or LinearBackoff
-//    (clients[].retry_strategy "linear": retry_interval). The context has
+//    returns ErrNotObtained after one attempt), LinearBackoff
+//    (clients[].retry_strategy "linear": retry_interval) or
+//    ExponentialBackoff(0, retry_interval) ("exponential": 4 ms, 8 ms,
+//    16 ms … capped at retry_interval; a min above 0 is not modelled), each
+//    optionally inside LimitRetry(strategy, tries − 1) (clients[].tries:
+//    after that many attempts NextBackoff is 0). A strategy is made per
+//    Obtain here (its counters start at zero). The context has
 //    no deadline, so withRetry gives Obtain one of now + ttl: a wait that
 //    would pass it ends Obtain with ErrNotObtained joined with "context
 //    deadline exceeded". Any error of the script itself (a timeout: the
@@ -39,6 +44,9 @@
 //    error to redislock.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "models/client/client.hpp"
 #include "models/client/redis_primary_client.hpp"
 
@@ -60,6 +68,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
     acquire_error_.clear();
     const std::string value = fresh_value();                   // randomToken, once per Obtain
     const sim::Time deadline = node_.monotonic() + lock_.ttl;  // withRetry: no ctx deadline → ttl
+    Backoff backoff{spec_.retry_strategy.value_or(RetryStrategy::kNone), spec_.retry_interval, spec_.tries};
     for (;;) {
       const sim::Time sent = node_.monotonic();
       CallResult r = call(p, make_command(Op::kAcquire, lock_, value, fence), false);
@@ -74,17 +83,18 @@ class BsmRedislockClient final : public RedisPrimaryClient {
         acquire_error_ = "redislock: Obtain: " + error_text(r);  // terminal
         return Lease{};
       }
-      // Held by another: retryable.
-      if (spec_.retry_strategy.value_or(RetryStrategy::kNone) == RetryStrategy::kNone) {
-        acquire_error_ = "redislock: not obtained (NoRetry: one attempt)";
+      // Held by another: retryable, if the strategy's next backoff is one.
+      const sim::Duration wait = backoff.next();
+      if (wait <= sim::Duration{0}) {
+        acquire_error_ = backoff.exhausted_reason();
         return Lease{};
       }
-      if (node_.monotonic() + spec_.retry_interval >= deadline) {
+      if (node_.monotonic() + wait >= deadline) {
         p.sleep(deadline - node_.monotonic());
         acquire_error_ = "redislock: not obtained; context deadline exceeded (Obtain's deadline of one TTL)";
         return Lease{};
       }
-      p.sleep(spec_.retry_interval);
+      p.sleep(wait);
     }
   }
 
@@ -96,6 +106,37 @@ class BsmRedislockClient final : public RedisPrimaryClient {
   }
 
  private:
+  /// Options.RetryStrategy (retry.go), made afresh for each Obtain, as the
+  /// README's examples do: its counters start at zero.
+  struct Backoff {
+    RetryStrategy strategy;
+    sim::Duration interval;    ///< LinearBackoff's wait; ExponentialBackoff's max
+    std::optional<int> tries;  ///< LimitRetry(strategy, tries − 1)
+    std::int64_t limited = 0;  ///< limitedRetry.cnt
+    std::uint64_t count = 0;   ///< exponentialBackoff.cnt
+
+    /// NextBackoff: 0 ends Obtain.
+    sim::Duration next() {
+      if (tries && ++limited > *tries - 1) return sim::Duration{0};
+      switch (strategy) {
+        case RetryStrategy::kNone: return sim::Duration{0};
+        case RetryStrategy::kLinear: return interval;
+        case RetryStrategy::kExponential: {
+          // 2 << cnt milliseconds (4, 8, 16 ms …, 2^26 ms from cnt 25),
+          // clamped to [min 0, max interval].
+          ++count;
+          const std::int64_t ms = count < 25 ? std::int64_t{2} << count : std::int64_t{2} << 25;
+          return std::min<sim::Duration>(std::chrono::milliseconds(ms), interval);
+        }
+      }
+      return sim::Duration{0};
+    }
+    std::string exhausted_reason() const {
+      if (strategy == RetryStrategy::kNone) return "redislock: not obtained (NoRetry: one attempt)";
+      return fmt::format("redislock: not obtained (LimitRetry: {} attempt{})", *tries, *tries == 1 ? "" : "s");
+    }
+  };
+
   static std::string error_text(const CallResult& r) {
     if (r.status == CallStatus::kTimeout) return "i/o timeout";
     if (r.status == CallStatus::kSwitched) return "connection closed (+switch-master)";

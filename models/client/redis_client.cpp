@@ -335,13 +335,13 @@ class RedlockClient final : public LockClientBase {
  private:
   /// redsync's Lock(): see the file's header.
   Lease acquire_redsync(sim::Process& p) {
-    constexpr int kTries = 32;  // redsync.go NewMutex: tries
+    const int tries = spec_.tries.value_or(32);  // redsync.go NewMutex: tries 32, or WithTries
     const int quorum = static_cast<int>(primaries_.size()) / 2 + 1;
     const sim::Duration per_try = lock_.ttl * 5 / 100;  // expiry × timeoutFactor
     acquire_error_.clear();
     const std::string value = fresh_value();  // genValueFunc, once per Lock()
     std::vector<std::size_t> taken;           // the nodes that held another value at the last try
-    for (int i = 0; i < kTries; ++i) {
+    for (int i = 0; i < tries; ++i) {
       if (i != 0) p.sleep(redsync_delay());
       const sim::Time start = node_.monotonic();
       const auto replies = broadcast(p, Op::kAcquire, value, start + per_try);
@@ -368,8 +368,8 @@ class RedlockClient final : public LockClientBase {
     // own errors there; the model gives the one sentence).
     acquire_error_ = static_cast<int>(taken.size()) >= quorum
                          ? fmt::format("lock already taken, locked nodes: [{}] (Lock gave up after {} tries)",
-                                       fmt::join(taken, " "), kTries)
-                         : fmt::format("redsync: failed to acquire lock (Lock gave up after {} tries)", kTries);
+                                       fmt::join(taken, " "), tries)
+                         : fmt::format("redsync: failed to acquire lock (Lock gave up after {} tries)", tries);
     return Lease{};
   }
 

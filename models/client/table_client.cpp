@@ -308,7 +308,13 @@ class LeaderElectionClient final : public TableClientBase {
   bool lease_valid(Time now) const { return observed_ && observed_->at + observed_->lease_duration > now; }
 
   /// One tryAcquireOrRenew; `sent` is the send of the update that succeeded.
-  bool try_acquire_or_renew(sim::Process& p, const std::string& value, Time& sent) {
+  /// `gen`: the renew round's generation — when it moves on (RenewDeadline
+  /// cancelled the round's context, 0.36), the try stops after the request
+  /// in flight and sends nothing more, as client-go's cancelled context
+  /// fails its next request; nullopt (acquire, or 8.0): never cancelled.
+  bool try_acquire_or_renew(sim::Process& p, const std::string& value, Time& sent,
+                            std::optional<std::uint64_t> gen = std::nullopt) {
+    const auto cancelled = [&] { return gen && *gen != renew_gen_; };
     const Time now = node_.monotonic();
     // 1. Fast path: update optimistically on the version seen last.
     if (!before_65094_ && is_leader() && lease_valid(now)) {
@@ -317,6 +323,7 @@ class LeaderElectionClient final : public TableClientBase {
         observe(*r);
         return true;
       }
+      if (cancelled()) return false;
     }
     // 2. Read the record (or create it).
     auto got = exec(p, [] {
@@ -324,7 +331,7 @@ class LeaderElectionClient final : public TableClientBase {
       st->op = Op::kGet;
       return st;
     }());
-    if (!got) return false;
+    if (!got || cancelled()) return false;
     if (!got->found) {
       sent = node_.monotonic();
       auto r = exec(p, cas(0, spec_.name, value));
@@ -362,7 +369,7 @@ class LeaderElectionClient final : public TableClientBase {
         for (;;) {
           Time sent{0};
           const Time try_start = node_.monotonic();
-          const bool ok = try_acquire_or_renew(p, lease.value, sent);
+          const bool ok = try_acquire_or_renew(p, lease.value, sent, gen);
           if (gen != renew_gen_) return;
           if (ok) {
             history_.renewals.push_back(RenewalRecord{spec_.name, first_sent, node_.sim().now(), true});

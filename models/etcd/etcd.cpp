@@ -820,12 +820,24 @@ void EtcdMember::lessor_tick(std::uint64_t gen) {
   node_.after(kLessorCheck, [this, gen] { lessor_tick(gen); });
 }
 
-void EtcdMember::stall(Duration d) {
+bool EtcdMember::stall(Time until) {
+  if (raft_.stalled() && until <= stall_until_) return false;
   if (!raft_.stalled()) {
     stall_is_leader_ = raft_.is_leader();
     stall_lead_ = raft_.leader();
+    raft_.stall();
   }
-  raft_.stall(d);
+  stall_until_ = until;
+  const std::uint64_t seq = ++stall_seq_;
+  const std::uint64_t incarnation = node_.incarnation();
+  // True time, as every fault's end: not the member's clock, not frozen by a pause.
+  svc_.sim().at(
+      until,
+      [this, seq, incarnation] {
+        if (seq == stall_seq_ && incarnation == node_.incarnation() && node_.up()) raft_.end_stall();
+      },
+      sim::EventClass::kFault);
+  return true;
 }
 
 void EtcdMember::forward_proposal(raft::Command command) {

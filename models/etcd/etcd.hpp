@@ -215,10 +215,14 @@ class EtcdMember final : public sim::NodeBehaviour {
   void on_crash() override;
   void on_restart() override;
 
-  /// The disk_stall fault: the member's Raft Ready loop blocks for `d`
-  /// (raft::RaftNode::stall); the server keeps the view of the leader it
-  /// had when the stall began until it ends.
-  void stall(Duration d);
+  /// The disk_stall fault: the member's Raft Ready loop blocks until true
+  /// time `until` (raft::RaftNode::stall; a stall already running is
+  /// lengthened to the later end); the server keeps the view of the leader
+  /// it had when the stall began until it ends. A crash ends it. Returns
+  /// false when a stall already runs past `until`.
+  bool stall(Time until);
+  /// The running stall's end (true time), if one runs.
+  std::optional<Time> stall_end() const { return raft_.stalled() ? std::optional<Time>(stall_until_) : std::nullopt; }
   /// Whether the server takes itself for the leader: Raft's role, or while
   /// stalled the role it had when the stall began (etcd's s.isLeader()
   /// reads the lead the Ready loop last recorded; the lessor stays primary
@@ -358,6 +362,8 @@ class EtcdMember final : public sim::NodeBehaviour {
   std::map<LeaseId, Time> expiry_;  ///< leader's lessor: monotonic deadline
   std::set<LeaseId> revoking_;
   std::uint64_t lessor_gen_ = 0;
+  Time stall_until_{0};                ///< the running stall's end, true time
+  std::uint64_t stall_seq_ = 0;        ///< which stall an end event belongs to
   bool stall_is_leader_ = false;       ///< serves_as_leader() while stalled
   NodeId stall_lead_ = sim::kNoNode;   ///< served_leader() while stalled
   bool revoke_ignored_noted_ = false;  ///< the note of an ignored revocation, once per demotion

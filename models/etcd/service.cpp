@@ -214,11 +214,19 @@ bool EtcdService::apply_fault(const FaultSpec& f, std::string& why) {
       why = f.target + " is down";
       return false;
     }
-    m->stall(f.duration.value_or(Duration{0}));
+    const Duration d = f.duration.value_or(Duration{0});
+    const auto running = m->stall_end();
+    if (!m->stall(sim_.now() + d)) {
+      history_.note(sim_.now(), f.target, "disk-stall",
+                    fmt::format("WAL fsync blocks for {}: within the stall already running (until {})",
+                                sim::format_duration(d), sim::format_duration(*running)));
+      return true;
+    }
     history_.note(sim_.now(), f.target, "disk-stall",
-                  fmt::format("WAL fsync blocks for {}: the Raft Ready loop stops (term {}, {})",
-                              sim::format_duration(f.duration.value_or(Duration{0})), m->raft().term(),
-                              raft::role_name(m->raft().role())));
+                  running ? fmt::format("WAL fsync blocks for {}: the stall already running goes on until {}",
+                                        sim::format_duration(d), sim::format_duration(sim_.now() + d))
+                          : fmt::format("WAL fsync blocks for {}: the Raft Ready loop stops (term {}, {})",
+                                        sim::format_duration(d), m->raft().term(), raft::role_name(m->raft().role())));
     return true;
   }
   why = "no etcd member is named " + f.target;

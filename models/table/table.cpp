@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/client/client.hpp"
 #include "models/rules.hpp"
 #include "models/words.hpp"
@@ -323,8 +325,15 @@ class TableDescriptor final : public ServiceDescriptor {
     static const char* const kWho[] = {
         "expiry on the holder's wall clock (ShedLock)", "expiry on the database's wall clock (ShedLock usingDbTime)",
         "expiry observed by each candidate on its own clock (client-go leader election)"};
+    // client-go 8.0 is named when a client runs it (0.36, the default, is not:
+    // reports of files without library_version stay as they were).
+    std::string who = kWho[static_cast<int>(t.expiry)];
+    if (std::any_of(s.clients.begin(), s.clients.end(),
+                    [](const ClientSpec& c) { return c.library_version == "8.0"; })) {
+      who += ", client-go 8.0 before kubernetes#65094";
+    }
     return fmt::format(
-               " (one record on db, {}, token {}{})", kWho[static_cast<int>(t.expiry)],
+               " (one record on db, {}, token {}{})", who,
                t.token == TableToken::kVersion ? "the record version" : "none",
                t.lock_delay > Duration::zero() ? ", lock_delay " + sim::format_duration(t.lock_delay) : std::string()) +
            ServiceDescriptor::report_design(s);

@@ -821,17 +821,10 @@ void RaftNode::apply_committed() {
 
 // ================================================================ stall ==
 
-void RaftNode::stall(sim::Duration d) {
-  if (!node_.up() || d <= sim::Duration{0}) return;
-  const sim::Time until = node_.monotonic() + d;
-  if (vol_.stalled && until <= vol_.stalled_until) return;
-  const bool started = !vol_.stalled;
+void RaftNode::stall() {
+  if (!node_.up() || vol_.stalled) return;
   vol_.stalled = true;
-  vol_.stalled_until = until;
-  if (started) trace("raft_stall", {{"term", store_.term}, {"role", role_name(vol_.role)}});
-  node_.after(d, [this, until] {
-    if (vol_.stalled && vol_.stalled_until == until) end_stall();
-  });
+  trace("raft_stall", {{"term", store_.term}, {"role", role_name(vol_.role)}});
 }
 
 void RaftNode::after_stall(std::function<void()> action) {
@@ -843,6 +836,7 @@ void RaftNode::after_stall(std::function<void()> action) {
 }
 
 void RaftNode::end_stall() {
+  if (!vol_.stalled) return;
   vol_.stalled = false;
   trace("raft_stall_end", {{"term", store_.term}, {"role", role_name(vol_.role)}, {"held", vol_.stall_held.size()}});
   std::vector<std::function<void()>> held = std::move(vol_.stall_held);

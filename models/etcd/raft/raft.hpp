@@ -252,10 +252,11 @@ class RaftNode final : public sim::NodeBehaviour {
   /// transfer (campaignTransfer) — no pre-vote, and voters ignore their
   /// leader lease. For tests and the layer above; a leader ignores it.
   void campaign(bool transfer = false);
-  /// Blocks the member's Ready loop for `d` on its monotonic clock (see "A
-  /// stalled Ready loop" above); a crash ends the stall and drops what it
-  /// held. A stall while one runs lengthens it to the later end.
-  void stall(sim::Duration d);
+  /// Blocks the member's Ready loop (see "A stalled Ready loop" above)
+  /// until `end_stall`; a crash ends the stall and drops what it held.
+  void stall();
+  /// The fsync returned: what was held runs, in order. Not stalled: nothing.
+  void end_stall();
   bool stalled() const { return vol_.stalled; }
   /// Runs `action` now, or, while the member is stalled, at the stall's
   /// end after what was held before it: how the layer above sends what
@@ -337,7 +338,6 @@ class RaftNode final : public sim::NodeBehaviour {
     Index synced = 0;              ///< the last index on disk (the leader's own match)
     // A stalled Ready loop (stall()).
     bool stalled = false;
-    sim::Time stalled_until{0};                     ///< on the member's monotonic clock
     std::vector<std::function<void()>> stall_held;  ///< sends and callbacks, run in order at the end
   };
 
@@ -392,8 +392,6 @@ class RaftNode final : public sim::NodeBehaviour {
   void answer_waiting_reads();
   void fail_leader_reads(const char* why);
   void fail_forwarded_reads(const char* why);
-
-  void end_stall();
 
   void record(EventKind kind, Term term, Index index, const Command& command = {}, std::string_view detail = {});
   void trace(std::string_view kind, std::initializer_list<sim::TraceField> fields);

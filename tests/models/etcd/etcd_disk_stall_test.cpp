@@ -39,7 +39,7 @@ StallRun stalled_leader(bool revoke_checks_leadership) {
       p.sleep(1s);
     }
   });
-  h.observe(2s, [&] { h.member(0).stall(8s); });
+  h.observe(2s, [&] { h.member(0).stall(10s); });
   h.at(
       3s,
       [&](sim::Process& p) {
@@ -90,6 +90,52 @@ TEST(EtcdDiskStall, WithTheFixTheRevocationIsIgnoredAndTheLeaseLivesOn) {
   EXPECT_TRUE(has_note(r.history, "etcd-0", "lessor", "ignored the revocation"));
   EXPECT_TRUE(r.lease_alive_at_end);
   EXPECT_EQ(r.keepalives_ok, 19);
+}
+
+/// The shipped stall (etcd-0, the leader, from 5 s to 13 s) with the
+/// lessor before the fix, and `more` added to its faults.
+RunResult stall_run(std::vector<FaultSpec> more) {
+  ScenarioBuilder b("stall-run");
+  b.duration(40s).settle(10s).etcd(3s).unfenced();
+  b.etcd_spec([](EtcdSpec& e) { e.revoke_checks_leadership = false; });
+  b.client("B", counter(500ms, 3), [](ClientSpec& c) { c.start = 7s; });
+  b.client("A", counter(15s, 1));
+  Scenario s = b.build();
+  FaultSpec f;
+  f.kind = FaultKind::kDiskStall;
+  f.at = 5s;
+  f.target = "etcd-leader";
+  f.duration = 8s;
+  f.origin = "faults[0]";
+  s.faults.push_back(f);
+  for (FaultSpec& m : more) s.faults.push_back(m);
+  return run_scenario(s);
+}
+
+/// The first lease end at the service by a revocation.
+std::optional<Time> revoked(const RunResult& r) {
+  std::optional<Time> first;
+  for (const auto& [value, e] : r.history.lease_ends) {
+    if (e.cause == LeaseEndCause::kRevoked && (!first || e.at < *first)) first = e.at;
+  }
+  return first;
+}
+
+TEST(EtcdDiskStall, TheStallEndsAtItsTrueEndWhateverTheMembersClock) {
+  const RunResult plain = stall_run({});
+  ASSERT_TRUE(revoked(plain));
+  EXPECT_GE(*revoked(plain), 13s);
+  EXPECT_LT(*revoked(plain), 13s + 10ms);
+  FaultSpec slow;
+  slow.kind = FaultKind::kClockDrift;
+  slow.at = 4s;
+  slow.target = "etcd-0";
+  slow.ppm = -500'000;
+  slow.origin = "faults[1]";
+  const RunResult drifted = stall_run({slow});
+  ASSERT_TRUE(revoked(drifted));
+  EXPECT_GE(*revoked(drifted), 13s);
+  EXPECT_LT(*revoked(drifted), 15s);  // not 21 s: the fault's length is true time
 }
 
 TEST(EtcdDiskStall, TheVersionsSetTheFix) {

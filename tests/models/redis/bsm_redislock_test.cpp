@@ -49,6 +49,34 @@ TEST(BsmRedislock, LinearBackoffRetriesUntilTheDeadlineOfOneTtl) {
   EXPECT_GT(r.history.grants.size() > 1 ? r.history.grants[1].at : Time::max(), 30s);
 }
 
+TEST(BsmRedislock, LimitRetryStopsObtainAfterTriesAttempts) {
+  const RunResult r = contend([](ClientSpec& c) {
+    c.retry_strategy = RetryStrategy::kLinear;
+    c.retry_interval = 1s;
+    c.tries = 4;  // LimitRetry(LinearBackoff(1 s), 3)
+  });
+  const IterationRecord& first = iteration(r, "B", 0);
+  EXPECT_EQ(first.outcome, "acquire gave up: redislock: not obtained (LimitRetry: 4 attempts)");
+  const Duration took = iteration(r, "B", 1).start - first.start;
+  EXPECT_GE(took, 3s);  // three waits of 1 s between four attempts
+  EXPECT_LT(took, 3s + 100ms);
+}
+
+TEST(BsmRedislock, ExponentialBackoffDoublesItsWaitUpToRetryInterval) {
+  // 4 + 8 + 16 + … ms, capped at 1 s: 4+8+…+512 = 1020 ms over eight waits,
+  // then 1 s each; LimitRetry at 14 attempts: 13 waits = 1020 ms + 5 × 1 s.
+  const RunResult r = contend([](ClientSpec& c) {
+    c.retry_strategy = RetryStrategy::kExponential;
+    c.retry_interval = 1s;
+    c.tries = 14;
+  });
+  const IterationRecord& first = iteration(r, "B", 0);
+  EXPECT_EQ(first.outcome, "acquire gave up: redislock: not obtained (LimitRetry: 14 attempts)");
+  const Duration took = iteration(r, "B", 1).start - first.start;
+  EXPECT_GE(took, 6020ms);
+  EXPECT_LT(took, 6020ms + 14 * 5ms);
+}
+
 TEST(BsmRedislock, FenceKeyCountsOnlyNewAcquisitions) {
   // Ten refused Obtains of B between A's grant and B's: tokens 1, 2, 3, 4.
   ScenarioBuilder b("bsm-fence");
@@ -93,6 +121,13 @@ TEST(BsmRedislock, IsASingleRedisLibraryAndRetryStrategyIsItsOwn) {
   const auto q = validate_scenario(g.build());
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->path, "clients[0].retry_strategy");
+  // LimitRetry limits a strategy: with NoRetry there is nothing to limit.
+  ScenarioBuilder n("bsm-tries-no-retry");
+  n.redis(8s, 1, 3).unfenced().client("A", counter(1s, 1), bsm([](ClientSpec& c) { c.tries = 3; }));
+  const auto t = validate_scenario(n.build());
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->path, "clients[0].tries");
+  EXPECT_NE(t->suggestion.find("retry_strategy"), std::string::npos) << t->suggestion;
 }
 
 }  // namespace

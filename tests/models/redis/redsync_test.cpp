@@ -63,6 +63,24 @@ TEST(Redsync, TheTriesAreSpreadByTheRandomDelayOrByWithRetryDelay) {
   EXPECT_LE(fixed, 31s + 32 * 20ms);
 }
 
+TEST(Redsync, WithTriesBoundsLockAndOneTryIsTryLock) {
+  const RunResult one = contend(30s, true, [](ClientSpec& c) { c.tries = 1; });
+  const IterationRecord& it = iteration(one, "B", 0);
+  EXPECT_EQ(it.outcome, "acquire gave up: lock already taken, locked nodes: [0 1 2] (Lock gave up after 1 tries)");
+  // No delay at all: the single try and its release, a few round trips.
+  EXPECT_LT(it.start + 20ms, 1s);
+  const RunResult five = contend(30s, true, [](ClientSpec& c) {
+    c.tries = 5;
+    c.retry_interval = 1s;  // WithRetryDelay(1 s): four delays
+  });
+  EXPECT_NE(iteration(five, "B", 0).outcome.find("after 5 tries"), std::string::npos);
+  ScenarioBuilder g("generic-tries");
+  g.redlock(3, 8s).unfenced().client("A", counter(1s, 1), [](ClientSpec& c) { c.tries = 3; });
+  const auto p = validate_scenario(g.build());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->path, "clients[0].tries");
+}
+
 TEST(Redsync, WithoutTheCallersExtendTheJobOutlivesTheExpiry) {
   // redsync never extends by itself: a 10 s job under the 8 s default expiry.
   ScenarioBuilder b("redsync-no-extend");

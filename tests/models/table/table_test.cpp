@@ -366,6 +366,28 @@ TEST(Table, ClientGo8CountsATryThatSucceedsAfterRenewDeadline) {
   EXPECT_NE(a2.end_reason.find("of the round's start"), std::string::npos) << a2.end_reason;
 }
 
+TEST(Table, ClientGo036ACancelledTrySendsNothingAfterItsRequestInFlight) {
+  // A's fast-path update of about 10 s arrives 12 s late (slow from 9 s for
+  // 2 s), after RenewDeadline cancelled its round at about 20 s. Its answer
+  // (a conflict) must not lead the cancelled try on to a GET and an update
+  // that takes the record again with the ended lease's value.
+  Scenario s = hung_renewal("0.36", true);
+  s.lock.table.token = TableToken::kVersion;
+  s.faults.clear();
+  FaultSpec f = fault(FaultKind::kSlow, 9s, "A");
+  f.delay = 12s;
+  f.duration = 2s;
+  s.faults.push_back(f);
+  resolve_scenario(s);
+  const RunResult r = run_scenario(s);
+  const BeliefRecord& a = first_belief(r.history, "A");
+  ASSERT_TRUE(a.end);
+  EXPECT_LT(*a.end, 21s);
+  for (const GrantRecord& g : r.history.grants) {
+    if (g.client == "A" && g.at > 1s) EXPECT_NE(g.value, a.value) << "a grant to the cancelled try at " << g.at.count();
+  }
+}
+
 TEST(Table, ClientGo8HasNoFastPathAndNoReleaseOnCancel) {
   // A leads for about 6 s and lets go; B waits. 0.36 renews with one update on the
   // version seen last and clears the record when A lets go (ReleaseOnCancel),
