@@ -48,6 +48,9 @@
 //    caller holds nothing (IllegalMonitorStateException). ServiceManager
 //    retries a command retryAttempts (3) times.
 //
+// WAITAOF: syncedEval first probes `WAIT 0 0` and `WAITAOF 0 0 0` and drops
+// a command answered "ERR unknown command" (3.52.0 lines 1076-1120); the
+// modelled Redis 7.0 has no WAITAOF (Redis 7.2), so only WAIT is sent.
 // Deviations: the WAIT goes after the script's answer (Redisson pipelines
 // both: one round trip more here); the unlock script is not followed by
 // WAIT as syncedEval's is; WAIT asks for lock.replicas replicas, where
