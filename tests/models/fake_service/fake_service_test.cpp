@@ -76,7 +76,7 @@ class FakeClient final : public client::LockClientBase {
       : LockClientBase(node, h, spec, lock), svc_(svc) {}
   client::Lease acquire(sim::Process& p) override {
     while (!svc_.holder_.empty()) p.sleep(spec_.retry_interval);
-    client::Lease l{fresh_value(), ++svc_.counter_};
+    client::Lease l{fresh_value(), ++svc_.counter_, ""};
     svc_.holder_ = l.value;
     history_.grant(node_.sim().now(), spec_.name, l.value, l.token, "fake-0");
     begin_belief(l);

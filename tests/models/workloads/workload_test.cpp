@@ -53,7 +53,8 @@ class Harness {
              Time at = Time{0}, int iterations = 1) {
     sim_.at(at, [this, client, &w, &out, token, iterations] {
       sim_.node(clients_[client]).spawn("w", [&w, &out, token, iterations](sim::Process& p) {
-        for (int i = 0; i < iterations; ++i) out.push_back(w.iterate(Iteration{p, i, "lease", token}));
+        for (int i = 0; i < iterations; ++i)
+          out.push_back(w.iterate(Iteration{p, i, "lease", token, "", nullptr, std::nullopt}));
       });
     });
   }
