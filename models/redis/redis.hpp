@@ -464,7 +464,6 @@ class Sentinel final : public sim::NodeBehaviour {
 
   RedisService& svc_;
   sim::Node& node_;
-  int index_;
   int pool_;
   NodeId config_primary_;
   std::uint64_t config_epoch_ = 0;

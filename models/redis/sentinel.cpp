@@ -28,7 +28,6 @@ Duration failover_timeout_of(const RedisSpec& r) { return std::max<Duration>(2 *
 Sentinel::Sentinel(RedisService& svc, sim::Node& node, int index, int pool)
     : svc_(svc),
       node_(node),
-      index_(index),
       pool_(pool),
       config_primary_(svc.monitored(pool).front()),
       rng_(svc.sim().rng("sentinel-" + std::to_string(index))) {
