@@ -666,9 +666,10 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
     if (c.library != ClientLibrary::kRedsync && c.library != ClientLibrary::kBsmRedislock) {
       return problem(k,
                      "is the most attempts one acquire of redsync (WithTries) or bsm/redislock (LimitRetry) makes; "
-                     "this client's library retries until it gets the lock",
+                     "no other client has such a limit",
                      c.program ? "remove it: a client program retries as its own code does"
-                               : "remove it, or set \"library\": \"redsync\" or \"bsm-redislock\"");
+                               : "remove it (a Redis client may set \"library\": \"redsync\" with lock.redlock, or "
+                                 "\"bsm-redislock\" on one primary)");
     }
     if (c.library == ClientLibrary::kBsmRedislock && *c.tries > 1 &&
         c.retry_strategy.value_or(RetryStrategy::kNone) == RetryStrategy::kNone) {

@@ -367,9 +367,10 @@ class RedlockClient final : public LockClientBase {
     // error.go: ErrTaken's text, or ErrFailed's (redsync joins the nodes'
     // own errors there; the model gives the one sentence).
     acquire_error_ = static_cast<int>(taken.size()) >= quorum
-                         ? fmt::format("lock already taken, locked nodes: [{}] (Lock gave up after {} tries)",
-                                       fmt::join(taken, " "), tries)
-                         : fmt::format("redsync: failed to acquire lock (Lock gave up after {} tries)", tries);
+                         ? fmt::format("lock already taken, locked nodes: [{}] (Lock gave up after {} {})",
+                                       fmt::join(taken, " "), tries, tries == 1 ? "try" : "tries")
+                         : fmt::format("redsync: failed to acquire lock (Lock gave up after {} {})", tries,
+                                       tries == 1 ? "try" : "tries");
     return Lease{};
   }
 

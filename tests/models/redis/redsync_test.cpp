@@ -66,7 +66,7 @@ TEST(Redsync, TheTriesAreSpreadByTheRandomDelayOrByWithRetryDelay) {
 TEST(Redsync, WithTriesBoundsLockAndOneTryIsTryLock) {
   const RunResult one = contend(30s, true, [](ClientSpec& c) { c.tries = 1; });
   const IterationRecord& it = iteration(one, "B", 0);
-  EXPECT_EQ(it.outcome, "acquire gave up: lock already taken, locked nodes: [0 1 2] (Lock gave up after 1 tries)");
+  EXPECT_EQ(it.outcome, "acquire gave up: lock already taken, locked nodes: [0 1 2] (Lock gave up after 1 try)");
   // No delay at all: the single try and its release, a few round trips.
   EXPECT_LT(it.start + 20ms, 1s);
   const RunResult five = contend(30s, true, [](ClientSpec& c) {
