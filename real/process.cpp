@@ -110,6 +110,31 @@ TempDir::~TempDir() {
   }
 }
 
+namespace {
+/// Reserves `port` for this process against every other process on this
+/// machine that uses free_port: a write lock on byte `port` of one shared
+/// file (fcntl record locks belong to the process, so the kernel drops them
+/// when it exits, however it ends). Two real-stack runs side by side (the
+/// RealStack tests under `ctest -j2`) then never hand a server the same
+/// port between our probe and its bind. Without the file (an unwritable
+/// temporary folder) the reservation holds within this process only.
+bool reserve_across_processes(int port) {
+  static const int fd = [] {
+    const fs::path file = fs::temp_directory_path() / "fencesim-ports.lock";
+    const int f = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (f >= 0) (void)::fchmod(f, 0666);  // a later run as another user locks it too
+    return f;
+  }();
+  if (fd < 0) return true;
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = port;
+  l.l_len = 1;
+  return ::fcntl(fd, F_SETLK, &l) == 0;
+}
+}  // namespace
+
 int free_port() {
   static std::mutex mu;
   static std::set<int> given;
@@ -128,8 +153,11 @@ int free_port() {
     }
     ::close(fd);
     // etcd and Redis Sentinel use port + something nowhere; only our own
-    // ports must not repeat.
-    if (port > 0 && given.insert(port).second) return port;
+    // ports (this process's and other runs') must not repeat.
+    if (port > 0 && !given.count(port) && reserve_across_processes(port)) {
+      given.insert(port);
+      return port;
+    }
   }
   throw std::runtime_error("no free port on 127.0.0.1");
 }

@@ -56,8 +56,10 @@ class TempDir {
   bool keep_;
 };
 
-/// A free TCP port on 127.0.0.1 (bind port 0, read it, close). Ports handed
-/// out are remembered so that one process never gets the same port twice.
+/// A free TCP port on 127.0.0.1 (bind port 0, read it, close). A port handed
+/// out is never handed out again while this process lives, by this process
+/// or by another one using free_port (a lock on byte `port` of
+/// $TMPDIR/fencesim-ports.lock): real-stack runs may run side by side.
 int free_port();
 
 struct ChildOptions {

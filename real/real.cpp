@@ -184,7 +184,13 @@ void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
 /// cut or slow it.
 void start_stack(Run& r, const RealOptions& opt, RealResult& out) {
   const Scenario& s = r.s;
-  if (opt.postgres) {
+  // A pause of the resource (the one process fault it takes; a crash is
+  // refused) stops its postmaster: a shared server would stop under every
+  // other run on it, so such a run starts its own.
+  const bool pauses_resource = std::any_of(s.faults.begin(), s.faults.end(), [](const FaultSpec& f) {
+    return fault_info(f.kind).family == FaultFamily::kProcess && f.target == "resource";
+  });
+  if (opt.postgres && !pauses_resource) {
     r.pg = &opt.postgres->server();
   } else {
     r.say("starting PostgreSQL");
@@ -357,10 +363,17 @@ RealResult run_real(const Scenario& s, const RealOptions& opt) {
     run_faults(r, crew, opt.stop_when_done);
     r.say("run ended; stopping");
     crew.stop(r);
+    if (!r.own_pg) drop_resource_database(r);
   } catch (...) {
     // The servers stop in order as `run` goes (PostgreSQL with an immediate
     // shutdown, so that its backends exit before the folder is removed).
     crew.stop(r);
+    if (!r.own_pg) {
+      try {
+        drop_resource_database(r);
+      } catch (...) {  // the shared server's cleanup drops it in the end
+      }
+    }
     r.etcd_observer.reset();
     r.zk_observer.reset();
     throw;

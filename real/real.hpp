@@ -95,11 +95,14 @@ class PostgresServer {
 };
 
 struct RealOptions {
-  double scale = 1.0;                  ///< real seconds per scenario second, (0, 10]
-  bool keep_dir = false;               ///< keep the temporary folder (logs, data) for debugging
-  std::ostream* log = nullptr;         ///< progress lines (server start, faults) or nullptr
-  std::string helper_dir;              ///< where etcd-lock is; empty: beside the running program
-  PostgresServer* postgres = nullptr;  ///< a shared PostgreSQL for the resource; nullptr: the run starts its own
+  double scale = 1.0;           ///< real seconds per scenario second, (0, 10]
+  bool keep_dir = false;        ///< keep the temporary folder (logs, data) for debugging
+  std::ostream* log = nullptr;  ///< progress lines (server start, faults) or nullptr
+  std::string helper_dir;       ///< where etcd-lock is; empty: beside the running program
+  /// A shared PostgreSQL for the resource (the run works on a database of its
+  /// own on it, dropped at the end); nullptr, or a scenario that pauses the
+  /// resource: the run starts its own.
+  PostgresServer* postgres = nullptr;
   /// End the run once every client has finished its iterations and every
   /// fault has started and ended (then 1 s of real time more), instead of
   /// at the scenario's duration. The verdicts are judged over the same

@@ -6,8 +6,11 @@
 //   PostgreSQL 15: initdb and postgres as the Debian package installs them.
 #include "real/stacks.hpp"
 
+#include <fcntl.h>
 #include <libpq-fe.h>
 #include <pwd.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <fstream>
@@ -561,6 +564,18 @@ std::unique_ptr<Postgres> start_postgres_server(const fs::path& dir) {
 }
 
 std::unique_ptr<Postgres> attach_postgres_server(const fs::path& dir) {
+  // Processes that attach at the same time (the first RealStack tests of a
+  // `ctest -j2`) take turns: one starts the server, the others find it.
+  fs::create_directories(dir.parent_path());
+  const int lock_fd = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (lock_fd < 0) throw std::runtime_error("fencesim-real: cannot open " + dir.string() + ".lock");
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing the file releases its flock
+  } unlock{lock_fd};
+  while (::flock(lock_fd, LOCK_EX) != 0) {
+    if (errno != EINTR) throw std::runtime_error("fencesim-real: cannot lock " + dir.string() + ".lock");
+  }
   ChildOptions as;
   auto pg = init_postgres(dir, as);
   const fs::path port_file = pg->dir / "port";
@@ -611,9 +626,10 @@ void create_resource_database(Run& run) {
   // A paused resource whose pause outlasted an earlier run on this server
   // must answer again.
   pg.signal(SIGCONT);
-  // One name for every run: an earlier run's database (of this process or
-  // another that shared the server) goes first, with any session of it left.
-  run.pg_db = "fencesim_run";
+  // A name of this process's, so that runs side by side on a shared server
+  // (the RealStack tests under `ctest -j2`) have a database each; one left
+  // by an earlier process of the same pid goes first, with any session of it.
+  run.pg_db = fmt::format("fencesim_run_{}", ::getpid());
   PGconn* admin = connect_when_up(pg, "postgres");
   const bool created = exec_ok(admin, "DROP DATABASE IF EXISTS " + run.pg_db + " WITH (FORCE)") &&
                        exec_ok(admin, "CREATE DATABASE " + run.pg_db);
@@ -629,6 +645,14 @@ void create_resource_database(Run& run) {
                      run.s.resource.initial));
   PQfinish(c);
   if (!ok) throw std::runtime_error("fencesim-real: could not create the resource table");
+}
+
+void drop_resource_database(Run& run) {
+  if (!run.pg || run.pg_db.empty()) return;
+  run.pg->signal(SIGCONT);
+  PGconn* admin = connect_when_up(*run.pg, "postgres");
+  (void)exec_ok(admin, "DROP DATABASE IF EXISTS " + run.pg_db + " WITH (FORCE)");
+  PQfinish(admin);
 }
 
 namespace {

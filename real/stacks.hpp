@@ -34,12 +34,15 @@ std::unique_ptr<Postgres> attach_postgres_server(const fs::path& dir);
 /// Stops the server attach_postgres_server runs in `dir` (an immediate
 /// shutdown); nothing when none runs there.
 void stop_postgres_server(const fs::path& dir);
-/// The run's resource on run.pg: a new database (fencesim_run, an earlier
-/// run's dropped first) with the one-row table `reg` holding
+/// The run's resource on run.pg: a new database (fencesim_run_<pid>, one of
+/// that name dropped first) with the one-row table `reg` holding
 /// resource.initial; sets run.pg_db and run.pg_conninfo. A new database per
 /// run, so that a server shared by runs (PostgresServer) starts every run
-/// from the same state.
+/// from the same state, and runs side by side on it do not meet.
 void create_resource_database(Run& run);
+/// Drops the run's database (a shared server keeps no run's data); nothing
+/// when create_resource_database did not run.
+void drop_resource_database(Run& run);
 
 /// The Redis lease observer, run on a thread of its own from time 0 until
 /// the run stops: records each lease's end as the primary shows it.
