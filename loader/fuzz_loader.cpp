@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (s.clients.empty() || s.clients.size() > static_cast<std::size_t>(fencesim::Limits::kMaxClients)) std::abort();
   if (s.duration <= fencesim::Duration::zero() || s.duration > fencesim::Limits::kMaxDuration) std::abort();
   // Every client of a design that takes a lock renews at a positive interval.
-  const bool lock = fencesim::service_descriptor(s.lock.service).takes_lock();
+  const bool lock = fencesim::service_descriptor(s.lock.service()).takes_lock();
   for (const auto& c : s.clients) {
     if (c.renew_interval <= fencesim::Duration::zero() && lock) std::abort();
   }

@@ -147,7 +147,7 @@ class Loader {
 
   // -- node names ----------------------------------------------------------------
 
-  std::string service_word() const { return to_string(s_.lock.service); }
+  std::string service_word() const { return to_string(s_.lock.service()); }
 
   /// Why a role alias is not valid here, or "" if it is.
   std::string role_problem(const std::string& name) const {

@@ -80,7 +80,7 @@ void load_lock(const json& root, Scenario& s, ScenarioSource& src) {
   const Keys services(names.begin(), names.end());
   const json& svc = require(v, "lock", "service", or_quoted(names));
   const ServiceDescriptor& d = *service_registry()[get_enum(svc, "lock.service", services)];
-  s.lock.service = d.kind();
+  s.lock.set_service(d.kind());
   check_lock_keys(v, d);
   if (d.has_lock_key()) load_lock_key(v, s.lock, d);
   JsonKeyReader in(v, "lock");

@@ -68,7 +68,7 @@ class JsonFaultWriter final : public KeyWriter {
 
 ojson lock_json(const LockSpec& l) {
   // The service's own keys are its descriptor's (ServiceDescriptor::write).
-  const ServiceDescriptor& d = service_descriptor(l.service);
+  const ServiceDescriptor& d = service_descriptor(l.service());
   ojson j{{"service", d.name()}};
   if (d.has_lock_key()) {
     const LockSpec def;

@@ -271,17 +271,17 @@ void parse_disk_stall(NodeKeyReader& in, FaultSpec& f) {
 }
 Problem validate_disk_stall(const FaultSpec& f, const std::string& path, const FaultContext& ctx) {
   const Scenario& s = ctx.scenario();
-  if (s.lock.service != ServiceKind::kEtcd) {
+  if (s.lock.service() != ServiceKind::kEtcd) {
     return problem(path + ".kind",
                    "disk_stall blocks an etcd member's Raft Ready loop in a WAL fsync (etcd-io/etcd#15247), and "
                    "lock.service is " +
-                       quote_text(to_string(s.lock.service)),
+                       quote_text(to_string(s.lock.service())),
                    "use \"pause\" to stop a whole node");
   }
   FENCESIM_CHECK(ctx.target(f.target, path + ".target"));
   if (f.target != "etcd-leader" && f.target.rfind("etcd-", 0) != 0) {
     return problem(path + ".target", "disk_stall needs an etcd member (etcd-0 … etcd-" +
-                                         std::to_string(s.lock.etcd.nodes - 1) + " or \"etcd-leader\"), got " +
+                                         std::to_string(s.lock.etcd().nodes - 1) + " or \"etcd-leader\"), got " +
                                          quote_text(f.target));
   }
   return required(f.duration, path, "duration", "how long the fsync blocks, e.g. \"5s\"");

@@ -72,7 +72,7 @@ const ServiceDescriptor& service_descriptor(ServiceKind kind) {
 
 std::vector<ClientLibrary> client_libraries_of(const Scenario& s) {
   for (const ServiceDescriptor* d : service_registry()) {
-    if (d->kind() == s.lock.service) return d->client_libraries();
+    if (d->kind() == s.lock.service()) return d->client_libraries();
   }
   return {};
 }
@@ -84,7 +84,7 @@ ClientLibrary ServiceDescriptor::default_library(const Scenario&) const {
 
 ClientLibrary default_library_of(const Scenario& s) {
   for (const ServiceDescriptor* d : service_registry()) {
-    if (d->kind() == s.lock.service) return d->default_library(s);
+    if (d->kind() == s.lock.service()) return d->default_library(s);
   }
   return ClientLibrary::kGo;
 }

@@ -1,6 +1,7 @@
 #include "models/scenario.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/lock_service.hpp"
 #include "models/words.hpp"
@@ -21,7 +22,78 @@ const char* to_string(ServiceKind k) {
 }
 const char* to_string(RedisPersistence v) { return word(v); }
 const char* to_string(TableExpiry v) { return word(v); }
-std::string redis_counter_key(const LockSpec& l) { return l.redis.counter_key.value_or(l.key + ":token"); }
+namespace {
+/// The ServiceKind of each alternative of ServiceSpec (OtherServiceSettings
+/// carries its own).
+struct KindOf {
+  ServiceKind operator()(const std::monostate&) const { return ServiceKind::kNone; }
+  ServiceKind operator()(const RedisSpec&) const { return ServiceKind::kRedis; }
+  ServiceKind operator()(const EtcdSpec&) const { return ServiceKind::kEtcd; }
+  ServiceKind operator()(const QueueSpec&) const { return ServiceKind::kQueue; }
+  ServiceKind operator()(const TableSpec&) const { return ServiceKind::kTable; }
+  ServiceKind operator()(const ZooKeeperSpec&) const { return ServiceKind::kZooKeeper; }
+  ServiceKind operator()(const HazelcastSpec&) const { return ServiceKind::kHazelcast; }
+  ServiceKind operator()(const OtherServiceSettings& o) const { return o.kind; }
+};
+
+ServiceSpec default_settings(ServiceKind k) {
+  switch (k) {
+    case ServiceKind::kNone: return std::monostate{};
+    case ServiceKind::kRedis: return RedisSpec{};
+    case ServiceKind::kEtcd: return EtcdSpec{};
+    case ServiceKind::kQueue: return QueueSpec{};
+    case ServiceKind::kTable: return TableSpec{};
+    case ServiceKind::kZooKeeper: return ZooKeeperSpec{};
+    case ServiceKind::kHazelcast: return HazelcastSpec{};
+  }
+  return OtherServiceSettings{k, nullptr};  // a registered service
+}
+
+template <class Spec>
+Spec* settings_of(ServiceSpec& settings, ServiceKind wanted) {
+  if (Spec* p = std::get_if<Spec>(&settings)) return p;
+  throw std::logic_error(std::string("LockSpec: the settings of lock.service \"") + to_string(wanted) +
+                         "\" asked of a scenario whose lock.service is \"" + to_string(std::visit(KindOf{}, settings)) +
+                         "\"");
+}
+template <class Spec>
+const Spec* settings_of(const ServiceSpec& settings, ServiceKind wanted) {
+  return settings_of<Spec>(const_cast<ServiceSpec&>(settings), wanted);
+}
+}  // namespace
+
+ServiceKind LockSpec::service() const { return std::visit(KindOf{}, settings); }
+void LockSpec::set_service(ServiceKind k) {
+  if (service() != k) settings = default_settings(k);
+}
+RedisSpec& LockSpec::redis() { return *settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
+const RedisSpec& LockSpec::redis() const { return *settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
+EtcdSpec& LockSpec::etcd() { return *settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
+const EtcdSpec& LockSpec::etcd() const { return *settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
+QueueSpec& LockSpec::queue() { return *settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
+const QueueSpec& LockSpec::queue() const { return *settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
+TableSpec& LockSpec::table() { return *settings_of<TableSpec>(settings, ServiceKind::kTable); }
+const TableSpec& LockSpec::table() const { return *settings_of<TableSpec>(settings, ServiceKind::kTable); }
+ZooKeeperSpec& LockSpec::zookeeper() { return *settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper); }
+const ZooKeeperSpec& LockSpec::zookeeper() const {
+  return *settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper);
+}
+HazelcastSpec& LockSpec::hazelcast() { return *settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast); }
+const HazelcastSpec& LockSpec::hazelcast() const {
+  return *settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast);
+}
+const ServiceSettings* LockSpec::other() const {
+  const auto* o = std::get_if<OtherServiceSettings>(&settings);
+  return o ? o->settings.get() : nullptr;
+}
+void LockSpec::set_other(std::shared_ptr<const ServiceSettings> s) {
+  std::get<OtherServiceSettings>(settings).settings = std::move(s);
+}
+
+std::string redis_counter_key(const LockSpec& l) {
+  const auto* redis = std::get_if<RedisSpec>(&l.settings);
+  return redis && redis->counter_key ? *redis->counter_key : l.key + ":token";
+}
 
 std::string redis_counter_key_of(const LockSpec& l, const std::string& key) {
   return key == l.key ? redis_counter_key(l) : key + ":token";
@@ -34,7 +106,7 @@ LockSpec lock_for(const LockSpec& l, const ClientSpec& c) {
   const std::string& key = lock_of(l, c);
   if (key != l.key) {
     out.key = key;
-    out.redis.counter_key = redis_counter_key_of(l, key);
+    if (l.service() == ServiceKind::kRedis) out.redis().counter_key = redis_counter_key_of(l, key);
   }
   return out;
 }
@@ -105,7 +177,7 @@ NodeDirectory directory(const Scenario& s) {
   for (const ClientSpec& c : s.clients) clients.nodes.push_back(c.name);
   d.groups.push_back(std::move(clients));
   for (const ServiceDescriptor* svc : service_registry()) {
-    if (svc->kind() == s.lock.service) {
+    if (svc->kind() == s.lock.service()) {
       for (NodeGroup& g : svc->groups(s)) d.groups.push_back(std::move(g));
       d.role_names = svc->roles(s);
     } else {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "sim/clock.hpp"
@@ -308,26 +309,35 @@ struct TableSpec {
 };
 
 /// The settings of a lock service registered at run time (register_service,
-/// models/lock_service.hpp), which has no field of its own in LockSpec: its
-/// descriptor's `read` stores them in LockSpec::other, its `write`,
-/// `validate` and LockService read them back (a dynamic_cast to its own
-/// type). Compared by value.
+/// models/lock_service.hpp), which has no alternative of its own in
+/// ServiceSpec: its descriptor's `read` stores them with
+/// LockSpec::set_other, its `write`, `validate` and LockService read them
+/// back with LockSpec::other (a dynamic_cast to its own type). Compared by
+/// value.
 struct ServiceSettings {
   virtual ~ServiceSettings() = default;
   virtual bool equals(const ServiceSettings& o) const = 0;
 };
 
-/// LockSpec::other: no settings (every built-in service) or one service's.
+/// The settings of a service registered at run time: its kind and what its
+/// descriptor's `read` stored (nullptr: none given). Compared by value.
 struct OtherServiceSettings {
+  ServiceKind kind = ServiceKind::kNone;
   std::shared_ptr<const ServiceSettings> settings;
   bool operator==(const OtherServiceSettings& o) const {
+    if (kind != o.kind) return false;
     if (!settings || !o.settings) return !settings && !o.settings;
     return settings->equals(*o.settings);
   }
 };
 
+/// LockSpec::settings: the scenario's service with its own settings, one
+/// alternative per built-in service (std::monostate: `"service": "none"`,
+/// which has none) and OtherServiceSettings for a registered one.
+using ServiceSpec = std::variant<std::monostate, RedisSpec, EtcdSpec, QueueSpec, TableSpec, ZooKeeperSpec,
+                                 HazelcastSpec, OtherServiceSettings>;
+
 struct LockSpec {
-  ServiceKind service = ServiceKind::kRedis;
   /// The lease TTL in effect. For etcd, already raised to the minimum etcd
   /// applies (see `requested_ttl` and Scenario::notes).
   Duration ttl = 10s;
@@ -340,14 +350,41 @@ struct LockSpec {
   /// prefix "<key>/"). Empty: one lock, `key` (every scenario before
   /// multiple locks).
   std::vector<std::string> keys;
-  RedisSpec redis;
-  EtcdSpec etcd;
-  QueueSpec queue;
-  TableSpec table;
-  ZooKeeperSpec zookeeper;
-  HazelcastSpec hazelcast;
-  /// A service registered at run time keeps its own settings here.
-  OtherServiceSettings other;
+  /// The service and its own settings (`lock.service` and its keys). Set
+  /// through set_service, read through service() and the accessors below.
+  ServiceSpec settings = RedisSpec{};
+
+  /// `lock.service`: which alternative `settings` holds.
+  ServiceKind service() const;
+  /// Makes `k` the service: its default settings, unless it is already the
+  /// service (then its settings stay as they are).
+  void set_service(ServiceKind k);
+  /// The same by the settings' type (std::monostate: "none"), returning
+  /// them: the C++ builder's verbs (include/fencesim/builder.hpp).
+  template <class Spec>
+  Spec& use() {
+    if (!std::holds_alternative<Spec>(settings)) settings = Spec{};
+    return std::get<Spec>(settings);
+  }
+  /// The service's own settings. Each throws std::logic_error, naming the
+  /// service the scenario has, when it has another one: a caller asks for
+  /// the settings of the service it serves.
+  RedisSpec& redis();
+  const RedisSpec& redis() const;
+  EtcdSpec& etcd();
+  const EtcdSpec& etcd() const;
+  QueueSpec& queue();
+  const QueueSpec& queue() const;
+  TableSpec& table();
+  const TableSpec& table() const;
+  ZooKeeperSpec& zookeeper();
+  const ZooKeeperSpec& zookeeper() const;
+  HazelcastSpec& hazelcast();
+  const HazelcastSpec& hazelcast() const;
+  /// A registered service's settings (nullptr when its `read` stored none).
+  const ServiceSettings* other() const;
+  /// Stores a registered service's settings; the service must be one.
+  void set_other(std::shared_ptr<const ServiceSettings> settings);
 
   bool operator==(const LockSpec&) const = default;
 };
@@ -355,7 +392,8 @@ struct LockSpec {
 struct ClientSpec;
 
 /// The key the token script INCRs: lock.counter_key, or the lock key
-/// followed by ":token" when it is not given.
+/// followed by ":token" when it is not given (always, for a service other
+/// than Redis: a program client's init names it whatever the service).
 std::string redis_counter_key(const LockSpec& l);
 /// The counter of lock `key` (lock.key or one of lock.keys): lock.key's is
 /// redis_counter_key(l) (lock.counter_key, or "<key>:token"); every other

@@ -144,7 +144,7 @@ namespace {
 /// (validate_scenario lets such a Scenario through; run_scenario refuses it).
 const ServiceDescriptor* registered(const LockSpec& l) {
   for (const ServiceDescriptor* d : service_registry()) {
-    if (d->kind() == l.service) return d;
+    if (d->kind() == l.service()) return d;
   }
   return nullptr;
 }
@@ -160,7 +160,7 @@ std::string jetcd_keepalive_setting_message(const std::string& field) {
 std::optional<std::pair<std::string, std::string>> library_problem(const Scenario& s, ClientLibrary lib) {
   const std::vector<ClientLibrary> all = client_libraries_of(s);
   if (std::find(all.begin(), all.end(), lib) != all.end()) return std::nullopt;
-  const std::string service = quote_text(to_string(s.lock.service));
+  const std::string service = quote_text(to_string(s.lock.service()));
   if (all.empty()) {
     std::string with;  // the services that have a choice, in registry order
     for (const ServiceDescriptor* d : service_registry()) {
@@ -331,7 +331,7 @@ void note_after_the_end(const Scenario& s, std::vector<std::string>& out) {
 /// Client settings that cannot do what they seem to: one note per finding,
 /// naming every client it applies to (`count` copies make one note).
 void note_client_timing(const Scenario& s, std::vector<std::string>& out) {
-  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  const ServiceDescriptor& d = service_descriptor(s.lock.service());
   const bool lock = d.takes_lock();
   std::vector<std::pair<std::string, std::vector<std::string>>> found;  // finding -> clients, first-seen order
   auto add = [&](const std::string& finding, const std::string& client) {
@@ -388,7 +388,7 @@ void note_faults(const Scenario& s, std::vector<std::string>& out) {
 /// A fenced resource rejects every write that carries no token.
 void note_fencing(const Scenario& s, std::vector<std::string>& out) {
   if (s.resource.kind != ResourceKind::kFenced) return;
-  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  const ServiceDescriptor& d = service_descriptor(s.lock.service());
   // The queue's receive counts fence its ledger per message (no one token sequence).
   if (!d.takes_lock() || (!d.hands_out_tokens(s) && !d.per_message())) {
     out.push_back("resource.kind is \"fenced\", but " + d.why_no_token(s) +
@@ -429,7 +429,7 @@ void note_nemesis(const Scenario& s, std::vector<std::string>& out) {
 std::vector<std::string> scenario_notes(const Scenario& s) {
   std::vector<std::string> out;
   note_after_the_end(s, out);
-  service_descriptor(s.lock.service).notes(s, out);
+  service_descriptor(s.lock.service()).notes(s, out);
   note_client_timing(s, out);
   note_faults(s, out);
   note_fencing(s, out);
@@ -480,7 +480,7 @@ Problem scenario_name(const std::string& name) {
                  fixed.empty() || fixed == name || too_long ? "" : "did you mean " + quote_text(fixed) + "?");
 }
 
-std::string service_word(const Scenario& s) { return to_string(s.lock.service); }
+std::string service_word(const Scenario& s) { return to_string(s.lock.service()); }
 
 }  // namespace
 
@@ -514,7 +514,7 @@ namespace {}  // namespace
 std::optional<ScenarioProblem> validate_lock(const Scenario& s, const ScenarioSource& src) {
   // What every lock with a key has; the service's own rules are its
   // descriptor's (models/<service>/).
-  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  const ServiceDescriptor& d = service_descriptor(s.lock.service());
   if (d.has_lock_key()) {
     // 0: left out for a service whose clients' libraries choose it (resolve_defaults).
     if (s.lock.requested_ttl != Duration{0} || !d.default_ttl(ClientLibrary::kGo)) {
@@ -531,7 +531,7 @@ namespace {
 /// The queue design's ledger and the register designs' resource do not mix.
 Problem queue_resource(const Scenario& s) {
   const ResourceSpec& r = s.resource;
-  const bool queue = service_descriptor(s.lock.service).per_message();
+  const bool queue = service_descriptor(s.lock.service()).per_message();
   if (queue && r.kind == ResourceKind::kCas) {
     return problem("resource.kind",
                    "the queue design's resource is a ledger of effects: \"unfenced\", \"fenced\" or "
@@ -591,7 +591,7 @@ std::optional<ScenarioProblem> validate_resource(const Scenario& s) {
                        quote_text(to_string(r.kind)));
   }
   if (r.custom_check) {
-    if (service_descriptor(s.lock.service).per_message()) {
+    if (service_descriptor(s.lock.service()).per_message()) {
       return problem("resource.custom_check",
                      "a custom ResourceCheck (\"" + r.custom_check->name() +
                          "\") decides reads and writes of the register; the queue design's ledger has its own "
@@ -704,7 +704,7 @@ Problem client_settings(const ClientSpec& c, const std::string& path) {
 Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std::string& path) {
   if (c.ttl) {
     const std::string k = key(path, "ttl");
-    const ServiceDescriptor& d = service_descriptor(s.lock.service);
+    const ServiceDescriptor& d = service_descriptor(s.lock.service());
     if (!d.takes_lock()) {
       return problem(k, "\"ttl\" is the TTL of a client's lease, and lock.service is \"none\": remove it");
     }
@@ -736,7 +736,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
   // A policy of the ZooKeeper client libraries' connection states.
   const ClientLibrary lib = library_of(s, c);
   if (!c.library_version.empty()) {
-    const auto versions = service_descriptor(s.lock.service).library_versions(lib);
+    const auto versions = service_descriptor(s.lock.service()).library_versions(lib);
     if (versions.empty()) {
       return problem(key(path, "library_version"),
                      "client library " + quote_text(word(lib)) + " has no versions to choose from in fencesim",
@@ -756,7 +756,7 @@ Problem client_ttl_and_library(const Scenario& s, const ClientSpec& c, const std
     return problem(key(path, "connection_policy"),
                    "\"connection_policy\" says which ZooKeeper connection state ends a holder's belief, and "
                    "lock.service is " +
-                       quote_text(to_string(s.lock.service)),
+                       quote_text(to_string(s.lock.service())),
                    "remove it");
   }
   return std::nullopt;
@@ -780,7 +780,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
   if (c.workload.retry_backoff != WorkloadSpec{}.retry_backoff && !versions) {
     return needs_versions("retry_backoff", "it times the retry of a version conflict");
   }
-  const bool lock = service_descriptor(s.lock.service).takes_lock();
+  const bool lock = service_descriptor(s.lock.service()).takes_lock();
   const auto needs_lock = [&](const char* k) {
     return problem(key(path, k), std::string("\"") + k +
                                      "\" is a policy for the lease of a lock, and lock.service is \"none\": remove it");
@@ -807,7 +807,7 @@ Problem client_policies(const Scenario& s, const ClientSpec& c, const std::strin
     FENCESIM_CHECK(positive(key(path, "lease_loss_after"), *c.lease_loss_after));
   }
   FENCESIM_CHECK(client_ttl_and_library(s, c, path));
-  FENCESIM_CHECK(service_descriptor(s.lock.service).validate_client(s, c, path));
+  FENCESIM_CHECK(service_descriptor(s.lock.service()).validate_client(s, c, path));
   return std::nullopt;
 }
 
@@ -891,7 +891,7 @@ std::optional<ScenarioProblem> validate_clients(const Scenario& s, const Scenari
     FENCESIM_CHECK(client_settings(s.clients[i], path));
     const bool worker = s.clients[i].workload.kind == WorkloadKind::kQueueWorker;
     // A program client has no workload: what it does is the program's.
-    if (!s.clients[i].program && worker != service_descriptor(s.lock.service).per_message()) {
+    if (!s.clients[i].program && worker != service_descriptor(s.lock.service()).per_message()) {
       return problem(path + ".workload.kind",
                      worker ? "the queue_worker workload needs \"service\": \"queue\" (it receives messages)"
                             : "the queue design runs only the queue_worker workload, got " +
@@ -980,7 +980,7 @@ struct Nodes final : FaultContext {
   Problem service_fault(const FaultSpec& f, const std::string& path) const override {
     const ServiceDescriptor* owner = find_service(f.target);
     if (owner == nullptr) return problem(path, "no lock service is named " + quote_text(f.target));
-    if (owner->kind() != s.lock.service) {
+    if (owner->kind() != s.lock.service()) {
       return problem(path, owner->fault_needs(f) + "; this scenario's lock service is " + service_word(s));
     }
     if (auto why = owner->fault_problem(s, f); !why.empty()) return problem(path, why);
@@ -1063,8 +1063,8 @@ std::string why_not_text(const Scenario& s, Property p) {
     case Property::kNoStaleWrite: return "the design takes no lock (\"service\": \"none\")";
     case Property::kTokenMonotonic:
       // The queue's receive counts are per message: why_not_applicable says so.
-      if (service_descriptor(s.lock.service).per_message()) return fencesim::why_not_applicable(s, p);
-      return service_descriptor(s.lock.service).why_no_token(s);
+      if (service_descriptor(s.lock.service()).per_message()) return fencesim::why_not_applicable(s, p);
+      return service_descriptor(s.lock.service()).why_no_token(s);
     case Property::kRaftSafety:
     case Property::kNoLostUpdate:
     case Property::kNoDuplicateEffect: return fencesim::why_not_applicable(s, p);
@@ -1108,7 +1108,7 @@ namespace {
 /// More than one lock (lock.keys) and each client's lock (clients[].lock).
 Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
   const LockSpec& l = s.lock;
-  const ServiceDescriptor& d = service_descriptor(l.service);
+  const ServiceDescriptor& d = service_descriptor(l.service());
   std::vector<std::string> all{l.key};
   all.insert(all.end(), l.keys.begin(), l.keys.end());
   const bool keyed = d.has_lock_key();
@@ -1118,7 +1118,7 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
     if (!d.takes_more_locks(l, why, fix)) {
       return problem("lock.keys",
                      std::string("more than one lock is not supported for lock.service ") +
-                         quote_text(to_string(l.service)) + ": " + why,
+                         quote_text(to_string(l.service())) + ": " + why,
                      fix);
     }
     std::set<std::string> seen{l.key};
@@ -1144,7 +1144,7 @@ Problem validate_locks(const Scenario& s, const ScenarioSource& src) {
     const std::string path = src.client_path(i) + ".lock";
     FENCESIM_CHECK(key_without_controls(path, lk, "the lock name"));
     if (!keyed) {
-      return problem(path, "lock.service " + quote_text(to_string(l.service)) + " has no lock key to choose",
+      return problem(path, "lock.service " + quote_text(to_string(l.service())) + " has no lock key to choose",
                      "remove clients[].lock");
     }
     if (std::find(all.begin(), all.end(), lk) == all.end()) {
@@ -1166,7 +1166,7 @@ std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const Scenar
   // A lock service nobody registered has no rules to check: run_scenario
   // refuses it (UnsupportedScenario); a file cannot name one.
   const auto& all = service_registry();
-  if (std::none_of(all.begin(), all.end(), [&](const ServiceDescriptor* d) { return d->kind() == s.lock.service; })) {
+  if (std::none_of(all.begin(), all.end(), [&](const ServiceDescriptor* d) { return d->kind() == s.lock.service(); })) {
     return std::nullopt;
   }
   FENCESIM_CHECK(validate_top(s));

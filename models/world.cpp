@@ -189,10 +189,10 @@ void collect_faults(const Scenario& s, RunResult& out) {
 /// The descriptor of the scenario's lock service.
 const ServiceDescriptor& service_kind(const Scenario& s) {
   for (const ServiceDescriptor* d : service_registry()) {
-    if (d->kind() == s.lock.service) return *d;
+    if (d->kind() == s.lock.service()) return *d;
   }
   throw UnsupportedScenario("no lock service is registered for lock.service " +
-                            std::to_string(static_cast<int>(s.lock.service)));
+                            std::to_string(static_cast<int>(s.lock.service())));
 }
 
 /// Where program clients may send: the service's nodes and the copies.

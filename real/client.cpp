@@ -546,7 +546,7 @@ void serve_program(ClientState& c, std::unique_ptr<program::Channel> ch, int res
       {"index", c.index},
       {"restarts", restarts},
       {"scenario", run.s.name},
-      {"service", to_string(run.s.lock.service)},
+      {"service", to_string(run.s.lock.service())},
       {"nodes", service_nodes(run)},
       {"lock",
        {{"key", run.s.lock.key}, {"ttl", run.s.lock.ttl.count()}, {"counter_key", redis_counter_key(run.s.lock)}}}};

@@ -36,7 +36,7 @@ bool is_sentinel(const std::string& name) { return name.rfind("sentinel-", 0) ==
 }  // namespace
 
 std::string clock_unsupported_reason(const Scenario& s) {
-  const RealService* svc = real_service(s.lock.service);
+  const RealService* svc = real_service(s.lock.service());
   for (const FaultSpec& f : s.faults) {
     if (fault_info(f.kind).family != FaultFamily::kClock) continue;
     const std::string what = fmt::format("{} of {} ({})", to_string(f.kind), f.target, f.origin);

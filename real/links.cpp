@@ -105,7 +105,7 @@ std::string link_fault_reason(const Scenario& s, const FaultSpec& f) {
     std::vector<std::string> all = dir.all();
     for (const std::string& b : all) {
       if (b == f.target) continue;
-      if (k == NodeKind::kRole && kind_of(s, b) == NodeKind::kRedis && s.lock.redis.sentinels == 0) continue;
+      if (k == NodeKind::kRole && kind_of(s, b) == NodeKind::kRedis && s.lock.redis().sentinels == 0) continue;
       if (std::string why = link_reason(s, f.target, b); !why.empty()) return refuse(why);
     }
     return "";

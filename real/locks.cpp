@@ -60,7 +60,7 @@ class RedisLock final : public RealLock {
 
   std::optional<Lease> acquire() override {
     const LockSpec& lock = run_.s.lock;
-    const bool with_token = lock.redis.token == RedisToken::kIncr;
+    const bool with_token = lock.redis().token == RedisToken::kIncr;
     const std::string ttl_ms = std::to_string(run_.tb.ms(lock.ttl).count());
     const int epoch = c_.gate.epoch();
     for (;;) {
@@ -372,7 +372,7 @@ class EtcdLock final : public HelperLock {
       if (word == "granted") {
         in >> key >> header >> create >> lease;
         std::optional<std::int64_t> token;
-        switch (run_.s.lock.etcd.token) {
+        switch (run_.s.lock.etcd().token) {
           case EtcdToken::kCreateRevision: token = create; break;
           case EtcdToken::kHeaderRevision: token = header; break;
           case EtcdToken::kNone: break;
@@ -439,7 +439,7 @@ class ZkLock final : public HelperLock {
     if (word != "granted") throw std::runtime_error("fencesim-real: " + c_.spec.name + "'s kazoo helper: " + line);
     zookeeper::Stat stat;
     stat.czxid = czxid;
-    return granted(Lease{path, zookeeper::token_of(run_.s.lock.zookeeper.token, path, stat)}, at, "zookeeper");
+    return granted(Lease{path, zookeeper::token_of(run_.s.lock.zookeeper().token, path, stat)}, at, "zookeeper");
   }
 
   void release() override {

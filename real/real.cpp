@@ -44,7 +44,7 @@ namespace {
 /// Why client `c` of `s` cannot run against real servers ("" when it can).
 std::string client_unsupported_reason(const Scenario& s, const ClientSpec& c) {
   // unsupported_reason has refused services without a real stack, Cluster and Redlock.
-  if (c.program) return real_service(s.lock.service)->program_unsupported(s, c);
+  if (c.program) return real_service(s.lock.service())->program_unsupported(s, c);
   if (c.workload.kind != WorkloadKind::kCounter && c.workload.kind != WorkloadKind::kSequenceAllocator &&
       c.workload.kind != WorkloadKind::kWriter) {
     return fmt::format("clients[{}].workload.kind \"{}\"", c.name, to_string(c.workload.kind));
@@ -69,10 +69,10 @@ fs::path beside_program(const RealOptions& opt, const std::string& name) {
 }
 
 std::string unsupported_reason(const Scenario& s) {
-  const RealService* svc = real_service(s.lock.service);
+  const RealService* svc = real_service(s.lock.service());
   if (svc == nullptr) {
     return fmt::format("lock.service \"{}\": only redis, etcd and zookeeper run against real servers",
-                       to_string(s.lock.service));
+                       to_string(s.lock.service()));
   }
   if (std::string why = svc->unsupported(s); !why.empty()) return why;
   if (multiple_locks(s.lock)) return "more than one lock (lock.keys): the runner takes lock.key only";
@@ -156,7 +156,7 @@ bool is_client(const Scenario& s, const std::string& name) {
 /// in real time).
 void find_helpers(Run& r, const RealOptions& opt, RealResult& out) {
   const Scenario& s = r.s;
-  real_service(s.lock.service)->find_helpers(r, opt);
+  real_service(s.lock.service())->find_helpers(r, opt);
   auto server_clock = [&s](const FaultSpec& f) {
     return fault_info(f.kind).family == FaultFamily::kClock && f.at < s.duration && !is_client(s, f.target);
   };
@@ -199,7 +199,7 @@ void start_stack(Run& r, const RealOptions& opt, RealResult& out) {
   }
   out.versions.push_back(r.pg->version);
   create_resource_database(r);
-  real_service(s.lock.service)->start(r, opt, out);
+  real_service(s.lock.service())->start(r, opt, out);
   for (const ClientSpec& c : s.clients) {
     for (auto* v : {&r.redis, &r.sentinels, &r.etcd, &r.zk}) {
       for (const RedisProc& p : *v) r.net.add_link(c.name, p.name, p.port);
@@ -225,7 +225,7 @@ struct Crew {
     for (std::size_t i = 0; i < r.s.clients.size(); ++i) {
       clients.push_back(std::make_unique<ClientState>(r, r.s.clients[i], i));
       // A program client brings its own lock client (docs/PROTOCOL.md "The real stack").
-      if (!r.s.clients[i].program) clients.back()->lock = real_service(r.s.lock.service)->make_lock(*clients.back());
+      if (!r.s.clients[i].program) clients.back()->lock = real_service(r.s.lock.service())->make_lock(*clients.back());
     }
     for (auto& c : clients) {
       ClientState* cp = c.get();
@@ -254,7 +254,8 @@ struct Crew {
       r.go = true;
     }
     r.start_cv.notify_all();
-    if (auto* observe = real_service(r.s.lock.service)->observe) observer = std::thread([&r, observe] { observe(r); });
+    if (auto* observe = real_service(r.s.lock.service())->observe)
+      observer = std::thread([&r, observe] { observe(r); });
   }
   /// Stops every thread: wakes whatever a client waits on and joins.
   void stop(Run& r) {

@@ -29,11 +29,11 @@ std::string redis_unsupported(const Scenario& s) {
              "; fencesim-real runs the generic Redis client";
     }
   }
-  if (s.lock.redis.redlock > 0) return "Redlock (lock.redlock) is not supported";
-  if (s.lock.redis.cluster) {
+  if (s.lock.redis().redlock > 0) return "Redlock (lock.redlock) is not supported";
+  if (s.lock.redis().cluster) {
     return "Redis Cluster (lock.cluster): the runner starts a primary with replicas and Sentinels, not a cluster";
   }
-  if (s.lock.redis.expiry_clock == sim::ClockKind::kMonotonic) {
+  if (s.lock.redis().expiry_clock == sim::ClockKind::kMonotonic) {
     return "lock.expiry_clock \"monotonic\": redis-server 7.0 has no such setting; it stores a key's expiry as an "
            "absolute wall-clock time and compares it with its wall clock (db.c keyIsExpired, mstime() = "
            "gettimeofday), so the real stack can only run \"expiry_clock\": \"wall\"";
@@ -42,7 +42,7 @@ std::string redis_unsupported(const Scenario& s) {
 }
 
 std::string redis_program_unsupported(const Scenario& s, const ClientSpec& c) {
-  if (s.lock.redis.replicas > 0 && s.lock.redis.sentinels == 0) {
+  if (s.lock.redis().replicas > 0 && s.lock.redis().sentinels == 0) {
     return "client " + c.name +
            " is a program: fencesim-real runs program clients against one Redis primary, alone or with Sentinel "
            "(a program finds the primary among replicas only through Sentinel), or an etcd cluster";

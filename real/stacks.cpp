@@ -64,8 +64,8 @@ void with_clock_shim(Run& run, RedisProc& p) {
 /// not retried within such a run (docs/CONFORMANCE.md). Without replicas it
 /// is the model's own (redis::failover_timeout_of).
 std::int64_t failover_timeout_ms(const Run& run) {
-  std::int64_t ms = run.tb.ms(redis::failover_timeout_of(run.s.lock.redis)).count();
-  if (run.s.lock.redis.replicas > 0) ms = std::max<std::int64_t>(ms, run.tb.ms(run.s.duration).count() + 30000);
+  std::int64_t ms = run.tb.ms(redis::failover_timeout_of(run.s.lock.redis())).count();
+  if (run.s.lock.redis().replicas > 0) ms = std::max<std::int64_t>(ms, run.tb.ms(run.s.duration).count() + 30000);
   return ms;
 }
 }  // namespace
@@ -96,9 +96,9 @@ RedisProc redis_server(Run& run, const std::string& server, int i) {
             "no",
             "--logfile",
             (p.dir / "redis.log").string()};
-  if (s.lock.redis.persistence == RedisPersistence::kAofAlways) {
+  if (s.lock.redis().persistence == RedisPersistence::kAofAlways) {
     p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
-  } else if (s.lock.redis.persistence == RedisPersistence::kAofEverysec) {
+  } else if (s.lock.redis().persistence == RedisPersistence::kAofEverysec) {
     p.argv.insert(p.argv.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
   } else {
     p.argv.insert(p.argv.end(), {"--appendonly", "no"});
@@ -106,7 +106,7 @@ RedisProc redis_server(Run& run, const std::string& server, int i) {
   if (i > 0) {
     // The replication link goes through a proxy (partitions between
     // replica and primary; replication_delay holds the stream).
-    const Duration rd = s.lock.redis.replication_delay;
+    const Duration rd = s.lock.redis().replication_delay;
     const int via = run.net.add_link(p.name, run.redis[0].name, run.redis[0].port, rd > Duration::zero());
     if (rd > Duration::zero()) run.links.set_base(p.name, run.redis[0].name, {}, {false, run.tb.real(rd)});
     p.argv.insert(p.argv.end(), {"--replicaof", "127.0.0.1", std::to_string(via)});
@@ -137,7 +137,7 @@ void wait_replicas_in_sync(Run& run) {
 /// down-after and failover-timeout.
 void start_sentinels(Run& run, const std::string& server) {
   const Scenario& s = run.s;
-  const int m = s.lock.redis.sentinels;
+  const int m = s.lock.redis().sentinels;
   const int quorum = m / 2 + 1;
   for (int i = 0; i < m; ++i) {
     RedisProc p;
@@ -150,7 +150,7 @@ void start_sentinels(Run& run, const std::string& server) {
     out << "port " << p.port << "\nbind 127.0.0.1\nprotected-mode no\ndir " << p.dir.string() << "\nlogfile "
         << (p.dir / "sentinel.log").string() << "\nsentinel monitor " << kSentinelName << " 127.0.0.1 "
         << run.redis[0].port << " " << quorum << "\nsentinel down-after-milliseconds " << kSentinelName << " "
-        << run.tb.ms(s.lock.redis.down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
+        << run.tb.ms(s.lock.redis().down_after).count() << "\nsentinel failover-timeout " << kSentinelName << " "
         << failover_timeout_ms(run) << "\nsentinel parallel-syncs " << kSentinelName << " 1\n";
     out.close();
     p.argv = {server, conf.string(), "--sentinel"};
@@ -198,7 +198,7 @@ void start_redis(Run& run, std::vector<std::string>& versions) {
   const std::string server = require_program("redis-server", "redis-server");
   const auto v = run_command({server, "--version"}, 5000ms);
   versions.push_back(first_line_of(v.out));
-  const int n = 1 + run.s.lock.redis.replicas;
+  const int n = 1 + run.s.lock.redis().replicas;
   for (int i = 0; i < n; ++i) {
     RedisProc p = redis_server(run, server, i);
     ChildOptions opt;
@@ -223,7 +223,7 @@ void start_etcd(Run& run, std::vector<std::string>& versions) {
   const auto v = run_command({etcd, "--version"}, 5000ms);
   versions.push_back(first_line_of(v.out));
   const Scenario& s = run.s;
-  const int n = s.lock.etcd.nodes;
+  const int n = s.lock.etcd().nodes;
   std::string cluster;
   for (int i = 0; i < n; ++i) {
     RedisProc p;
@@ -233,8 +233,8 @@ void start_etcd(Run& run, std::vector<std::string>& versions) {
     cluster += fmt::format("{}{}=http://127.0.0.1:{}", cluster.empty() ? "" : ",", p.name, run.etcd_peer_ports.back());
     run.etcd.push_back(std::move(p));
   }
-  const auto heartbeat = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.heartbeat).count(), 20);
-  const auto election = std::max<std::int64_t>(run.tb.ms(s.lock.etcd.election_timeout).count(), 5 * heartbeat);
+  const auto heartbeat = std::max<std::int64_t>(run.tb.ms(s.lock.etcd().heartbeat).count(), 20);
+  const auto election = std::max<std::int64_t>(run.tb.ms(s.lock.etcd().election_timeout).count(), 5 * heartbeat);
   for (int i = 0; i < n; ++i) {
     RedisProc& p = run.etcd[i];
     p.dir = run.dir.path() / p.name;
@@ -388,7 +388,7 @@ namespace {
 /// exits, and the whole ensemble starts again on other ports.
 bool try_start_zookeeper(Run& run, const std::string& server) {
   const Scenario& s = run.s;
-  const ZooKeeperSpec& z = s.lock.zookeeper;
+  const ZooKeeperSpec& z = s.lock.zookeeper();
   const int n = z.nodes;
   // tickTime scaled to real time, whole milliseconds; the session bounds
   // are given as the model resolves them, scaled.
@@ -692,7 +692,7 @@ void watch_redis_leases(Run& r) {
       if (!port || !conn.connect(*port, 200ms)) {
         // The primary is down: a lease ends unless a live replica or
         // its AOF (lock.persistence) holds it.
-        if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis.persistence == RedisPersistence::kNone) {
+        if (r.sentinels.empty() && r.redis.size() == 1 && r.s.lock.redis().persistence == RedisPersistence::kNone) {
           const Time at = r.tb.now();
           std::lock_guard<std::mutex> g(r.hmu);
           for (auto it = r.live.begin(); it != r.live.end();) {

@@ -206,13 +206,13 @@ ojson client_settings_json(const Scenario& s, const ClientSpec& c) {
   if (multiple_locks(s.lock)) {
     cj["lock"] = lock_of(s.lock, c);
     ReportKeyWriter w(cj);
-    service_descriptor(s.lock.service).report_client_settings(s, c, w);
+    service_descriptor(s.lock.service()).report_client_settings(s, c, w);
   }
   return cj;
 }
 
 ojson settings_json(const Scenario& s) {
-  const ServiceDescriptor& d = service_descriptor(s.lock.service);
+  const ServiceDescriptor& d = service_descriptor(s.lock.service());
   ojson lock{{"service", d.name()}};
   if (d.takes_lock()) {
     lock["ttl"] = duration_json(s.lock.ttl);
@@ -434,8 +434,8 @@ std::string md_header(const Scenario& s, const RunResult& r, const ReportMeta& m
   if (!s.description.empty()) o += markdown_text(s.description) + "\n\n";
   o += fmt::format("- seed: {}{}\n", r.seed, m.seed_overridden ? " (from the command line)" : "");
   o += fmt::format("- simulated: {} (settle {})\n", dur(s.duration), dur(s.settle));
-  o += fmt::format("- lock service: {}", to_string(s.lock.service));
-  o += service_descriptor(s.lock.service).report_design(s);
+  o += fmt::format("- lock service: {}", to_string(s.lock.service()));
+  o += service_descriptor(s.lock.service()).report_design(s);
   o += "\n";
   o += fmt::format("- resource: {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
@@ -639,8 +639,8 @@ std::string expectation_outcome(const Scenario& s, const RunResult& r) {
 std::string render_summary(const Scenario& s, const RunResult& r, const ReportMeta& m) {
   std::string o;
   o += fmt::format("scenario {}  seed {}{}\n", s.name, r.seed, m.seed_overridden ? " (from --seed)" : "");
-  o += fmt::format("  duration {}  settle {}  service {}", dur(s.duration), dur(s.settle), to_string(s.lock.service));
-  o += service_descriptor(s.lock.service).summary_design(s);
+  o += fmt::format("  duration {}  settle {}  service {}", dur(s.duration), dur(s.settle), to_string(s.lock.service()));
+  o += service_descriptor(s.lock.service()).summary_design(s);
   o += fmt::format("  resource {}", resource_kind_name(s.resource));
   if (s.resource.kind == ResourceKind::kFenced && !s.resource.custom_check) {
     o += std::string(" ") + word(s.resource.check);

@@ -95,9 +95,9 @@ class ScenarioBuilder {
  public:
   explicit ScenarioBuilder(std::string name) {
     s_.name = std::move(name);
-    s_.lock.service = ServiceKind::kRedis;
-    s_.lock.redis.replicas = 0;
-    s_.lock.redis.sentinels = 0;
+    s_.lock.use<RedisSpec>();
+    s_.lock.redis().replicas = 0;
+    s_.lock.redis().sentinels = 0;
     s_.resource.kind = ResourceKind::kUnfenced;
   }
 
@@ -117,36 +117,40 @@ class ScenarioBuilder {
   /// Redis with a single primary (and optionally replicas and sentinels).
   ScenarioBuilder& redis(Duration ttl, int replicas = 0, int sentinels = 0) {
     return set([&] {
-      s_.lock.service = ServiceKind::kRedis;
+      s_.lock.use<RedisSpec>();
       s_.lock.requested_ttl = ttl;
-      s_.lock.redis.replicas = replicas;
-      s_.lock.redis.sentinels = sentinels;
+      s_.lock.redis().replicas = replicas;
+      s_.lock.redis().sentinels = sentinels;
     });
   }
+  /// Changes the Redis settings; after a verb of another service (etcd(),
+  /// queue(), …) it throws std::logic_error: call redis() first.
   ScenarioBuilder& redis_spec(const std::function<void(RedisSpec&)>& f) {
-    return set([&] { f(s_.lock.redis); });
+    return set([&] { f(s_.lock.redis()); });
   }
   ScenarioBuilder& redlock(int primaries, Duration ttl) {
     return set([&] {
-      s_.lock.service = ServiceKind::kRedis;
+      s_.lock.use<RedisSpec>();
       s_.lock.requested_ttl = ttl;
-      s_.lock.redis = RedisSpec{};
-      s_.lock.redis.redlock = primaries;
-      s_.lock.redis.replicas = 0;
-      s_.lock.redis.sentinels = 0;
-      s_.lock.redis.token = RedisToken::kNone;
+      s_.lock.redis() = RedisSpec{};
+      s_.lock.redis().redlock = primaries;
+      s_.lock.redis().replicas = 0;
+      s_.lock.redis().sentinels = 0;
+      s_.lock.redis().token = RedisToken::kNone;
     });
   }
   /// etcd with `nodes` members (odd) and a lease TTL of whole seconds.
   ScenarioBuilder& etcd(Duration ttl, int nodes = 3) {
     return set([&] {
-      s_.lock.service = ServiceKind::kEtcd;
+      s_.lock.use<EtcdSpec>();
       s_.lock.requested_ttl = ttl;
-      s_.lock.etcd.nodes = nodes;
+      s_.lock.etcd().nodes = nodes;
     });
   }
+  /// Changes the etcd settings; throws std::logic_error unless etcd() was
+  /// called first.
   ScenarioBuilder& etcd_spec(const std::function<void(EtcdSpec&)>& f) {
-    return set([&] { f(s_.lock.etcd); });
+    return set([&] { f(s_.lock.etcd()); });
   }
   /// A work queue with visibility timeouts (`lock.service: "queue"`,
   /// docs/FORMAT.md "Work queue"; models/queue/queue.hpp): `messages`
@@ -159,12 +163,12 @@ class ScenarioBuilder {
   /// idempotent(true) on top.
   ScenarioBuilder& queue(Duration visibility_timeout, int messages, const std::function<void(QueueSpec&)>& tweak = {}) {
     return set([&] {
-      s_.lock.service = ServiceKind::kQueue;
-      s_.lock.queue = QueueSpec{};
-      s_.lock.queue.visibility_timeout = visibility_timeout;
-      s_.lock.queue.messages = messages;
-      if (tweak) tweak(s_.lock.queue);
-      s_.lock.ttl = s_.lock.requested_ttl = s_.lock.queue.visibility_timeout;
+      s_.lock.use<QueueSpec>();
+      s_.lock.queue() = QueueSpec{};
+      s_.lock.queue().visibility_timeout = visibility_timeout;
+      s_.lock.queue().messages = messages;
+      if (tweak) tweak(s_.lock.queue());
+      s_.lock.ttl = s_.lock.requested_ttl = s_.lock.queue().visibility_timeout;
     });
   }
   /// A lock table in one durable database node `db` (`lock.service:
@@ -178,11 +182,11 @@ class ScenarioBuilder {
   /// kObserved).
   ScenarioBuilder& table(TableExpiry expiry, Duration ttl, const std::function<void(TableSpec&)>& tweak = {}) {
     return set([&] {
-      s_.lock.service = ServiceKind::kTable;
+      s_.lock.use<TableSpec>();
       s_.lock.requested_ttl = ttl;
-      s_.lock.table = TableSpec{};
-      s_.lock.table.expiry = expiry;
-      if (tweak) tweak(s_.lock.table);
+      s_.lock.table() = TableSpec{};
+      s_.lock.table().expiry = expiry;
+      if (tweak) tweak(s_.lock.table());
     });
   }
   /// ZooKeeper (`lock.service: "zookeeper"`, docs/FORMAT.md "ZooKeeper";
@@ -193,10 +197,10 @@ class ScenarioBuilder {
   /// ClientSpec::library, and a connection_policy.
   ScenarioBuilder& zookeeper(Duration session_timeout, const std::function<void(ZooKeeperSpec&)>& tweak = {}) {
     return set([&] {
-      s_.lock.service = ServiceKind::kZooKeeper;
+      s_.lock.use<ZooKeeperSpec>();
       s_.lock.requested_ttl = session_timeout;
-      s_.lock.zookeeper = ZooKeeperSpec{};
-      if (tweak) tweak(s_.lock.zookeeper);
+      s_.lock.zookeeper() = ZooKeeperSpec{};
+      if (tweak) tweak(s_.lock.zookeeper());
     });
   }
   /// Hazelcast (`lock.service: "hazelcast"`, docs/FORMAT.md "Hazelcast";
@@ -206,10 +210,10 @@ class ScenarioBuilder {
   /// interval, the lock-acquire-limit, the token, Raft's timing).
   ScenarioBuilder& hazelcast(Duration session_ttl, const std::function<void(HazelcastSpec&)>& tweak = {}) {
     return set([&] {
-      s_.lock.service = ServiceKind::kHazelcast;
+      s_.lock.use<HazelcastSpec>();
       s_.lock.requested_ttl = session_ttl;
-      s_.lock.hazelcast = HazelcastSpec{};
-      if (tweak) tweak(s_.lock.hazelcast);
+      s_.lock.hazelcast() = HazelcastSpec{};
+      if (tweak) tweak(s_.lock.hazelcast());
     });
   }
   /// More than one lock (docs/FORMAT.md "More than one lock"): `key` is
@@ -230,7 +234,7 @@ class ScenarioBuilder {
     });
   }
   ScenarioBuilder& no_lock() {
-    return set([&] { s_.lock.service = ServiceKind::kNone; });
+    return set([&] { s_.lock.use<std::monostate>(); });
   }
 
   ScenarioBuilder& unfenced(std::int64_t initial = 0) {

@@ -28,7 +28,7 @@ double updates_lost_fraction(const Metrics& m) {
 Metrics compute_metrics(const Scenario& s, const History& h, const CheckContext& ctx) {
   Metrics m;
   m.ttl = s.lock.ttl;
-  m.updates_lost_applies = !service_descriptor(s.lock.service).per_message();
+  m.updates_lost_applies = !service_descriptor(s.lock.service()).per_message();
   // Per copy (and row, with more than one lock), the value of the last
   // accepted write: the next accepted write there that was computed from
   // another value overwrote it unseen.

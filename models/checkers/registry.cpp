@@ -11,11 +11,11 @@ namespace fencesim {
 
 namespace {
 
-const ServiceDescriptor& service_of(const Scenario& s) { return service_descriptor(s.lock.service); }
+const ServiceDescriptor& service_of(const Scenario& s) { return service_descriptor(s.lock.service()); }
 
 bool takes_lock(const Scenario& s) { return service_of(s).takes_lock(); }
 bool always(const Scenario&) { return true; }
-bool is_queue(const Scenario& s) { return service_descriptor(s.lock.service).per_message(); }
+bool is_queue(const Scenario& s) { return service_descriptor(s.lock.service()).per_message(); }
 bool not_queue(const Scenario& s) { return !is_queue(s); }
 bool hands_out_tokens(const Scenario& s) { return service_of(s).hands_out_tokens(s); }
 bool service_checks_raft(const Scenario& s) {

@@ -64,7 +64,7 @@ class BsmRedislockClient final : public RedisPrimaryClient {
   bool acquire_error_permanent() const override { return false; }  // Obtain returned; the next one tries again
 
   Lease acquire(sim::Process& p) override {
-    const bool fence = lock_.redis.token == RedisToken::kIncr;
+    const bool fence = lock_.redis().token == RedisToken::kIncr;
     acquire_error_.clear();
     const std::string value = fresh_value();                   // randomToken, once per Obtain
     const sim::Time deadline = node_.monotonic() + lock_.ttl;  // withRetry: no ctx deadline → ttl

@@ -148,7 +148,7 @@ ClientNode::ClientNode(sim::Node& node, History& h, const Scenario& sc, const Cl
       history_(h),
       spec_(spec),
       resource_(sc.resource),
-      service_(sc.lock.service),
+      service_(sc.lock.service()),
       resource_copy_(resource_copy),
       lock_(std::move(lock)),
       workload_(std::move(workload)),

@@ -395,8 +395,8 @@ class EtcdLockClient final : public LockClientBase {
 
   Lease granted(const etcd::KeyValue& kv, std::int64_t header_revision) {
     std::optional<std::int64_t> token;
-    if (lock_.etcd.token == EtcdToken::kCreateRevision) token = kv.create_revision;
-    if (lock_.etcd.token == EtcdToken::kHeaderRevision) token = header_revision;
+    if (lock_.etcd().token == EtcdToken::kCreateRevision) token = kv.create_revision;
+    if (lock_.etcd().token == EtcdToken::kHeaderRevision) token = header_revision;
     Lease lease{etcd::hold_value(kv.key, kv.create_revision), token, ""};
     begin_belief(lease);
     return lease;
@@ -428,7 +428,7 @@ class EtcdLockClient final : public LockClientBase {
     // model's own combination gives up at once (models/etcd/versions.hpp).
     // jetcd's Lock runs in the member, which knows nothing of the client's
     // keepalive: it never gives up on its account.
-    const bool gives_up = lock_.etcd.lock_fails_on_session_end && !jetcd_;
+    const bool gives_up = lock_.etcd().lock_fails_on_session_end && !jetcd_;
     auto session_over = [&] { return gives_up && gen != session_gen_; };
     // waitDeletes(ctx, client, prefix, myRev - 1)
     std::int64_t last_header = 0;
@@ -438,7 +438,7 @@ class EtcdLockClient final : public LockClientBase {
       q->kind = ReqKind::kLastCreated;
       q->prefix = prefix;
       q->revision = my_rev - 1;
-      if (!lock_.etcd.mutex_checks_own_key) {
+      if (!lock_.etcd().mutex_checks_own_key) {
         // No re-check follows: the answer that finds no key before ours
         // makes us the owner (3.4 mutex.go Lock: m.hdr = hdr; return nil).
         q->key = key_;
@@ -475,7 +475,7 @@ class EtcdLockClient final : public LockClientBase {
       }
       watch_.reset();
     }
-    if (!lock_.etcd.mutex_checks_own_key) {
+    if (!lock_.etcd().mutex_checks_own_key) {
       // etcd 3.4: told it owns the lock, whether or not its key (and lease)
       // still exists (etcd-io/etcd#11456, #9921).
       etcd::KeyValue own;

@@ -89,7 +89,7 @@ class QueueClient final : public LockClientBase {
         auto req = sim::make_payload<queue::ChangeVisibilityRequest>();
         req->message_id = lease.message_id;
         req->receipt = lease.value;
-        req->timeout = lock_.queue.visibility_timeout;
+        req->timeout = lock_.queue().visibility_timeout;
         auto r = p.call(queue_, req, spec_.command_timeout);
         if (gen != renew_gen_) return;
         const auto* reply = r ? r->as<queue::QueueReply>() : nullptr;

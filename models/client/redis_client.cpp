@@ -157,7 +157,7 @@ class RedisLockClient final : public RedisPrimaryClient {
   using RedisPrimaryClient::RedisPrimaryClient;
 
   Lease acquire(sim::Process& p) override {
-    const bool with_token = lock_.redis.token == RedisToken::kIncr;
+    const bool with_token = lock_.redis().token == RedisToken::kIncr;
     for (;;) {
       const std::string value = fresh_value();
       const sim::NodeId target = primary();
@@ -538,7 +538,7 @@ class ClusterLockClient final : public LockClientBase {
   void init(sim::Process& p) override { refresh(p); }
 
   Lease acquire(sim::Process& p) override {
-    const bool with_token = lock_.redis.token == RedisToken::kIncr;
+    const bool with_token = lock_.redis().token == RedisToken::kIncr;
     acquire_error_.clear();
     for (;;) {
       const std::string value = fresh_value();
@@ -683,7 +683,7 @@ std::unique_ptr<LockClient> make_redis_cluster_client(sim::Node& node, History& 
 
 std::unique_ptr<LockClient> make_redis_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               std::vector<sim::NodeId> servers, std::vector<sim::NodeId> sentinels) {
-  if (lock.redis.redlock > 0) {
+  if (lock.redis().redlock > 0) {
     std::vector<std::vector<sim::NodeId>> pools;
     for (sim::NodeId n : servers) pools.push_back({n});
     return std::make_unique<RedlockClient>(node, h, spec, lock, std::move(pools),

@@ -176,7 +176,7 @@ class RedissonClient final : public RedisPrimaryClient {
   /// checkLockSyncedSlaves: WAIT <replicas> <slavesSyncTimeout> after the
   /// script; false when replicas exist and none acknowledged.
   bool synced(sim::Process& p) {
-    const int replicas = lock_.redis.replicas;
+    const int replicas = lock_.redis().replicas;
     if (replicas == 0) return true;  // INFO shows no replica: syncedEval sends the script alone
     auto wait = sim::make_payload<redis::RawCommand>();
     wait->argv = {"WAIT", std::to_string(replicas), std::to_string(kSlavesSyncTimeout.count() / 1'000'000)};

@@ -121,7 +121,7 @@ class TableClientBase : public LockClientBase {
     return *res;
   }
   std::optional<std::int64_t> token_of(const Result& r) const {
-    return lock_.table.token == TableToken::kVersion ? std::optional<std::int64_t>(r.version) : std::nullopt;
+    return lock_.table().token == TableToken::kVersion ? std::optional<std::int64_t>(r.version) : std::nullopt;
   }
 
   sim::NodeId db_;
@@ -445,7 +445,7 @@ class LeaderElectionClient final : public TableClientBase {
 
 std::unique_ptr<LockClient> make_table_client(sim::Node& node, History& h, const ClientSpec& spec, const LockSpec& lock,
                                               sim::NodeId db) {
-  if (lock.table.expiry == TableExpiry::kObserved)
+  if (lock.table().expiry == TableExpiry::kObserved)
     return std::make_unique<LeaderElectionClient>(node, h, spec, lock, db);
   return std::make_unique<ShedLockClient>(node, h, spec, lock, db);
 }

@@ -851,7 +851,7 @@ void EtcdMember::forward_proposal(raft::Command command) {
 // =========================================================== EtcdService ==
 
 EtcdService::EtcdService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> members)
-    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.etcd), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
+    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.etcd()), ttl_(sc.lock.ttl), member_ids_(std::move(members)) {
   const std::int64_t ticks = spec_.heartbeat.count() > 0 ? spec_.election_timeout / spec_.heartbeat : 1;
   const Duration min_ttl = (3 * ticks / 2) * spec_.heartbeat;
   const std::int64_t second = 1'000'000'000;

@@ -23,7 +23,7 @@ const std::vector<std::string>& lock_keys() {
 }
 
 void read_lock(KeyReader& in, LockSpec& l, bool& election_timeout_given) {
-  EtcdSpec& e = l.etcd;
+  EtcdSpec& e = l.etcd();
   if (const auto x = in.integer("nodes", Ranges::kEtcdNodes)) e.nodes = static_cast<int>(*x);
   if (const auto x = in.duration("heartbeat")) e.heartbeat = *x;
   if (const auto x = in.duration("election_timeout")) e.election_timeout = *x;
@@ -52,7 +52,7 @@ void read_lock(KeyReader& in, LockSpec& l, bool& election_timeout_given) {
 }
 
 void write_lock(const LockSpec& l, KeyWriter& out) {
-  const EtcdSpec& e = l.etcd;
+  const EtcdSpec& e = l.etcd();
   const EtcdSpec ed;
   out.integer("nodes", e.nodes);
   if (e.election_timeout != ed.election_timeout) out.duration("election_timeout", e.election_timeout);

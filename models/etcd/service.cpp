@@ -21,7 +21,7 @@ namespace {
 using namespace rules;  // problem, key, positive, … (models/rules.hpp)
 
 Problem validate_etcd(const Scenario& s, const ScenarioSource& src) {
-  const EtcdSpec& e = s.lock.etcd;
+  const EtcdSpec& e = s.lock.etcd();
   FENCESIM_CHECK(in_range("lock.nodes", e.nodes, Ranges::kEtcdNodes));
   if (e.nodes % 2 == 0) {
     return problem("lock.nodes",
@@ -115,10 +115,10 @@ class EtcdDescriptor final : public ServiceDescriptor {
   /// etcd raises a whole-second TTL below its minimum, ceil(1.5 ×
   /// election timeout) (server/lease/lessor.go minLeaseTTL, v3.4 and v3.5).
   Duration granted_ttl(const LockSpec& l, Duration asked) const override {
-    if (asked % std::chrono::seconds(1) != Duration::zero() || l.etcd.election_timeout <= Duration::zero()) {
+    if (asked % std::chrono::seconds(1) != Duration::zero() || l.etcd().election_timeout <= Duration::zero()) {
       return asked;
     }
-    const Duration min_ttl = etcd_min_ttl(l.etcd.election_timeout);
+    const Duration min_ttl = etcd_min_ttl(l.etcd().election_timeout);
     return min_ttl <= Limits::kMaxDuration ? std::max(asked, min_ttl) : asked;
   }
   std::string why_ttl_raised(Duration granted) const override {
@@ -141,16 +141,16 @@ class EtcdDescriptor final : public ServiceDescriptor {
   /// "etcd": the members etcd-0 … etcd-{n-1}.
   std::vector<NodeGroup> groups(const Scenario& s) const override {
     NodeGroup members{"etcd", {}};
-    for (int i = 0; i < s.lock.etcd.nodes; ++i) members.nodes.push_back("etcd-" + std::to_string(i));
+    for (int i = 0; i < s.lock.etcd().nodes; ++i) members.nodes.push_back("etcd-" + std::to_string(i));
     return {std::move(members)};
   }
   std::vector<std::string> role_names() const override { return {"etcd-leader"}; }
 
-  bool hands_out_tokens(const Scenario& s) const override { return s.lock.etcd.token != EtcdToken::kNone; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.etcd().token != EtcdToken::kNone; }
   std::vector<Property> own_properties() const override { return {Property::kRaftSafety}; }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const EtcdSpec& e = s.lock.etcd;
+    const EtcdSpec& e = s.lock.etcd();
     out.duration("requested_ttl", s.lock.requested_ttl);
     out.integer("nodes", e.nodes);
     out.duration("election_timeout", e.election_timeout);
@@ -175,10 +175,10 @@ class EtcdDescriptor final : public ServiceDescriptor {
   }
   std::string report_design(const Scenario& s) const override {
     std::string o;
-    if (!s.lock.etcd.version.empty()) {
+    if (!s.lock.etcd().version.empty()) {
       std::string overrides;
-      for (const std::string& k : version_overrides(s.lock.etcd)) overrides += (overrides.empty() ? "" : ", ") + k;
-      o = " (version " + s.lock.etcd.version + ", overrides: " + (overrides.empty() ? "none" : overrides) + ")";
+      for (const std::string& k : version_overrides(s.lock.etcd())) overrides += (overrides.empty() ? "" : ", ") + k;
+      o = " (version " + s.lock.etcd().version + ", overrides: " + (overrides.empty() ? "none" : overrides) + ")";
     }
     return o + ServiceDescriptor::report_design(s);
   }

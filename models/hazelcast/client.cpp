@@ -111,9 +111,9 @@ class HzLockClient final : public client::LockClientBase {
         return std::nullopt;
       }
       locked_session_ = session;
-      client::Lease lease{hold_value(lock_.key, fence),
-                          lock_.hazelcast.token == HzToken::kFence ? std::optional<std::int64_t>(fence) : std::nullopt,
-                          ""};
+      client::Lease lease{
+          hold_value(lock_.key, fence),
+          lock_.hazelcast().token == HzToken::kFence ? std::optional<std::int64_t>(fence) : std::nullopt, ""};
       begin_belief(lease);
       confirmed(sent);
       return lease;

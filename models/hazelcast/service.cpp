@@ -34,7 +34,7 @@ Problem whole_seconds(const std::string& path, Duration d, const char* config_ke
 }
 
 Problem validate_hazelcast(const Scenario& s) {
-  const HazelcastSpec& h = s.lock.hazelcast;
+  const HazelcastSpec& h = s.lock.hazelcast();
   if (h.cp_member_count != 3 && h.cp_member_count != 5 && h.cp_member_count != 7) {
     return problem("lock.cp_member_count",
                    "a CP group has 3, 5 or 7 CP members (CPSubsystemConfig: \"Group size must be an odd value "
@@ -83,7 +83,7 @@ class HazelcastDescriptor final : public ServiceDescriptor {
             "token",           "leader_heartbeat_period",    "max_missed_leader_heartbeat_count"};
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
-    HazelcastSpec& h = l.hazelcast;
+    HazelcastSpec& h = l.hazelcast();
     if (const auto x = in.integer("cp_member_count", IntRange{3, 7})) h.cp_member_count = static_cast<int>(*x);
     if (const auto x = in.duration("session_heartbeat_interval")) h.session_heartbeat_interval = *x;
     if (const auto x = in.integer("lock_acquire_limit", IntRange{0, 2147483647})) {
@@ -96,7 +96,7 @@ class HazelcastDescriptor final : public ServiceDescriptor {
     }
   }
   void write(const LockSpec& l, KeyWriter& out) const override {
-    const HazelcastSpec& h = l.hazelcast;
+    const HazelcastSpec& h = l.hazelcast();
     const HazelcastSpec hd;
     if (h.cp_member_count != hd.cp_member_count) out.integer("cp_member_count", h.cp_member_count);
     if (h.session_heartbeat_interval != hd.session_heartbeat_interval) {
@@ -128,7 +128,7 @@ class HazelcastDescriptor final : public ServiceDescriptor {
                                         "its session manager heartbeats every session in use");
   }
   std::optional<std::pair<Duration, std::string>> own_renewal(const Scenario& s, const ClientSpec&) const override {
-    const Duration every = s.lock.hazelcast.session_heartbeat_interval;
+    const Duration every = s.lock.hazelcast().session_heartbeat_interval;
     return std::make_pair(every, "the session heartbeat interval " + fmt_d(every));
   }
   void notes(const Scenario& s, std::vector<std::string>& out) const override {
@@ -140,11 +140,11 @@ class HazelcastDescriptor final : public ServiceDescriptor {
   /// "hazelcast": the CP members hz-0 … hz-{n-1}.
   std::vector<NodeGroup> groups(const Scenario& s) const override {
     NodeGroup members{"hazelcast", {}};
-    for (int i = 0; i < s.lock.hazelcast.cp_member_count; ++i) members.nodes.push_back("hz-" + std::to_string(i));
+    for (int i = 0; i < s.lock.hazelcast().cp_member_count; ++i) members.nodes.push_back("hz-" + std::to_string(i));
     return {std::move(members)};
   }
   std::vector<std::string> role_names() const override { return {"hz-leader"}; }
-  bool hands_out_tokens(const Scenario& s) const override { return s.lock.hazelcast.token == HzToken::kFence; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.hazelcast().token == HzToken::kFence; }
   std::string why_no_token(const Scenario&) const override {
     return "the holders write without the fence (lock.token is \"none\": lock() instead of lockAndGetFence())";
   }
@@ -152,7 +152,7 @@ class HazelcastDescriptor final : public ServiceDescriptor {
   bool takes_more_locks(const LockSpec&, std::string&, std::string&) const override { return true; }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const HazelcastSpec& h = s.lock.hazelcast;
+    const HazelcastSpec& h = s.lock.hazelcast();
     out.integer("cp_member_count", h.cp_member_count);
     out.duration("session_heartbeat_interval", h.session_heartbeat_interval);
     out.integer("lock_acquire_limit", h.lock_acquire_limit);
@@ -161,14 +161,14 @@ class HazelcastDescriptor final : public ServiceDescriptor {
     out.integer("max_missed_leader_heartbeat_count", h.max_missed_leader_heartbeat_count);
   }
   std::string report_design(const Scenario& s) const override {
-    const HazelcastSpec& h = s.lock.hazelcast;
+    const HazelcastSpec& h = s.lock.hazelcast();
     return fmt::format(" ({} CP members, FencedLock {}, token {})", h.cp_member_count, s.lock.key,
                        h.token == HzToken::kFence ? "the fence" : "none") +
            ", session TTL " + fmt_d(s.lock.ttl) + ", heartbeat " + fmt_d(h.session_heartbeat_interval);
   }
   std::string summary_design(const Scenario& s) const override {
-    return fmt::format(" session {} cp_members {} token {}", fmt_d(s.lock.ttl), s.lock.hazelcast.cp_member_count,
-                       word(s.lock.hazelcast.token));
+    return fmt::format(" session {} cp_members {} token {}", fmt_d(s.lock.ttl), s.lock.hazelcast().cp_member_count,
+                       word(s.lock.hazelcast().token));
   }
   std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
     return validate_hazelcast(s);
@@ -191,7 +191,7 @@ HazelcastService::HazelcastService(sim::Simulation& s, History& h, const Scenari
     : sim_(s),
       history_(h),
       lock_(sc.lock),
-      spec_(sc.lock.hazelcast),
+      spec_(sc.lock.hazelcast()),
       ttl_(sc.lock.ttl),
       member_ids_(std::move(members)) {
   raft::Config cfg;

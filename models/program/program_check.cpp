@@ -72,7 +72,7 @@ json ProgramCheck::init_message() const {
   json nodes = json::object();
   for (const NodeGroup& g : groups_) nodes[g.name] = g.nodes;
   json locks = json::array();
-  if (service_descriptor(scenario_.lock.service).takes_lock()) {
+  if (service_descriptor(scenario_.lock.service()).takes_lock()) {
     locks.push_back(bytes_to_json_text(scenario_.lock.key));
     for (const std::string& k : scenario_.lock.keys) locks.push_back(bytes_to_json_text(k));
   }
@@ -86,7 +86,7 @@ json ProgramCheck::init_message() const {
               {"seed", fmt::format("{:016x}", sim_.rng("program/resource").next())},
               {"time", {{"wall", first.wall().count()}, {"monotonic", first.monotonic().count()}}},
               {"scenario", scenario_.name},
-              {"service", to_string(scenario_.lock.service)},
+              {"service", to_string(scenario_.lock.service())},
               {"nodes", std::move(nodes)},
               {"lock", {{"keys", std::move(locks)}}},
               {"resource",

@@ -66,7 +66,7 @@ json ProgramClient::init_message() const {
               {"restarts", restarts_},
               {"seed", hex16(rng.next())},
               {"scenario", scenario_.name},
-              {"service", to_string(scenario_.lock.service)},
+              {"service", to_string(scenario_.lock.service())},
               {"nodes", nodes},
               {"lock", std::move(lock)},
               {"resource", {{"copy", spec_.resource}, {"kind", to_string(scenario_.resource.kind)}}},

@@ -13,7 +13,7 @@
 namespace fencesim::queue {
 
 QueueService::QueueService(sim::Simulation& s, History& h, const Scenario& sc, sim::NodeId node)
-    : sim_(s), history_(h), spec_(sc.lock.queue), lock_(sc.lock), node_(s.node(node)) {
+    : sim_(s), history_(h), spec_(sc.lock.queue()), lock_(sc.lock), node_(s.node(node)) {
   node_.set_behaviour(this);
   for (int i = 0; i < spec_.messages; ++i) {
     Message m;
@@ -151,7 +151,7 @@ using namespace rules;  // problem, key, positive, … (models/rules.hpp)
 
 /// The queue design's lock block (models/queue/queue.hpp).
 Problem validate_queue(const Scenario& s) {
-  const QueueSpec& q = s.lock.queue;
+  const QueueSpec& q = s.lock.queue();
   FENCESIM_CHECK(positive("lock.visibility_timeout", q.visibility_timeout));
   if (q.visibility_timeout > 12h) {
     return problem("lock.visibility_timeout",
@@ -186,7 +186,7 @@ class QueueDescriptor final : public ServiceDescriptor {
   void notes(const Scenario& s, std::vector<std::string>& out) const override {
     std::int64_t capacity = 0;
     for (const ClientSpec& c : s.clients) capacity += c.workload.iterations;
-    const std::int64_t messages = s.lock.queue.messages;
+    const std::int64_t messages = s.lock.queue().messages;
     if (messages <= capacity) return;
     out.push_back(fmt::format(
         "lock.messages is {} but the {} worker{} run at most {} iteration{} in all (one message each): at least {} "
@@ -208,7 +208,7 @@ class QueueDescriptor final : public ServiceDescriptor {
     return {{"queue", std::move(keys)}};
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
-    QueueSpec& q = l.queue;
+    QueueSpec& q = l.queue();
     q.visibility_timeout =
         *in.duration(in.require("visibility_timeout", "how long a received message stays invisible, e.g. \"30s\""));
     // The design's lease TTL is the visibility timeout (renew_interval defaults to a third of it).
@@ -219,7 +219,7 @@ class QueueDescriptor final : public ServiceDescriptor {
     if (const auto x = in.integer("max_receives", Ranges::kMaxReceives)) q.max_receives = static_cast<int>(*x);
   }
   void write(const LockSpec& l, KeyWriter& out) const override {
-    const QueueSpec& q = l.queue;
+    const QueueSpec& q = l.queue();
     const QueueSpec qd;
     out.duration("visibility_timeout", q.visibility_timeout);
     out.integer("messages", q.messages);
@@ -246,21 +246,21 @@ class QueueDescriptor final : public ServiceDescriptor {
   }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const QueueSpec& q = s.lock.queue;
+    const QueueSpec& q = s.lock.queue();
     out.duration("visibility_timeout", q.visibility_timeout);
     out.integer("messages", q.messages);
     out.boolean("fifo", q.fifo);
     out.integer("max_receives", q.max_receives);
   }
   std::string report_design(const Scenario& s) const override {
-    const QueueSpec& q = s.lock.queue;
+    const QueueSpec& q = s.lock.queue();
     return fmt::format(" ({} {}, {} messages, visibility timeout {} on the queue's wall clock, {})",
                        q.fifo ? "FIFO" : "standard", "queue", q.messages, sim::format_duration(q.visibility_timeout),
                        q.max_receives > 0 ? fmt::format("dead-letter queue after {} receives", q.max_receives)
                                           : std::string("no dead-letter queue"));
   }
   std::string summary_design(const Scenario& s) const override {
-    const QueueSpec& q = s.lock.queue;
+    const QueueSpec& q = s.lock.queue();
     return ServiceDescriptor::summary_design(s) +
            fmt::format(" {} messages {}{}", q.fifo ? "fifo" : "standard", q.messages,
                        q.max_receives > 0 ? fmt::format(" max_receives {}", q.max_receives) : std::string());

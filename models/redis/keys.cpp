@@ -78,7 +78,7 @@ void read_cluster(KeyReader& in, RedisSpec& r) {
 }  // namespace
 
 void read_lock(KeyReader& in, LockSpec& l) {
-  RedisSpec& r = l.redis;
+  RedisSpec& r = l.redis();
   if (in.has("cluster")) {
     read_cluster(in, r);
   } else if (const auto x = in.integer("redlock", Ranges::kRedlock)) {
@@ -108,7 +108,7 @@ void read_lock(KeyReader& in, LockSpec& l) {
 }
 
 void write_lock(const LockSpec& l, KeyWriter& out) {
-  const RedisSpec& r = l.redis;
+  const RedisSpec& r = l.redis();
   const RedisSpec rd;
   if (r.cluster) {
     // The loader sets replicas 0 and sentinels 0 itself.

@@ -19,7 +19,7 @@ RedisService::RedisService(sim::Simulation& s, History& h, const Scenario& sc, s
     : sim_(s),
       history_(h),
       lock_(sc.lock),
-      spec_(sc.lock.redis),
+      spec_(sc.lock.redis()),
       key_(sc.lock.key),
       server_ids_(std::move(servers)),
       sentinel_ids_(std::move(sentinels)),

@@ -120,7 +120,7 @@ Problem validate_min_replicas(const RedisSpec& r) {
 }
 
 Problem validate_redis(const Scenario& s) {
-  const RedisSpec& r = s.lock.redis;
+  const RedisSpec& r = s.lock.redis();
   FENCESIM_CHECK(in_range("lock.redlock", r.redlock, Ranges::kRedlock));
   if (r.cluster) {
     FENCESIM_CHECK(validate_cluster(r));
@@ -152,7 +152,7 @@ Problem validate_redis(const Scenario& s) {
 }
 
 void redis_notes(const Scenario& s, std::vector<std::string>& out) {
-  const RedisSpec& r = s.lock.redis;
+  const RedisSpec& r = s.lock.redis();
   if (r.cluster && r.token == RedisToken::kIncr) {
     const std::string counter = redis_counter_key(s.lock);
     const int a = redis::key_hash_slot(s.lock.key);
@@ -174,7 +174,7 @@ void redis_notes(const Scenario& s, std::vector<std::string>& out) {
 /// More than one lock with token "incr": each lock's counter is a key of
 /// its own (redis_counter_key_of).
 Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& all) {
-  if (l.redis.token != RedisToken::kIncr) return std::nullopt;
+  if (l.redis().token != RedisToken::kIncr) return std::nullopt;
   // Each lock's counter must be a key of its own: not another lock's key, not another lock's counter.
   auto path_of = [&](std::size_t i) {
     return i == 0 ? std::string("lock.key") : "lock.keys[" + std::to_string(i - 1) + "]";
@@ -184,7 +184,7 @@ Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& 
   for (std::size_t j = 0; j < all.size(); ++j) {
     auto it = counter_of.find(all[j]);
     if (it == counter_of.end()) continue;
-    return problem(it->second == 0 && l.redis.counter_key && j == 0 ? std::string("lock.counter_key") : path_of(j),
+    return problem(it->second == 0 && l.redis().counter_key && j == 0 ? std::string("lock.counter_key") : path_of(j),
                    "the lock " + quote_text(all[j]) + " is also the token counter of lock " +
                        quote_text(all[it->second]) + ": every lock needs a counter key of its own",
                    "rename the lock (a lock's counter is \"<key>:token\"; lock.counter_key names lock.key's only)");
@@ -192,11 +192,11 @@ Problem validate_redis_locks(const LockSpec& l, const std::vector<std::string>& 
   for (std::size_t i = 0; i < all.size(); ++i) {
     auto it = counter_of.find(redis_counter_key_of(l, all[i]));
     if (it->second != i) {
-      return problem(l.redis.counter_key && (i == 0 || it->second == 0) ? std::string("lock.counter_key") : path_of(i),
-                     "locks " + quote_text(all[it->second]) + " and " + quote_text(all[i]) +
-                         " would share the token counter " + quote_text(it->first) +
-                         ": every lock needs a counter key of its own",
-                     "choose another lock.counter_key");
+      return problem(
+          l.redis().counter_key && (i == 0 || it->second == 0) ? std::string("lock.counter_key") : path_of(i),
+          "locks " + quote_text(all[it->second]) + " and " + quote_text(all[i]) + " would share the token counter " +
+              quote_text(it->first) + ": every lock needs a counter key of its own",
+          "choose another lock.counter_key");
     }
   }
   return std::nullopt;
@@ -208,7 +208,7 @@ bool is_redisson(ClientLibrary l) { return l == ClientLibrary::kRedisson || l ==
 Problem validate_redisson_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
   const ClientLibrary lib = library_of(s, c);
   const std::string at = key(path, "library");
-  const RedisSpec& r = s.lock.redis;
+  const RedisSpec& r = s.lock.redis();
   if (c.program && c.library) {
     return problem(at, "a client program runs its own code; \"library\" chooses a built-in client's library",
                    "remove \"library\", or use a \"workload\"");
@@ -276,7 +276,7 @@ Problem go_ticker_clock(const ClientSpec& c, const std::string& path, const std:
 /// clients[].library "redsync" (models/client/redis_client.cpp, RedlockClient).
 Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
   if (library_of(s, c) != ClientLibrary::kRedsync) return std::nullopt;
-  const RedisSpec& r = s.lock.redis;
+  const RedisSpec& r = s.lock.redis();
   if (r.redlock == 0) {
     return problem(key(path, "library"),
                    std::string("redsync is a Redlock library: it locks a quorum of independent pools, and is "
@@ -290,7 +290,7 @@ Problem validate_redsync_client(const Scenario& s, const ClientSpec& c, const st
 /// clients[].library "bsm-redislock" (models/client/bsm_redislock_client.cpp).
 Problem validate_bsm_redislock_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
   if (library_of(s, c) != ClientLibrary::kBsmRedislock) return std::nullopt;
-  const RedisSpec& r = s.lock.redis;
+  const RedisSpec& r = s.lock.redis();
   if (r.cluster || r.redlock > 0) {
     return problem(key(path, "library"),
                    std::string("bsm/redislock locks one Redis (a go-redis client: one primary, or Sentinel's), and "
@@ -367,12 +367,12 @@ class RedisDescriptor final : public ServiceDescriptor {
   /// More than one lock: a primary (with or without replicas and
   /// Sentinel), not a cluster (one key and its slot) nor Redlock.
   bool takes_more_locks(const LockSpec& l, std::string& why, std::string& fix) const override {
-    if (l.redis.cluster) {
+    if (l.redis().cluster) {
       why = "Redis Cluster (lock.cluster) is modelled with one lock key and its slot";
       fix = "remove lock.keys (and clients[].lock), or lock.cluster for one primary";
       return false;
     }
-    if (l.redis.redlock > 0) {
+    if (l.redis().redlock > 0) {
       why = "Redlock (lock.redlock) is modelled with one lock key over its primaries";
       fix = "remove lock.keys (and clients[].lock), or lock.redlock for one primary";
       return false;
@@ -391,7 +391,7 @@ class RedisDescriptor final : public ServiceDescriptor {
   /// "redis": the primary and its replicas (or the Redlock primaries);
   /// "sentinels": the Sentinels (none in Redlock mode).
   std::vector<NodeGroup> groups(const Scenario& s) const override {
-    const RedisSpec& r = s.lock.redis;
+    const RedisSpec& r = s.lock.redis();
     if (r.cluster) {
       // Redis Cluster: redis-s<s>-0 (the shard's initial primary), then its
       // replicas; "redis" holds them all, "redis-s<s>" one shard (an alias).
@@ -438,9 +438,9 @@ class RedisDescriptor final : public ServiceDescriptor {
   }
   std::vector<std::string> role_names() const override { return {"redis-primary"}; }
 
-  bool hands_out_tokens(const Scenario& s) const override { return s.lock.redis.token != RedisToken::kNone; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.redis().token != RedisToken::kNone; }
   std::string why_no_token(const Scenario& s) const override {
-    if (s.lock.redis.redlock > 0) return "Redlock hands out no fencing token (lock.token is \"none\")";
+    if (s.lock.redis().redlock > 0) return "Redlock hands out no fencing token (lock.token is \"none\")";
     return ServiceDescriptor::why_no_token(s);
   }
 
@@ -451,7 +451,7 @@ class RedisDescriptor final : public ServiceDescriptor {
   }
   std::string fault_problem(const Scenario& s, const FaultSpec& f) const override {
     const RedisFault* rf = redis_fault(f.kind);
-    return rf ? rf->problem(s.lock.redis) : "";
+    return rf ? rf->problem(s.lock.redis()) : "";
   }
   std::string fault_needs(const FaultSpec& f) const override {
     const RedisFault* rf = redis_fault(f.kind);
@@ -459,7 +459,7 @@ class RedisDescriptor final : public ServiceDescriptor {
   }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const RedisSpec& r = s.lock.redis;
+    const RedisSpec& r = s.lock.redis();
     out.integer("replicas", r.replicas);
     out.duration("replication_delay", r.replication_delay);
     out.integer("sentinels", r.sentinels);
@@ -490,11 +490,11 @@ class RedisDescriptor final : public ServiceDescriptor {
   }
   /// The token counter each lock's grants INCR (lock.keys with token incr).
   void report_client_settings(const Scenario& s, const ClientSpec& c, KeyWriter& out) const override {
-    if (s.lock.redis.token == RedisToken::kIncr)
+    if (s.lock.redis().token == RedisToken::kIncr)
       out.text("counter_key", redis_counter_key_of(s.lock, lock_of(s.lock, c)));
   }
   std::string report_design(const Scenario& s) const override {
-    const RedisSpec& rs = s.lock.redis;
+    const RedisSpec& rs = s.lock.redis();
     const char* token = rs.token == RedisToken::kIncr ? "INCR" : "none";
     std::string o;
     if (rs.cluster) {
@@ -524,7 +524,7 @@ class RedisDescriptor final : public ServiceDescriptor {
     return o + ServiceDescriptor::report_design(s);
   }
   std::string summary_design(const Scenario& s) const override {
-    const RedisSpec& rs = s.lock.redis;
+    const RedisSpec& rs = s.lock.redis();
     return ServiceDescriptor::summary_design(s) +
            (rs.cluster
                 ? fmt::format(" cluster {} shards replicas {} node_timeout {} token {}", rs.cluster->shards,

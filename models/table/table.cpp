@@ -39,7 +39,7 @@ namespace {
 class TableService final : public LockService, public sim::NodeBehaviour {
  public:
   TableService(sim::Simulation& s, History& h, const Scenario& sc, sim::NodeId node)
-      : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.table), node_(s.node(node)) {
+      : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.table()), node_(s.node(node)) {
     node_.set_behaviour(this);
   }
 
@@ -216,7 +216,7 @@ using namespace rules;  // problem, key, positive, … (models/rules.hpp)
 
 /// The lock table (models/table/table.hpp).
 Problem validate_table(const Scenario& s) {
-  const TableSpec& t = s.lock.table;
+  const TableSpec& t = s.lock.table();
   FENCESIM_CHECK(non_negative("lock.lock_delay", t.lock_delay));
   if (t.expiry == TableExpiry::kObserved && t.lock_delay > Duration::zero()) {
     return problem("lock.lock_delay",
@@ -233,7 +233,7 @@ Problem validate_table(const Scenario& s) {
 /// with RenewDeadline <= JitterFactor (1.2) × RetryPeriod
 /// (client-go tools/leaderelection/leaderelection.go NewLeaderElector).
 Problem leader_election_client(const Scenario& s, const ClientSpec& c, const std::string& path) {
-  if (s.lock.table.expiry != TableExpiry::kObserved) return std::nullopt;
+  if (s.lock.table().expiry != TableExpiry::kObserved) return std::nullopt;
   const std::string p = key(path, "lease_loss_after");
   if (!c.lease_loss_after) {
     return problem(p,
@@ -265,7 +265,7 @@ class TableDescriptor final : public ServiceDescriptor {
   /// "tables": the one durable database node `db`.
   std::vector<NodeGroup> groups(const Scenario&) const override { return {NodeGroup{"tables", {"db"}}}; }
 
-  bool hands_out_tokens(const Scenario& s) const override { return s.lock.table.token == TableToken::kVersion; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.table().token == TableToken::kVersion; }
 
   std::vector<std::string> lock_keys() const override { return {"expiry", "token", "lock_delay"}; }
   /// ShedLock for expiry holder_clock / db_clock, client-go for observed:
@@ -274,7 +274,7 @@ class TableDescriptor final : public ServiceDescriptor {
     return {ClientLibrary::kShedLock, ClientLibrary::kClientGo};
   }
   ClientLibrary default_library(const Scenario& s) const override {
-    return s.lock.table.expiry == TableExpiry::kObserved ? ClientLibrary::kClientGo : ClientLibrary::kShedLock;
+    return s.lock.table().expiry == TableExpiry::kObserved ? ClientLibrary::kClientGo : ClientLibrary::kShedLock;
   }
   /// client-go's release lines around kubernetes#65094
   /// (models/client/table_client.cpp).
@@ -289,7 +289,7 @@ class TableDescriptor final : public ServiceDescriptor {
       return problem(key(path, "library"),
                      go ? "\"client-go\" is the library of lock.expiry \"observed\" (each candidate times the lease "
                           "on its own clock), and lock.expiry is " +
-                              quote_text(word(s.lock.table.expiry))
+                              quote_text(word(s.lock.table().expiry))
                         : "\"shedlock\" is the library of lock.expiry \"holder_clock\" and \"db_clock\", and "
                           "lock.expiry is \"observed\"",
                      go ? "set lock.expiry to \"observed\", or leave \"library\" out"
@@ -298,13 +298,13 @@ class TableDescriptor final : public ServiceDescriptor {
     return leader_election_client(s, c, path);
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
-    TableSpec& t = l.table;
+    TableSpec& t = l.table();
     if (const auto x = in.word<TableExpiry>("expiry")) t.expiry = *x;
     if (const auto x = in.word<TableToken>("token")) t.token = *x;
     if (const auto x = in.duration("lock_delay")) t.lock_delay = *x;
   }
   void write(const LockSpec& l, KeyWriter& out) const override {
-    const TableSpec& t = l.table;
+    const TableSpec& t = l.table();
     const TableSpec td;
     if (t.expiry != td.expiry) out.text("expiry", word(t.expiry));
     if (t.token != td.token) out.text("token", word(t.token));
@@ -315,13 +315,13 @@ class TableDescriptor final : public ServiceDescriptor {
   }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const TableSpec& t = s.lock.table;
+    const TableSpec& t = s.lock.table();
     out.text("expiry", word(t.expiry));
     out.text("token", word(t.token));
     out.duration("lock_delay", t.lock_delay);
   }
   std::string report_design(const Scenario& s) const override {
-    const TableSpec& t = s.lock.table;
+    const TableSpec& t = s.lock.table();
     static const char* const kWho[] = {
         "expiry on the holder's wall clock (ShedLock)", "expiry on the database's wall clock (ShedLock usingDbTime)",
         "expiry observed by each candidate on its own clock (client-go leader election)"};
@@ -339,7 +339,7 @@ class TableDescriptor final : public ServiceDescriptor {
            ServiceDescriptor::report_design(s);
   }
   std::string summary_design(const Scenario& s) const override {
-    const TableSpec& t = s.lock.table;
+    const TableSpec& t = s.lock.table();
     std::string o =
         ServiceDescriptor::summary_design(s) + fmt::format(" expiry {} token {}", word(t.expiry), word(t.token));
     if (t.lock_delay > Duration::zero()) o += " lock_delay " + sim::format_duration(t.lock_delay);

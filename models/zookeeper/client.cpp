@@ -497,7 +497,7 @@ class ZkLockClient final : public client::LockClientBase {
   }
 
   client::Lease granted(const Stat& stat) {
-    client::Lease lease{own_, token_of(lock_.zookeeper.token, own_, stat), ""};
+    client::Lease lease{own_, token_of(lock_.zookeeper().token, own_, stat), ""};
     svc_.on_owner(node_.id(), own_, stat, servers_[cursor_]);
     begin_belief(lease);
     confirmed(last_recv_);

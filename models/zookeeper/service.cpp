@@ -112,7 +112,7 @@ Problem one_library_per_lock(const Scenario& s) {
 }
 
 Problem validate_zookeeper(const Scenario& s) {
-  const ZooKeeperSpec& z = s.lock.zookeeper;
+  const ZooKeeperSpec& z = s.lock.zookeeper();
   FENCESIM_CHECK(in_range("lock.nodes", z.nodes, Ranges::kEtcdNodes));
   if (z.nodes % 2 == 0) {
     return problem(
@@ -163,7 +163,7 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
             "sync_limit", "token",     "container_check_interval"};
   }
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
-    ZooKeeperSpec& z = l.zookeeper;
+    ZooKeeperSpec& z = l.zookeeper();
     if (const auto x = in.integer("nodes", Ranges::kEtcdNodes)) z.nodes = static_cast<int>(*x);
     if (const auto x = in.duration("tick_time")) z.tick_time = *x;
     if (const auto x = in.duration("min_session_timeout")) z.min_session_timeout = *x;
@@ -173,7 +173,7 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
     if (const auto x = in.duration("container_check_interval")) z.container_check_interval = *x;
   }
   void write(const LockSpec& l, KeyWriter& out) const override {
-    const ZooKeeperSpec& z = l.zookeeper;
+    const ZooKeeperSpec& z = l.zookeeper();
     const ZooKeeperSpec zd;
     if (z.nodes != zd.nodes) out.integer("nodes", z.nodes);
     if (z.tick_time != zd.tick_time) out.duration("tick_time", z.tick_time);
@@ -195,7 +195,7 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
   /// The session timeout the servers negotiate (ZooKeeperServer
   /// .processConnectRequest): clamped into [min, max]_session_timeout.
   Duration granted_ttl(const LockSpec& l, Duration asked) const override {
-    return asked > Duration{0} ? negotiated_timeout(l.zookeeper, asked) : asked;
+    return asked > Duration{0} ? negotiated_timeout(l.zookeeper(), asked) : asked;
   }
   std::string why_ttl_raised(Duration granted) const override {
     return "ZooKeeper negotiates every session timeout into [min_session_timeout, max_session_timeout] (" +
@@ -226,11 +226,11 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
   /// "zookeeper": the servers zk-0 … zk-{n-1}.
   std::vector<NodeGroup> groups(const Scenario& s) const override {
     NodeGroup servers{"zookeeper", {}};
-    for (int i = 0; i < s.lock.zookeeper.nodes; ++i) servers.nodes.push_back("zk-" + std::to_string(i));
+    for (int i = 0; i < s.lock.zookeeper().nodes; ++i) servers.nodes.push_back("zk-" + std::to_string(i));
     return {std::move(servers)};
   }
   std::vector<std::string> role_names() const override { return {"zk-leader"}; }
-  bool hands_out_tokens(const Scenario& s) const override { return s.lock.zookeeper.token != ZkToken::kNone; }
+  bool hands_out_tokens(const Scenario& s) const override { return s.lock.zookeeper().token != ZkToken::kNone; }
   std::vector<Property> own_properties() const override { return {Property::kRaftSafety}; }
   bool takes_more_locks(const LockSpec&, std::string&, std::string&) const override { return true; }
   std::optional<ScenarioProblem> validate_locks(const Scenario&, const std::vector<std::string>& all) const override {
@@ -251,7 +251,7 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
   }
 
   void report_settings(const Scenario& s, KeyWriter& out) const override {
-    const ZooKeeperSpec& z = s.lock.zookeeper;
+    const ZooKeeperSpec& z = s.lock.zookeeper();
     out.duration("requested_ttl", s.lock.requested_ttl);
     out.integer("nodes", z.nodes);
     out.duration("tick_time", z.tick_time);
@@ -262,15 +262,15 @@ class ZooKeeperDescriptor final : public ServiceDescriptor {
     out.duration("container_check_interval", z.container_check_interval);
   }
   std::string report_design(const Scenario& s) const override {
-    const ZooKeeperSpec& z = s.lock.zookeeper;
+    const ZooKeeperSpec& z = s.lock.zookeeper();
     static const char* const kToken[] = {"the lock node's czxid", "the lock node's sequence number", "none"};
     return fmt::format(" ({} servers, lock path {}, token {})", z.nodes, lock_path(s.lock.key),
                        kToken[static_cast<int>(z.token)]) +
            ", session timeout " + fmt_d(s.lock.ttl);
   }
   std::string summary_design(const Scenario& s) const override {
-    return fmt::format(" session {} nodes {} token {}", fmt_d(s.lock.ttl), s.lock.zookeeper.nodes,
-                       word(s.lock.zookeeper.token));
+    return fmt::format(" session {} nodes {} token {}", fmt_d(s.lock.ttl), s.lock.zookeeper().nodes,
+                       word(s.lock.zookeeper().token));
   }
   std::optional<ScenarioProblem> validate(const Scenario& s, const ScenarioSource&) const override {
     return validate_zookeeper(s);
@@ -290,7 +290,7 @@ const ServiceDescriptor& descriptor() {
 // ====================================================== ZooKeeperService ==
 
 ZooKeeperService::ZooKeeperService(sim::Simulation& s, History& h, const Scenario& sc, std::vector<NodeId> servers)
-    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.zookeeper), server_ids_(std::move(servers)) {
+    : sim_(s), history_(h), lock_(sc.lock), spec_(sc.lock.zookeeper()), server_ids_(std::move(servers)) {
   lock_paths_.insert(lock_path(lock_.key));
   for (const std::string& k : lock_.keys) lock_paths_.insert(lock_path(k));
   raft::Config cfg;

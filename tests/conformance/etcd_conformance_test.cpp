@@ -392,13 +392,13 @@ class ModelEtcdBackend final : public EtcdBackend {
   /// answers a write (deviation etcd-single-member-writes-unanswered).
   explicit ModelEtcdBackend(int members = 3) : sim_(1, 1 << 20) {
     sc_.name = "conformance-etcd";
-    sc_.lock.service = ServiceKind::kEtcd;
+    sc_.lock.set_service(ServiceKind::kEtcd);
     sc_.lock.ttl = sc_.lock.requested_ttl = 60s;
-    sc_.lock.etcd.nodes = members;
-    sc_.lock.etcd.election_timeout = 1s;  // etcd's defaults
-    sc_.lock.etcd.heartbeat = 100ms;
-    sc_.lock.etcd.pre_vote = false;                     // etcd 3.4's default
-    sc_.lock.etcd.keepalive_checks_leadership = false;  // etcd 3.4
+    sc_.lock.etcd().nodes = members;
+    sc_.lock.etcd().election_timeout = 1s;  // etcd's defaults
+    sc_.lock.etcd().heartbeat = 100ms;
+    sc_.lock.etcd().pre_vote = false;                     // etcd 3.4's default
+    sc_.lock.etcd().keepalive_checks_leadership = false;  // etcd 3.4
     std::vector<sim::NodeId> ids;
     for (int i = 0; i < members; ++i) ids.push_back(sim_.add_node("etcd-" + std::to_string(i)).id());
     member_ = ids.front();

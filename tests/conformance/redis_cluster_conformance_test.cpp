@@ -164,15 +164,15 @@ class ModelCluster {
  public:
   ModelCluster() : sim_(1, 1 << 20) {
     sc_.name = "conformance-redis-cluster";
-    sc_.lock.service = ServiceKind::kRedis;
+    sc_.lock.set_service(ServiceKind::kRedis);
     sc_.lock.ttl = sc_.lock.requested_ttl = 10s;
-    sc_.lock.redis.replicas = 0;
-    sc_.lock.redis.sentinels = 0;
+    sc_.lock.redis().replicas = 0;
+    sc_.lock.redis().sentinels = 0;
     RedisClusterSpec c;
     c.shards = kShards;
     c.replicas = 0;
     c.node_timeout = 5s;
-    sc_.lock.redis.cluster = c;
+    sc_.lock.redis().cluster = c;
     for (int s = 0; s < kShards; ++s) servers_.push_back(sim_.add_node(fmt::format("redis-s{}-0", s)).id());
     tester_ = sim_.add_node("tester").id();
     sim_.node(tester_).set_behaviour(&ignore_);

@@ -442,12 +442,12 @@ class ModelRedisBackend final : public RedisBackend {
  public:
   explicit ModelRedisBackend(int replicas, RedisPersistence persistence = RedisPersistence::kNone) : sim_(1, 1 << 20) {
     sc_.name = "conformance-redis";
-    sc_.lock.service = ServiceKind::kRedis;
+    sc_.lock.set_service(ServiceKind::kRedis);
     sc_.lock.ttl = sc_.lock.requested_ttl = 10s;
-    sc_.lock.redis.replicas = replicas;
-    sc_.lock.redis.sentinels = 0;
-    sc_.lock.redis.expiry_clock = sim::ClockKind::kWall;  // as Redis: absolute wall-clock deadlines
-    sc_.lock.redis.persistence = persistence;
+    sc_.lock.redis().replicas = replicas;
+    sc_.lock.redis().sentinels = 0;
+    sc_.lock.redis().expiry_clock = sim::ClockKind::kWall;  // as Redis: absolute wall-clock deadlines
+    sc_.lock.redis().persistence = persistence;
     for (int i = 0; i <= replicas; ++i) servers_.push_back(sim_.add_node("redis-" + std::to_string(i)).id());
     tester_ = sim_.add_node("tester").id();
     sim_.node(tester_).set_behaviour(&ignore_);

@@ -102,7 +102,7 @@ class ModelZooKeeper {
  public:
   ModelZooKeeper() : sim_(1, 1 << 20) {
     sc_.name = "conformance-zookeeper";
-    sc_.lock.service = ServiceKind::kZooKeeper;
+    sc_.lock.set_service(ServiceKind::kZooKeeper);
     sc_.lock.ttl = sc_.lock.requested_ttl = 10s;
     std::vector<sim::NodeId> ids;
     for (int i = 0; i < 3; ++i) ids.push_back(sim_.add_node("zk-" + std::to_string(i)).id());

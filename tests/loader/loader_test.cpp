@@ -82,8 +82,8 @@ TEST(LoaderFiles, WorkedExampleFencedResolvesAsTheArticleDescribes) {
   const Scenario s = load_scenario_file(f.string()).scenario.value();
   EXPECT_EQ(s.name, "c02-worked-example-fenced");
   EXPECT_EQ(s.lock.ttl, 10s);
-  EXPECT_EQ(s.lock.redis.replicas, 0);
-  EXPECT_EQ(s.lock.redis.sentinels, 0);
+  EXPECT_EQ(s.lock.redis().replicas, 0);
+  EXPECT_EQ(s.lock.redis().sentinels, 0);
   EXPECT_EQ(s.resource.initial, 1000);
   ASSERT_EQ(s.clients.size(), 2u);
   EXPECT_EQ(s.clients[1].start, 2s);
@@ -100,7 +100,7 @@ TEST(LoaderFiles, EtcdCaseKeepsItsThreeSecondTtlWithoutANote) {
   const fs::path f = testing::shared_cases_dir() / "c07-etcd-pauses-fenced-reads.json";
   if (!fs::exists(f)) GTEST_SKIP() << "absent: " << f;
   const Scenario s = load_scenario_file(f.string()).scenario.value();
-  EXPECT_EQ(s.lock.service, ServiceKind::kEtcd);
+  EXPECT_EQ(s.lock.service(), ServiceKind::kEtcd);
   EXPECT_EQ(s.lock.ttl, 3s);
   EXPECT_TRUE(s.notes.empty());
   ASSERT_EQ(s.clients.size(), 3u);
@@ -124,17 +124,17 @@ TEST(LoaderDefaults, ARedisScenarioGetsEveryDefaultOfTheFormat) {
   EXPECT_EQ(s.network.latency_min, 1ms);
   EXPECT_EQ(s.network.latency_max, 1ms);
   EXPECT_EQ(s.network.loss_ppb, 0u);
-  EXPECT_EQ(s.lock.service, ServiceKind::kRedis);
+  EXPECT_EQ(s.lock.service(), ServiceKind::kRedis);
   EXPECT_EQ(s.lock.ttl, 9s);
   EXPECT_EQ(s.lock.requested_ttl, 9s);
   EXPECT_EQ(s.lock.key, "lock");
-  EXPECT_EQ(s.lock.redis.replicas, 1);
-  EXPECT_EQ(s.lock.redis.replication_delay, 5ms);
-  EXPECT_EQ(s.lock.redis.sentinels, 3);
-  EXPECT_EQ(s.lock.redis.down_after, 5s);
-  EXPECT_EQ(s.lock.redis.expiry_clock, sim::ClockKind::kWall);
-  EXPECT_EQ(s.lock.redis.token, RedisToken::kIncr);
-  EXPECT_EQ(s.lock.redis.redlock, 0);
+  EXPECT_EQ(s.lock.redis().replicas, 1);
+  EXPECT_EQ(s.lock.redis().replication_delay, 5ms);
+  EXPECT_EQ(s.lock.redis().sentinels, 3);
+  EXPECT_EQ(s.lock.redis().down_after, 5s);
+  EXPECT_EQ(s.lock.redis().expiry_clock, sim::ClockKind::kWall);
+  EXPECT_EQ(s.lock.redis().token, RedisToken::kIncr);
+  EXPECT_EQ(s.lock.redis().redlock, 0);
   EXPECT_EQ(s.resource.kind, ResourceKind::kFenced);
   EXPECT_EQ(s.resource.check, FenceCheck::kStrict);
   EXPECT_FALSE(s.resource.fence_reads);
@@ -178,12 +178,12 @@ TEST(LoaderDefaults, AnEtcdScenarioGetsTheEtcdDefaults) {
   json j = base_scenario();
   j["lock"] = {{"service", "etcd"}, {"ttl", "6s"}};
   const Scenario s = load_ok(j);
-  EXPECT_EQ(s.lock.etcd.nodes, 3);
-  EXPECT_EQ(s.lock.etcd.election_timeout, 1s);
-  EXPECT_EQ(s.lock.etcd.heartbeat, 100ms);
-  EXPECT_EQ(s.lock.etcd.token, EtcdToken::kCreateRevision);
-  EXPECT_TRUE(s.lock.etcd.pre_vote);
-  EXPECT_FALSE(s.lock.etcd.keepalive_checks_leadership);
+  EXPECT_EQ(s.lock.etcd().nodes, 3);
+  EXPECT_EQ(s.lock.etcd().election_timeout, 1s);
+  EXPECT_EQ(s.lock.etcd().heartbeat, 100ms);
+  EXPECT_EQ(s.lock.etcd().token, EtcdToken::kCreateRevision);
+  EXPECT_TRUE(s.lock.etcd().pre_vote);
+  EXPECT_FALSE(s.lock.etcd().keepalive_checks_leadership);
   EXPECT_EQ(s.lock.ttl, 6s);
   EXPECT_EQ(s.clients[0].renew_interval, 2s);
   const NodeDirectory d = directory(s);
@@ -196,10 +196,10 @@ TEST(LoaderDefaults, RedlockDefaultsToNoReplicasNoSentinelsAndNoToken) {
   j["lock"]["redlock"] = 5;
   j["lock"]["replicas"] = 0;  // 0 may be written out
   const Scenario s = load_ok(j);
-  EXPECT_EQ(s.lock.redis.redlock, 5);
-  EXPECT_EQ(s.lock.redis.replicas, 0);
-  EXPECT_EQ(s.lock.redis.sentinels, 0);
-  EXPECT_EQ(s.lock.redis.token, RedisToken::kNone);
+  EXPECT_EQ(s.lock.redis().redlock, 5);
+  EXPECT_EQ(s.lock.redis().replicas, 0);
+  EXPECT_EQ(s.lock.redis().sentinels, 0);
+  EXPECT_EQ(s.lock.redis().token, RedisToken::kNone);
   EXPECT_EQ(directory(s).group("redis")->size(), 5u);
   EXPECT_FALSE(property_applies(s, Property::kTokenMonotonic));
 }
@@ -520,11 +520,11 @@ TEST(LoaderCluster, ZeroSentinelsReplicasOrRedlockBesideAClusterAreAcceptedAsNon
     json z = j;
     z["lock"][key] = 0;
     const Scenario s = load_ok(z);
-    ASSERT_TRUE(s.lock.redis.cluster.has_value()) << key;
-    EXPECT_EQ(s.lock.redis.cluster->shards, 3) << key;
-    EXPECT_EQ(s.lock.redis.sentinels, plain.lock.redis.sentinels) << key;
-    EXPECT_EQ(s.lock.redis.replicas, plain.lock.redis.replicas) << key;
-    EXPECT_EQ(s.lock.redis.redlock, plain.lock.redis.redlock) << key;
+    ASSERT_TRUE(s.lock.redis().cluster.has_value()) << key;
+    EXPECT_EQ(s.lock.redis().cluster->shards, 3) << key;
+    EXPECT_EQ(s.lock.redis().sentinels, plain.lock.redis().sentinels) << key;
+    EXPECT_EQ(s.lock.redis().replicas, plain.lock.redis().replicas) << key;
+    EXPECT_EQ(s.lock.redis().redlock, plain.lock.redis().redlock) << key;
     EXPECT_EQ(s.notes, plain.notes) << key;
     z["lock"][key] = 2;
     EXPECT_NE(load_err(z).find("at lock." + std::string(key) + ": \"" + key + "\": 2 does not apply with lock.cluster"),
@@ -534,7 +534,7 @@ TEST(LoaderCluster, ZeroSentinelsReplicasOrRedlockBesideAClusterAreAcceptedAsNon
   j["lock"]["sentinels"] = 0;
   j["lock"]["replicas"] = 0;
   j["lock"]["redlock"] = 0;
-  EXPECT_EQ(load_ok(j).lock.redis.cluster->shards, 3);
+  EXPECT_EQ(load_ok(j).lock.redis().cluster->shards, 3);
   j["lock"]["sentinels"] = "0";  // not the integer 0: still refused
   EXPECT_NE(load_err(j).find("at lock.sentinels"), std::string::npos) << load_err(j);
 }

@@ -24,7 +24,7 @@ Scenario with_nemesis(std::vector<FaultKind> kinds, std::uint64_t seed = 7) {
   s.seed = seed;
   s.duration = 600s;
   s.settle = 30s;
-  s.lock.redis.replicas = 1;
+  s.lock.redis().replicas = 1;
   for (const char* n : {"A", "B", "C"}) {
     ClientSpec c;
     c.name = n;

@@ -229,10 +229,10 @@ TEST(Writer, AnEtcdVersionIsWrittenWithOnlyTheKeysThatOverrideIt) {
       "resource": {"kind": "fenced"},
       "clients": [{"name": "A", "workload": {"kind": "counter"}}]})";
   const Scenario s = load_ok(kText, "v.json");
-  EXPECT_EQ(s.lock.etcd.version, "3.4.3");
-  EXPECT_TRUE(s.lock.etcd.pre_vote);                      // overridden
-  EXPECT_FALSE(s.lock.etcd.keepalive_checks_leadership);  // the profile's
-  EXPECT_FALSE(s.lock.etcd.lock_fails_on_session_end);    // the profile's
+  EXPECT_EQ(s.lock.etcd().version, "3.4.3");
+  EXPECT_TRUE(s.lock.etcd().pre_vote);                      // overridden
+  EXPECT_FALSE(s.lock.etcd().keepalive_checks_leadership);  // the profile's
+  EXPECT_FALSE(s.lock.etcd().lock_fails_on_session_end);    // the profile's
   const std::string written = write_scenario(s);
   EXPECT_NE(written.find(R"("version": "3.4.3")"), std::string::npos) << written;
   EXPECT_NE(written.find(R"("pre_vote": true)"), std::string::npos) << written;

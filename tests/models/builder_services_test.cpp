@@ -51,9 +51,9 @@ TEST(BuilderServices, AQueueScenarioIsTheOneTheLoaderMakesOfItsFile) {
                        .expect(Property::kProgress, Expectation::kHolds)
                        .build();
   const Scenario loaded = shipped("queue-pause-idempotent");
-  EXPECT_EQ(built.lock.service, ServiceKind::kQueue);
+  EXPECT_EQ(built.lock.service(), ServiceKind::kQueue);
   EXPECT_EQ(built.lock.ttl, 10s);  // the design's lease TTL: the visibility timeout
-  EXPECT_EQ(built.lock.queue, loaded.lock.queue);
+  EXPECT_EQ(built.lock.queue(), loaded.lock.queue());
   EXPECT_EQ(built.lock.ttl, loaded.lock.ttl);
   EXPECT_EQ(built.resource, loaded.resource);
   ASSERT_EQ(built.clients.size(), loaded.clients.size());
@@ -74,8 +74,8 @@ TEST(BuilderServices, AQueueTweakSetsFifoAndTheDeadLetterQueueAndTheTtlFollowsTh
                          .idempotent(/*on_fenced=*/true)
                          .client("A", queue_worker(1s))
                          .build();
-  EXPECT_TRUE(s.lock.queue.fifo);
-  EXPECT_EQ(s.lock.queue.max_receives, 2);
+  EXPECT_TRUE(s.lock.queue().fifo);
+  EXPECT_EQ(s.lock.queue().max_receives, 2);
   EXPECT_EQ(s.lock.ttl, 20s);
   EXPECT_EQ(s.resource.kind, ResourceKind::kFenced);
   EXPECT_TRUE(s.resource.idempotent);
@@ -101,9 +101,9 @@ TEST(BuilderServices, ALockTableScenarioIsTheOneTheLoaderMakesOfItsFile) {
                           .client("B", leader(1s, 1000), client_go(1s))
                           .pause("A", 10045500us, 20s);
   const Scenario built = b.build();
-  EXPECT_EQ(built.lock.service, ServiceKind::kTable);
+  EXPECT_EQ(built.lock.service(), ServiceKind::kTable);
   EXPECT_EQ(built.lock.ttl, 15s);
-  EXPECT_EQ(built.lock.table, loaded.lock.table);
+  EXPECT_EQ(built.lock.table(), loaded.lock.table());
   EXPECT_EQ(built.resource, loaded.resource);
   ASSERT_EQ(built.clients.size(), loaded.clients.size());
   for (std::size_t i = 0; i < built.clients.size(); ++i) EXPECT_EQ(built.clients[i], loaded.clients[i]) << i;

@@ -252,6 +252,39 @@ TEST(Validate, AFaultAtTheEndOfTheRunNeverHappens) {
 namespace fencesim::testing {
 namespace {
 
+TEST(Scenario, ALockSpecHoldsItsOwnServicesSettingsOnly) {
+  LockSpec l;  // Redis by default
+  EXPECT_EQ(l.service(), ServiceKind::kRedis);
+  l.redis().replicas = 2;
+  l.set_service(ServiceKind::kRedis);  // the same service: its settings stay
+  EXPECT_EQ(l.redis().replicas, 2);
+  l.set_service(ServiceKind::kEtcd);  // another: its defaults
+  EXPECT_EQ(l.service(), ServiceKind::kEtcd);
+  EXPECT_EQ(l.etcd(), EtcdSpec{});
+  try {
+    (void)l.redis();
+    ADD_FAILURE() << "redis() of an etcd LockSpec returned";
+  } catch (const std::logic_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "LockSpec: the settings of lock.service \"redis\" asked of a scenario whose lock.service is \"etcd\"");
+  }
+  EXPECT_EQ(l.use<RedisSpec>(), RedisSpec{});  // by type, as the builder does
+  EXPECT_EQ(l.service(), ServiceKind::kRedis);
+  l.use<std::monostate>();
+  EXPECT_EQ(l.service(), ServiceKind::kNone);
+  // A service registered at run time keeps its kind and its own settings.
+  const auto registered = static_cast<ServiceKind>(100);
+  l.set_service(registered);
+  EXPECT_EQ(l.service(), registered);
+  EXPECT_EQ(l.other(), nullptr);
+  EXPECT_THROW((void)l.zookeeper(), std::logic_error);
+  LockSpec same;
+  same.set_service(registered);
+  EXPECT_EQ(l, same);
+  same.set_service(static_cast<ServiceKind>(101));
+  EXPECT_NE(l, same);
+}
+
 TEST(Scenario, EveryNamedPropertyIsListed) {
   // A Property with a name (to_string) must be in kAllProperties, in enum
   // order, or sweeps (arrays of kPropertyCount) would silently drop it.

@@ -263,15 +263,15 @@ TEST(RealStack, ProgramClientsOnReplicasWithoutSentinelOrClusterAreRefused) {
   ASSERT_TRUE(lr.ok());
   EXPECT_EQ(unsupported_reason(*lr.scenario), "");
   Scenario sentinel = *lr.scenario;
-  sentinel.lock.redis.sentinels = 3;
-  sentinel.lock.redis.replicas = 1;
+  sentinel.lock.redis().sentinels = 3;
+  sentinel.lock.redis().replicas = 1;
   EXPECT_EQ(unsupported_reason(sentinel), "");
   Scenario replicas = *lr.scenario;
-  replicas.lock.redis.replicas = 1;
+  replicas.lock.redis().replicas = 1;
   EXPECT_NE(unsupported_reason(replicas).find("client A is a program"), std::string::npos)
       << unsupported_reason(replicas);
   Scenario cluster = *lr.scenario;
-  cluster.lock.redis.cluster = RedisClusterSpec{};
+  cluster.lock.redis().cluster = RedisClusterSpec{};
   EXPECT_NE(unsupported_reason(cluster).find("Cluster"), std::string::npos) << unsupported_reason(cluster);
   LoadResult etcd =
       load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/programs/etcd-txn-lock-pause.json");

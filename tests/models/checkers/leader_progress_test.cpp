@@ -35,9 +35,9 @@ Scenario election(Duration settle) {
   s.name = "leader-progress";
   s.duration = 60s;
   s.settle = settle;
-  s.lock.service = ServiceKind::kTable;
+  s.lock.set_service(ServiceKind::kTable);
   s.lock.ttl = s.lock.requested_ttl = 15s;
-  s.lock.table.expiry = TableExpiry::kObserved;
+  s.lock.table().expiry = TableExpiry::kObserved;
   s.resource.kind = ResourceKind::kUnfenced;
   for (const char* n : {"A", "B", "C"}) {
     ClientSpec c;

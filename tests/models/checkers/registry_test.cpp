@@ -16,7 +16,7 @@ namespace {
 
 Scenario design(ServiceKind k) {
   Scenario s;
-  s.lock.service = k;
+  s.lock.set_service(k);
   return s;
 }
 
@@ -33,8 +33,8 @@ TEST(CheckerRegistry, WhichPropertiesApplyToEachDesign) {
   using P = Property;
   const Scenario redis = design(ServiceKind::kRedis);
   Scenario redlock = redis;
-  redlock.lock.redis.redlock = 3;
-  redlock.lock.redis.token = RedisToken::kNone;
+  redlock.lock.redis().redlock = 3;
+  redlock.lock.redis().token = RedisToken::kNone;
   const Scenario etcd = design(ServiceKind::kEtcd);
   const Scenario none = design(ServiceKind::kNone);
   for (P p : {P::kMutualExclusion, P::kNoStaleWrite, P::kNoLostUpdate, P::kTokenMonotonic, P::kProgress}) {

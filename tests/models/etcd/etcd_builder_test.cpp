@@ -19,7 +19,7 @@ TEST(EtcdBuilder, ATtlBelowTheMinimumIsRaisedToCeilOfOneAndAHalfElectionTimeouts
                          .etcd_spec([](EtcdSpec& e) { e.election_timeout = 3s, e.heartbeat = 500ms; })
                          .client("A", counter(100ms))
                          .build();
-  EXPECT_EQ(s.lock.service, ServiceKind::kEtcd);
+  EXPECT_EQ(s.lock.service(), ServiceKind::kEtcd);
   EXPECT_EQ(s.lock.requested_ttl, 1s);
   EXPECT_EQ(s.lock.ttl, 5s);  // ceil(1.5 × 3 s)
   ASSERT_EQ(s.notes.size(), 1u);
@@ -35,7 +35,7 @@ TEST(EtcdBuilder, ATtlAtOrAboveTheMinimumIsKeptAndAnExplicitRenewIntervalToo) {
                          .client("B", counter(100ms), [](ClientSpec& c) { c.renew_interval = 500ms; })
                          .build();
   EXPECT_EQ(s.lock.ttl, 6s);
-  EXPECT_EQ(s.lock.etcd.nodes, 5);
+  EXPECT_EQ(s.lock.etcd().nodes, 5);
   EXPECT_TRUE(s.notes.empty());
   EXPECT_EQ(s.clients[0].renew_interval, 2s);
   EXPECT_EQ(s.clients[1].renew_interval, 500ms);

@@ -67,10 +67,10 @@ class EtcdHarness {
       : sim(seed) {
     sc.name = "etcd-harness";
     sc.seed = seed;
-    sc.lock.service = ServiceKind::kEtcd;
+    sc.lock.set_service(ServiceKind::kEtcd);
     sc.lock.ttl = sc.lock.requested_ttl = ttl;
-    sc.lock.etcd.nodes = nodes;
-    if (tweak) tweak(sc.lock.etcd);
+    sc.lock.etcd().nodes = nodes;
+    if (tweak) tweak(sc.lock.etcd());
     for (int i = 0; i < nodes; ++i) members.push_back(sim.add_node("etcd-" + std::to_string(i)).id());
     for (int k = 0; k < testers; ++k) {
       testers_.push_back(sim.add_node("tester-" + std::to_string(k)).id());

@@ -31,7 +31,7 @@ struct FakeSettings final : ServiceSettings {
   }
 };
 Duration boss_until(const LockSpec& l) {
-  const auto* f = dynamic_cast<const FakeSettings*>(l.other.settings.get());
+  const auto* f = dynamic_cast<const FakeSettings*>(l.other());
   return f != nullptr ? f->boss_until : FakeSettings{}.boss_until;
 }
 
@@ -112,7 +112,7 @@ class FakeDescriptor final : public ServiceDescriptor {
   void read(KeyReader& in, LockSpec& l, ScenarioSource&) const override {
     auto f = std::make_shared<FakeSettings>();
     if (const auto x = in.duration("boss_until", /*positive=*/true)) f->boss_until = *x;
-    l.other.settings = std::move(f);
+    l.set_other(std::move(f));
   }
   void write(const LockSpec& l, KeyWriter& out) const override {
     if (boss_until(l) != FakeSettings{}.boss_until) out.duration("boss_until", boss_until(l));
@@ -131,7 +131,7 @@ class FakeServiceRun : public ::testing::Test {
     s.name = "fake";
     s.duration = 20s;
     s.settle = 5s;
-    s.lock.service = kFake;
+    s.lock.set_service(kFake);
     s.resource.kind = ResourceKind::kFenced;
     for (const char* n : {"A", "B"}) {
       ClientSpec c;

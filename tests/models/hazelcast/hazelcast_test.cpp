@@ -39,12 +39,12 @@ class HzHarness {
  public:
   explicit HzHarness(Duration ttl = 10s, const std::function<void(HazelcastSpec&)>& tweak = {}) : sim(1) {
     sc.name = "hz-harness";
-    sc.lock.service = ServiceKind::kHazelcast;
+    sc.lock.set_service(ServiceKind::kHazelcast);
     sc.lock.ttl = sc.lock.requested_ttl = ttl;
     sc.lock.key = "orders";
-    sc.lock.hazelcast.session_heartbeat_interval = 1s;
-    if (tweak) tweak(sc.lock.hazelcast);
-    for (int i = 0; i < sc.lock.hazelcast.cp_member_count; ++i) {
+    sc.lock.hazelcast().session_heartbeat_interval = 1s;
+    if (tweak) tweak(sc.lock.hazelcast());
+    for (int i = 0; i < sc.lock.hazelcast().cp_member_count; ++i) {
       members.push_back(sim.add_node("hz-" + std::to_string(i)).id());
     }
     for (int k = 0; k < 2; ++k) {
@@ -284,14 +284,14 @@ TEST(Hazelcast, AWaiterWhoseAnswerWasLostAsksAgain) {
 
 TEST(Hazelcast, LockTtlLeftOutIsTheDefaultSessionTtl) {
   Scenario s;
-  s.lock.service = ServiceKind::kHazelcast;
+  s.lock.set_service(ServiceKind::kHazelcast);
   s.lock.requested_ttl = s.lock.ttl = Duration{0};
   ClientSpec a;
   a.name = "A";
   s.clients = {a};
   resolve_scenario(s);
   EXPECT_EQ(s.lock.ttl, 300s);  // CPSubsystemConfig.DEFAULT_SESSION_TTL_SECONDS
-  EXPECT_EQ(s.lock.hazelcast.session_heartbeat_interval, 5s);
+  EXPECT_EQ(s.lock.hazelcast().session_heartbeat_interval, 5s);
 }
 
 /// The lease_loss_after note names what a Hazelcast client renews by: its

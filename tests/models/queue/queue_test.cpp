@@ -28,9 +28,9 @@ Scenario paused_worker(ResourceKind kind, Duration a_work = 3s, int messages = 2
   s.name = "queue-test";
   s.duration = 40s;
   s.settle = 15s;
-  s.lock.service = ServiceKind::kQueue;
-  s.lock.queue.visibility_timeout = 10s;
-  s.lock.queue.messages = messages;
+  s.lock.set_service(ServiceKind::kQueue);
+  s.lock.queue().visibility_timeout = 10s;
+  s.lock.queue().messages = messages;
   s.lock.ttl = s.lock.requested_ttl = 10s;
   s.resource.kind = kind;
   for (const char* n : {"A", "B"}) {
@@ -92,7 +92,7 @@ TEST(Queue, StaleDeleteOnAStandardQueueSucceedsWithoutDeleting) {
 
 TEST(Queue, StaleDeleteOnAFifoQueueFails) {
   Scenario s = paused_worker(ResourceKind::kUnfenced);
-  s.lock.queue.fifo = true;
+  s.lock.queue().fifo = true;
   const RunResult r = run_scenario(s);
   ASSERT_EQ(notes_of(r.history, "delete_refused"), 1u);
   const auto it = std::find_if(r.history.notes.begin(), r.history.notes.end(),
@@ -104,7 +104,7 @@ TEST(Queue, StaleDeleteOnAFifoQueueFails) {
 
 TEST(Queue, FifoHandsOutNothingWhileAnEarlierMessageIsInFlight) {
   Scenario s = paused_worker(ResourceKind::kUnfenced);
-  s.lock.queue.fifo = true;
+  s.lock.queue().fifo = true;
   const RunResult r = run_scenario(s);
   // B could not take msg-1 while msg-0 was in flight with A: its first
   // message is msg-0, after A's visibility ran out.
@@ -142,7 +142,7 @@ TEST(Queue, AnExtensionKeepsTheMessageInvisible) {
 
 TEST(Queue, PastMaxReceivesAMessageGoesToTheDeadLetterQueue) {
   Scenario s = paused_worker(ResourceKind::kUnfenced, 3s, 1);
-  s.lock.queue.max_receives = 1;
+  s.lock.queue().max_receives = 1;
   const RunResult r = run_scenario(s);
   ASSERT_TRUE(r.history.messages[0].dead_lettered);
   EXPECT_FALSE(r.history.messages[0].deleted);  // A's delete came after the move
@@ -217,7 +217,7 @@ TEST(Queue, PropertiesThatApply) {
   EXPECT_FALSE(property_applies(s, Property::kTokenMonotonic));
   EXPECT_FALSE(property_applies(s, Property::kRaftSafety));
   Scenario redis = s;
-  redis.lock.service = ServiceKind::kRedis;
+  redis.lock.set_service(ServiceKind::kRedis);
   EXPECT_FALSE(property_applies(redis, Property::kNoDuplicateEffect));
 }
 

@@ -95,7 +95,7 @@ TEST(RedisCluster, KeysInDifferentSlotsFailWithCrossslotAndNothingIsGranted) {
                    .client("A", counter(100ms, 3, 500ms))
                    .build();
   s.lock.key = "lock";
-  s.lock.redis.counter_key = "lock:token";
+  s.lock.redis().counter_key = "lock:token";
   resolve_scenario(s);
   ASSERT_NE(key_hash_slot("lock"), key_hash_slot("lock:token"));
   // The loader's note names both keys and both slots.
@@ -126,7 +126,7 @@ TEST(RedisCluster, AHashTagPutsBothKeysInOneSlotAndTheLockWorks) {
                    .client("A", counter(100ms, 3, 500ms))
                    .build();
   s.lock.key = "{lock}:key";
-  s.lock.redis.counter_key = "{lock}:counter";
+  s.lock.redis().counter_key = "{lock}:counter";
   resolve_scenario(s);
   const RunResult r = run_scenario(s);
   EXPECT_EQ(r.history.grants.size(), 3u);
@@ -150,7 +150,7 @@ TEST(RedisCluster, AReplicaIsElectedAfterNodeTimeoutAndTheOldPrimaryReturnsAsIts
                    .crash(primary, 5s, 15s)
                    .build();
   s.lock.key = "{lock}:key";
-  s.lock.redis.counter_key = "{lock}:counter";
+  s.lock.redis().counter_key = "{lock}:counter";
   resolve_scenario(s);
   const RunResult r = run_scenario(s);
   // PFAIL after node_timeout (3 s) without an answer, FAIL with a majority
@@ -196,7 +196,7 @@ TEST(RedisCluster, APrimaryCutOffWithAMinorityRefusesWritesAfterNodeTimeout) {
                    .client("A", counter(100ms, 40, 200ms))
                    .build();
   s.lock.key = "{lock}:key";
-  s.lock.redis.counter_key = "{lock}:counter";
+  s.lock.redis().counter_key = "{lock}:counter";
   std::vector<std::string> others;
   for (int sh = 0; sh < 3; ++sh) {
     for (int i = 0; i < 2; ++i) {
@@ -238,7 +238,7 @@ TEST(RedisCluster, AFailoverAfterTheReplicaWonTheElectionDoesNotCrash) {
                    .client("A", counter(1s, 5, 200ms))
                    .build();
   s.lock.key = "{l}k";
-  s.lock.redis.counter_key = "{l}c";
+  s.lock.redis().counter_key = "{l}c";
   FaultSpec pause;
   pause.at = 2s;
   pause.kind = FaultKind::kPause;
@@ -288,7 +288,7 @@ RunResult run_stale_replica(const StaleReplica& c) {
   if (c.replica_jump) b.clock_jump("redis-s1-1", 60s, *c.replica_jump);
   Scenario s = b.build();
   s.lock.key = "{lock}:key";
-  s.lock.redis.counter_key = "{lock}:counter";
+  s.lock.redis().counter_key = "{lock}:counter";
   EXPECT_EQ(shard_of_slot(key_hash_slot("lock"), 3), 1);
   resolve_scenario(s);
   return run_scenario(s);

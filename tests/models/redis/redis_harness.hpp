@@ -62,9 +62,9 @@ class RedisHarness {
   explicit RedisHarness(const RedisSpec& spec, Duration ttl = 10s, std::uint64_t seed = 1) : sim(seed) {
     sc.name = "redis-harness";
     sc.seed = seed;
-    sc.lock.service = ServiceKind::kRedis;
+    sc.lock.set_service(ServiceKind::kRedis);
     sc.lock.ttl = sc.lock.requested_ttl = ttl;
-    sc.lock.redis = spec;
+    sc.lock.redis() = spec;
     const int n = spec.redlock > 0 ? spec.redlock : 1 + spec.replicas;
     for (int i = 0; i < n; ++i) servers.push_back(sim.add_node("redis-" + std::to_string(i)).id());
     for (int i = 0; i < spec.sentinels; ++i) sentinels.push_back(sim.add_node("sentinel-" + std::to_string(i)).id());

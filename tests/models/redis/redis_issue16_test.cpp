@@ -115,10 +115,10 @@ TEST(SentinelFailoverAbort, APromotedReplicaThatNeverAnswersInfoAbortsTheFailove
 // The failover fault over Redlock pools: refused at load, naming the pools.
 TEST(RedlockPoolsIssue16, AFailoverFaultIsRefusedNamingThePoolsAndWhatToDoInstead) {
   Scenario s;
-  s.lock.service = ServiceKind::kRedis;
-  s.lock.redis.redlock = 3;
-  s.lock.redis.replicas = 1;
-  s.lock.redis.sentinels = 3;
+  s.lock.set_service(ServiceKind::kRedis);
+  s.lock.redis().redlock = 3;
+  s.lock.redis().replicas = 1;
+  s.lock.redis().sentinels = 3;
   FaultSpec f;
   f.kind = FaultKind::kFailover;
   f.target = "redis";

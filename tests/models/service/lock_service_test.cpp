@@ -18,7 +18,7 @@ using Names = std::vector<std::string>;
 Scenario with_service(ServiceKind k) {
   Scenario s;
   s.name = "service";
-  s.lock.service = k;
+  s.lock.set_service(k);
   ClientSpec a;
   a.name = "A";
   a.renew_interval = 3s;
@@ -87,8 +87,8 @@ TEST(ServiceRegistry, ARunOfAnUnregisteredKindIsUnsupported) {
 
 TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
   Scenario s = with_service(ServiceKind::kRedis);
-  s.lock.redis.replicas = 2;
-  s.lock.redis.sentinels = 3;
+  s.lock.redis().replicas = 2;
+  s.lock.redis().sentinels = 3;
   const auto groups = redis::descriptor().groups(s);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].name, "redis");
@@ -115,8 +115,8 @@ TEST(RedisDescriptor, PrimaryReplicasAndSentinels) {
 
 TEST(RedisDescriptor, WithoutSentinelsTheGroupIsEmpty) {
   Scenario s = with_service(ServiceKind::kRedis);
-  s.lock.redis.replicas = 1;
-  s.lock.redis.sentinels = 0;
+  s.lock.redis().replicas = 1;
+  s.lock.redis().sentinels = 0;
   s.resource.replicas = 2;
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.group("sentinels"), Names{});
@@ -125,7 +125,7 @@ TEST(RedisDescriptor, WithoutSentinelsTheGroupIsEmpty) {
   failover.kind = FaultKind::kFailover;
   failover.target = "redis";
   EXPECT_EQ(redis::descriptor().fault_problem(s, failover), "");
-  s.lock.redis.replicas = 0;
+  s.lock.redis().replicas = 0;
   EXPECT_EQ(redis::descriptor().fault_problem(s, failover),
             "failover needs a replica to promote: set lock.replicas to 1 or more");
   EXPECT_EQ(redis::descriptor().fault_needs(failover),
@@ -134,10 +134,10 @@ TEST(RedisDescriptor, WithoutSentinelsTheGroupIsEmpty) {
 
 TEST(RedisDescriptor, RedlockHasIndependentPrimariesAndNoToken) {
   Scenario s = with_service(ServiceKind::kRedis);
-  s.lock.redis.redlock = 5;
-  s.lock.redis.replicas = 0;
-  s.lock.redis.sentinels = 0;
-  s.lock.redis.token = RedisToken::kNone;
+  s.lock.redis().redlock = 5;
+  s.lock.redis().replicas = 0;
+  s.lock.redis().sentinels = 0;
+  s.lock.redis().token = RedisToken::kNone;
   const auto groups = redis::descriptor().groups(s);
   EXPECT_EQ(groups[0].nodes, (Names{"redis-0", "redis-1", "redis-2", "redis-3", "redis-4"}));
   EXPECT_TRUE(groups[1].nodes.empty());
@@ -160,7 +160,7 @@ TEST(RedisDescriptor, RedlockHasIndependentPrimariesAndNoToken) {
 
 TEST(EtcdDescriptor, MembersRoleAndRaftSafety) {
   Scenario s = with_service(ServiceKind::kEtcd);
-  s.lock.etcd.nodes = 5;
+  s.lock.etcd().nodes = 5;
   const NodeDirectory d = directory(s);
   EXPECT_EQ(d.all(), (Names{"A", "B", "etcd-0", "etcd-1", "etcd-2", "etcd-3", "etcd-4", "resource"}));
   EXPECT_EQ(d.group("redis"), Names{});
@@ -169,7 +169,7 @@ TEST(EtcdDescriptor, MembersRoleAndRaftSafety) {
   EXPECT_EQ(etcd::descriptor().own_properties(), (std::vector<Property>{Property::kRaftSafety}));
   EXPECT_TRUE(etcd::descriptor().service_faults().empty());
   EXPECT_TRUE(etcd::descriptor().hands_out_tokens(s));
-  s.lock.etcd.token = EtcdToken::kNone;
+  s.lock.etcd().token = EtcdToken::kNone;
   EXPECT_FALSE(etcd::descriptor().hands_out_tokens(s));
   EXPECT_EQ(etcd::descriptor().why_no_token(s), "the lock service hands out no token (lock.token is \"none\")");
 }
@@ -197,7 +197,7 @@ TEST(TableDescriptor, OneDatabaseNodeNoRolesTheVersionTokenOnRequest) {
   EXPECT_EQ(d.service_nodes(), (Names{"db"}));
   EXPECT_TRUE(table::descriptor().takes_lock());
   EXPECT_FALSE(table::descriptor().hands_out_tokens(s));  // the libraries' default
-  s.lock.table.token = TableToken::kVersion;
+  s.lock.table().token = TableToken::kVersion;
   EXPECT_TRUE(table::descriptor().hands_out_tokens(s));
   EXPECT_TRUE(table::descriptor().service_faults().empty());
   EXPECT_TRUE(table::descriptor().own_properties().empty());

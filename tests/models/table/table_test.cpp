@@ -48,9 +48,9 @@ Scenario table(TableExpiry expiry, Duration ttl) {
   s.name = "table-test";
   s.duration = 60s;
   s.settle = 20s;
-  s.lock.service = ServiceKind::kTable;
+  s.lock.set_service(ServiceKind::kTable);
   s.lock.ttl = s.lock.requested_ttl = ttl;
-  s.lock.table.expiry = expiry;
+  s.lock.table().expiry = expiry;
   s.resource.kind = ResourceKind::kUnfenced;
   return s;
 }
@@ -152,7 +152,7 @@ TEST(Table, AHolderClockUnlockReleasesWhoeverHoldsTheRecord) {
 TEST(Table, DbClockLeaseEndsOnTheDatabaseClockAfterTheLockDelay) {
   for (const Duration delay : {Duration{0}, Duration{15s}}) {
     Scenario s = table(TableExpiry::kDbClock, 10s);
-    s.lock.table.lock_delay = delay;
+    s.lock.table().lock_delay = delay;
     ClientSpec a = client("A", WorkloadKind::kCounter, 5s, 1);
     ClientSpec b = client("B", WorkloadKind::kCounter, 1s, 1);
     b.start = 1s;
@@ -174,7 +174,7 @@ TEST(Table, DbClockLeaseEndsOnTheDatabaseClockAfterTheLockDelay) {
 
 TEST(Table, NoLockDelayAfterAnUnlock) {
   Scenario s = table(TableExpiry::kDbClock, 10s);
-  s.lock.table.lock_delay = 15s;
+  s.lock.table().lock_delay = 15s;
   ClientSpec a = client("A", WorkloadKind::kCounter, 1s, 1);
   ClientSpec b = client("B", WorkloadKind::kCounter, 1s, 1);
   b.start = 100ms;
@@ -189,7 +189,7 @@ TEST(Table, NoLockDelayAfterAnUnlock) {
 /// client-go defaults; A leads, B is a candidate from 1 s; A paused at 5 s.
 Scenario leader_election(std::int64_t b_ppm, TableToken token = TableToken::kNone) {
   Scenario s = table(TableExpiry::kObserved, 15s);
-  s.lock.table.token = token;
+  s.lock.table().token = token;
   for (const char* n : {"A", "B"}) {
     ClientSpec c = client(n, WorkloadKind::kLeader, 1s, 30);
     c.renew_interval = 2s;
@@ -372,7 +372,7 @@ TEST(Table, ClientGo036ACancelledTrySendsNothingAfterItsRequestInFlight) {
   // (a conflict) must not lead the cancelled try on to a GET and an update
   // that takes the record again with the ended lease's value.
   Scenario s = hung_renewal("0.36", true);
-  s.lock.table.token = TableToken::kVersion;
+  s.lock.table().token = TableToken::kVersion;
   s.faults.clear();
   FaultSpec f = fault(FaultKind::kSlow, 9s, "A");
   f.delay = 12s;
@@ -447,7 +447,7 @@ TEST(Table, ObservedNeedsARenewDeadlineAsClientGoDoes) {
 
 TEST(Table, LockDelayIsRefusedWithObservedExpiry) {
   Scenario s = leader_election(0);
-  s.lock.table.lock_delay = 5s;
+  s.lock.table().lock_delay = 5s;
   const auto p = validate_scenario(s);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->path, "lock.lock_delay");

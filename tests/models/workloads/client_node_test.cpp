@@ -37,7 +37,7 @@ class FakeWorkload final : public workloads::Workload {
 
 struct World {
   explicit World(int iterations, Duration work = 100ms, Duration think = 1s) {
-    sc.lock.service = ServiceKind::kNone;
+    sc.lock.set_service(ServiceKind::kNone);
     sc.resource.kind = ResourceKind::kCas;
     spec.name = "A";
     spec.workload.iterations = iterations;

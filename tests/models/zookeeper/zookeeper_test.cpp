@@ -205,7 +205,7 @@ TEST(ZooKeeper, RunsAreDeterministic) {
 
 TEST(ZooKeeper, LockTtlLeftOutIsEachLibrarysDefault) {
   Scenario s;
-  s.lock.service = ServiceKind::kZooKeeper;
+  s.lock.set_service(ServiceKind::kZooKeeper);
   s.lock.requested_ttl = s.lock.ttl = Duration{0};
   ClientSpec curator;
   curator.name = "A";
