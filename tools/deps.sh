@@ -3,7 +3,7 @@
 #   tools/deps.sh          build dependencies
 #   tools/deps.sh --test   plus what the test suite needs
 set -euo pipefail
-pkgs=(cmake g++ make pkg-config libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libmimalloc-dev)
+pkgs=(cmake g++ make lld pkg-config libboost-context-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libmimalloc-dev)
 # Lua 5.1 and the cjson/bit modules Redis loads: EVAL in the simulated Redis (models/redis/commands)
 pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [[ "${1:-}" == "--test" ]]; then
