@@ -10,9 +10,8 @@
 // asserts a duration. A program that is missing fails the test with the
 // Debian package to install; it is never skipped.
 //
-// Run only these: ctest -R RealStack (the ones that start servers are
-// RUN_SERIAL: two real runs at once on 2 cores would only add timing noise;
-// the few that start none are not, tests/real/CMakeLists.txt).
+// Run only these: ctest -R RealStack -j2 (two real stacks at a time, except
+// the timing-tight comparisons, which run alone: tests/real/CMakeLists.txt).
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
