@@ -49,16 +49,14 @@ ServiceSpec default_settings(ServiceKind k) {
   return OtherServiceSettings{k, nullptr};  // a registered service
 }
 
-template <class Spec>
-Spec* settings_of(ServiceSpec& settings, ServiceKind wanted) {
-  if (Spec* p = std::get_if<Spec>(&settings)) return p;
+// The settings of type Spec in `settings` (a ServiceSpec, const or not),
+// or std::logic_error naming both services.
+template <class Spec, class Settings>
+auto& settings_of(Settings& settings, ServiceKind wanted) {
+  if (auto* p = std::get_if<Spec>(&settings)) return *p;
   throw std::logic_error(std::string("LockSpec: the settings of lock.service \"") + to_string(wanted) +
                          "\" asked of a scenario whose lock.service is \"" + to_string(std::visit(KindOf{}, settings)) +
                          "\"");
-}
-template <class Spec>
-const Spec* settings_of(const ServiceSpec& settings, ServiceKind wanted) {
-  return settings_of<Spec>(const_cast<ServiceSpec&>(settings), wanted);
 }
 }  // namespace
 
@@ -66,21 +64,21 @@ ServiceKind LockSpec::service() const { return std::visit(KindOf{}, settings); }
 void LockSpec::set_service(ServiceKind k) {
   if (service() != k) settings = default_settings(k);
 }
-RedisSpec& LockSpec::redis() { return *settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
-const RedisSpec& LockSpec::redis() const { return *settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
-EtcdSpec& LockSpec::etcd() { return *settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
-const EtcdSpec& LockSpec::etcd() const { return *settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
-QueueSpec& LockSpec::queue() { return *settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
-const QueueSpec& LockSpec::queue() const { return *settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
-TableSpec& LockSpec::table() { return *settings_of<TableSpec>(settings, ServiceKind::kTable); }
-const TableSpec& LockSpec::table() const { return *settings_of<TableSpec>(settings, ServiceKind::kTable); }
-ZooKeeperSpec& LockSpec::zookeeper() { return *settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper); }
+RedisSpec& LockSpec::redis() { return settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
+const RedisSpec& LockSpec::redis() const { return settings_of<RedisSpec>(settings, ServiceKind::kRedis); }
+EtcdSpec& LockSpec::etcd() { return settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
+const EtcdSpec& LockSpec::etcd() const { return settings_of<EtcdSpec>(settings, ServiceKind::kEtcd); }
+QueueSpec& LockSpec::queue() { return settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
+const QueueSpec& LockSpec::queue() const { return settings_of<QueueSpec>(settings, ServiceKind::kQueue); }
+TableSpec& LockSpec::table() { return settings_of<TableSpec>(settings, ServiceKind::kTable); }
+const TableSpec& LockSpec::table() const { return settings_of<TableSpec>(settings, ServiceKind::kTable); }
+ZooKeeperSpec& LockSpec::zookeeper() { return settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper); }
 const ZooKeeperSpec& LockSpec::zookeeper() const {
-  return *settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper);
+  return settings_of<ZooKeeperSpec>(settings, ServiceKind::kZooKeeper);
 }
-HazelcastSpec& LockSpec::hazelcast() { return *settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast); }
+HazelcastSpec& LockSpec::hazelcast() { return settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast); }
 const HazelcastSpec& LockSpec::hazelcast() const {
-  return *settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast);
+  return settings_of<HazelcastSpec>(settings, ServiceKind::kHazelcast);
 }
 const ServiceSettings* LockSpec::other() const {
   const auto* o = std::get_if<OtherServiceSettings>(&settings);
