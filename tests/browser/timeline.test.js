@@ -71,6 +71,10 @@ async function overlaps(page) {
 // label's middle line inside the viewport, the topmost element is asked for
 // (document.elementsFromPoint, paint order); a shape of a mark or span above
 // the label there covers it. Returns the labels checked and the covered ones.
+// elementsFromPoint hit-tests the whole picture (about a millisecond a call
+// on the big pages), so a point is asked about only when some mark's or
+// span's bounding box contains it: a shape can only be at a point inside its
+// box, so the points skipped are ones where no shape can be above the label.
 async function covered(page) {
   return page.evaluate(() => {
     const labels = [...document.querySelectorAll('#tl .lbl')].filter((e) => {
@@ -78,6 +82,10 @@ async function covered(page) {
       for (let p = e; p && p.id !== 'tl'; p = p.parentElement) if (p.style && p.style.display === 'none') return false;
       return e.getClientRects().length > 0;
     });
+    const shapes = [...document.querySelectorAll('#tl g.mark, #tl rect.span')]
+                     .map((e) => e.getBoundingClientRect())
+                     .filter((b) => b.width > 0 || b.height > 0);
+    const mayCover = (x, y) => shapes.some((b) => b.left - 1 <= x && x <= b.right + 1 && b.top - 1 <= y && y <= b.bottom + 1);
     const bad = [];
     let checked = 0;
     for (const l of labels) {
@@ -87,6 +95,7 @@ async function covered(page) {
       checked++;
       for (let k = 1; k < 8; k++) {
         const x = r.left + (r.width * k) / 8;
+        if (!mayCover(x, y)) continue;
         const stack = document.elementsFromPoint(x, y);
         const at = stack.indexOf(l);
         if (at < 0) continue;  // between glyphs
@@ -144,13 +153,26 @@ async function rejectionOverWrite(page) {
 const axisText = (page) => page.$$eval('#axis text', (ts) => ts.map((t) => t.textContent).join(' '));
 const viewOf = (page) => page.evaluate(() => [window.fencesimTimeline.view.a, window.fencesimTimeline.view.b]);
 
-async function testPage(browser, file) {
-  const name = path.basename(path.dirname(file));
+// One tab with script on and one with script off, opened once and navigated
+// from timeline to timeline: a new tab (or browser context) costs Chromium a
+// renderer process, about half a second each, which was most of the test's
+// time. Navigating replaces the document, its script and its state.
+async function openTabs(browser) {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   await page.setViewport({width: 1600, height: 1000});
+  const ctx = await browser.createBrowserContext();
+  const off = await ctx.newPage();
+  await off.setJavaScriptEnabled(false);
+  return {page, errors, off};
+}
+
+async function testPage(tabs, file) {
+  const name = path.basename(path.dirname(file));
+  const {page, errors, off} = tabs;
+  errors.length = 0;
   await page.goto('file://' + file, {waitUntil: 'load', timeout: 120000});
   await page.waitForSelector('body[data-ready]', {timeout: 120000});
   const ready = await page.evaluate(() => +document.body.dataset.ready);
@@ -286,12 +308,7 @@ async function testPage(browser, file) {
     await page.evaluate(() => window.fencesimTimeline.setView(0, 10e9, true));
     await page.screenshot({path: path.join(shots, 'timeline-big-detail.png')});
   }
-  await page.close();
-
   // Script off: the static overview is there.
-  const ctx = await browser.createBrowserContext();
-  const off = await ctx.newPage();
-  await off.setJavaScriptEnabled(false);
   await off.goto('file://' + file, {waitUntil: 'load', timeout: 120000});
   const st = await off.evaluate(() => ({
     marks: document.querySelectorAll('#tl [id^="m"]').length,
@@ -300,7 +317,6 @@ async function testPage(browser, file) {
   }));
   check(st.marks === info.marks && st.lanes > 0, name, 'with script off the marks are missing');
   check(st.controls === 'none', name, 'with script off the zoom buttons (which need it) are shown');
-  await ctx.close();
   console.log(`ok ${name}: interactive after ${ready} ms, ${info.marks} marks, ${info.steps} story steps (${named} marks named), ` +
               `${o.count} labels shown (${u.checked} checked for marks over them)`);
 }
@@ -315,7 +331,8 @@ async function testPage(browser, file) {
   try {
     const list = pages(root);
     if (!list.length) throw new Error('no timeline.html under ' + root);
-    for (const f of list) await testPage(browser, f);
+    const tabs = await openTabs(browser);
+    for (const f of list) await testPage(tabs, f);
     console.log(`${list.length} timelines, ${failures} failures`);
   } finally {
     await browser.close();
