@@ -10,7 +10,7 @@ namespace fencesim {
 namespace {
 
 /// "violated in 1 of 4000 runs (0.025 %)", or "applied in no run".
-std::string rate_text(const PropertyAggregate& p) {
+std::string violation_rate_text(const PropertyAggregate& p) {
   if (p.runs == 0) return "applied in no run";
   return fmt::format("violated in {} of {} runs ({} %)", p.violations, p.runs,
                      percent_number(static_cast<double>(p.violations) / static_cast<double>(p.runs), 1));
@@ -27,7 +27,7 @@ JUnitCase property_case(const std::string& classname, const PropertyAggregate& p
   JUnitCase c;
   c.classname = classname;
   c.name = to_string(p.property);
-  c.output = rate_text(p) + (p.expected ? fmt::format("; expected {}", to_string(*p.expected)) : "") + "\n";
+  c.output = violation_rate_text(p) + (p.expected ? fmt::format("; expected {}", to_string(*p.expected)) : "") + "\n";
   if (p.unmet > 0) {
     c.result = JUnitCase::Result::kFailed;
     c.message = fmt::format("{}: expected {} in every run; {} runs did not meet it", to_string(p.property),
@@ -72,7 +72,7 @@ std::vector<JUnitCase> junit_cases_of_matrix(const Matrix& m) {
         continue;
       }
       for (const PropertyAggregate& p : cell.properties) {
-        c.output += fmt::format("{}: {}\n", to_string(p.property), rate_text(p));
+        c.output += fmt::format("{}: {}\n", to_string(p.property), violation_rate_text(p));
         if (p.unmet == 0) continue;
         c.result = JUnitCase::Result::kFailed;
         c.detail +=

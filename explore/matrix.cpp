@@ -376,9 +376,6 @@ const char* short_name(Property p) {
 /// A rate in whole percent.
 std::string pct(double v) { return percent_number(v, 0); }
 
-/// Six decimals, so that MATRIX.json does not depend on the last bits.
-double six(double v) { return std::round(v * 1e6) / 1e6; }
-
 const PropertyAggregate* aggregate(const MatrixCell& c, Property p) {
   for (const PropertyAggregate& a : c.properties) {
     if (a.property == p) return &a;
@@ -567,11 +564,12 @@ std::string render_matrix_json(const Matrix& m) {
         nlohmann::ordered_json props;
         for (const PropertyAggregate& a : c.properties) {
           props[to_string(a.property)] =
-              a.runs == 0 ? nlohmann::ordered_json(nullptr)
-                          : nlohmann::ordered_json{{"runs", a.runs},
-                                                   {"violations", a.violations},
-                                                   {"rate", six(*a.rate)},
-                                                   {"wilson95", {six(a.interval.low), six(a.interval.high)}}};
+              a.runs == 0
+                  ? nlohmann::ordered_json(nullptr)
+                  : nlohmann::ordered_json{{"runs", a.runs},
+                                           {"violations", a.violations},
+                                           {"rate", six_decimals(*a.rate)},
+                                           {"wilson95", {six_decimals(a.interval.low), six_decimals(a.interval.high)}}};
         }
         cj["properties"] = props;
         if (!c.metrics.empty()) {

@@ -20,4 +20,8 @@ inline std::string percent_number(double fraction, int decimals) {
   return fmt::format("{:.{}f}", p, std::max(decimals, significant));
 }
 
+/// `v` rounded to six decimals: how report.json and MATRIX.json write rates,
+/// so the text does not depend on the last bits (the same on every machine).
+inline double six_decimals(double v) { return std::round(v * 1e6) / 1e6; }
+
 }  // namespace fencesim

@@ -233,9 +233,6 @@ std::vector<std::uint64_t> failing_to_keep(const std::vector<SweepRun>& runs, st
 
 namespace {
 
-/// A value in [0, 1] rounded to six decimals: the same text on every machine.
-double six(double v) { return std::round(v * 1e6) / 1e6; }
-
 std::string percent(double v) { return percent_number(v, 1) + " %"; }
 
 std::string updates_lost_text(const UpdatesLostAggregate& a) {
@@ -530,8 +527,8 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
                    {"violations", a.violations},
                    {"not_applicable", a.not_applicable},
                    {"unmet", a.unmet},
-                   {"rate", a.rate ? ordered_json(six(*a.rate)) : ordered_json(nullptr)},
-                   {"wilson95", {{"low", six(a.interval.low)}, {"high", six(a.interval.high)}}},
+                   {"rate", a.rate ? ordered_json(six_decimals(*a.rate)) : ordered_json(nullptr)},
+                   {"wilson95", {{"low", six_decimals(a.interval.low)}, {"high", six_decimals(a.interval.high)}}},
                    {"first_violations", a.first_violations},
                    {"first_unmet", a.first_unmet}};
     o << "    " + j.dump() + (i + 1 < r.properties.size() ? ",\n" : "\n");
@@ -541,10 +538,10 @@ void stream_sweep_json(std::ostream& o, const SweepResult& r) {
   o << fmt::format("  \"updates_lost\": {},\n",
                    ordered_json{{"updates_lost", lost.updates_lost},
                                 {"writes_accepted", lost.writes_accepted},
-                                {"pooled_fraction", six(lost.pooled)},
+                                {"pooled_fraction", six_decimals(lost.pooled)},
                                 {"runs_with_writes", lost.runs},
-                                {"mean_fraction", six(lost.mean)},
-                                {"mean95", {{"low", six(lost.low)}, {"high", six(lost.high)}}}}
+                                {"mean_fraction", six_decimals(lost.mean)},
+                                {"mean95", {{"low", six_decimals(lost.low)}, {"high", six_decimals(lost.high)}}}}
                        .dump());
   std::vector<std::uint64_t> kept;
   for (const SweepRun& x : r.runs) {

@@ -11,7 +11,7 @@ namespace fencesim::loading {
 
 namespace {
 
-struct Section {
+struct ClientsSection {
   const json& root_;
   Scenario& s_;
   ScenarioSource& src_;
@@ -233,6 +233,6 @@ ProgramSpec load_program(const json& v, const std::string& path) {
   return p;
 }
 
-void load_clients(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_clients(); }
+void load_clients(const json& root, Scenario& s, ScenarioSource& src) { ClientsSection{root, s, src}.load_clients(); }
 
 }  // namespace fencesim::loading

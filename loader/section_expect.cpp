@@ -10,7 +10,7 @@ namespace fencesim::loading {
 
 namespace {
 
-struct Section {
+struct ExpectSection {
   const json& root_;
   Scenario& s_;
   ScenarioSource& src_;
@@ -82,6 +82,6 @@ struct Section {
 
 }  // namespace
 
-void load_expect(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_expect(); }
+void load_expect(const json& root, Scenario& s, ScenarioSource& src) { ExpectSection{root, s, src}.load_expect(); }
 
 }  // namespace fencesim::loading

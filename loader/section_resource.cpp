@@ -7,7 +7,7 @@ namespace fencesim::loading {
 
 namespace {
 
-struct Section {
+struct ResourceSection {
   const json& root_;
   Scenario& s_;
   ScenarioSource& src_;
@@ -68,6 +68,8 @@ struct Section {
 
 }  // namespace
 
-void load_resource(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_resource(); }
+void load_resource(const json& root, Scenario& s, ScenarioSource& src) {
+  ResourceSection{root, s, src}.load_resource();
+}
 
 }  // namespace fencesim::loading

@@ -10,7 +10,7 @@ namespace fencesim::loading {
 
 namespace {
 
-struct Section {
+struct TopSection {
   const json& root_;
   Scenario& s_;
   ScenarioSource& src_;
@@ -55,7 +55,7 @@ struct Section {
 
 }  // namespace
 
-void load_top(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_top(); }
-void load_network(const json& root, Scenario& s, ScenarioSource& src) { Section{root, s, src}.load_network(); }
+void load_top(const json& root, Scenario& s, ScenarioSource& src) { TopSection{root, s, src}.load_top(); }
+void load_network(const json& root, Scenario& s, ScenarioSource& src) { TopSection{root, s, src}.load_network(); }
 
 }  // namespace fencesim::loading

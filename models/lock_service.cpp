@@ -13,21 +13,21 @@ std::string ServiceDescriptor::fault_needs(const FaultSpec& f) const {
 
 namespace {
 
-struct Registry {
+struct ServiceRegistry {
   std::vector<const ServiceDescriptor*> all;
   std::vector<std::unique_ptr<ServiceDescriptor>> owned;  ///< registered at run time
 };
 
-Registry& registry() {
-  static Registry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(),
-                     &table::descriptor(), &zookeeper::descriptor(), &hazelcast::descriptor()},
-                    {}};
+ServiceRegistry& service_table() {
+  static ServiceRegistry r{{&redis::descriptor(), &etcd::descriptor(), &none_descriptor(), &queue::descriptor(),
+                            &table::descriptor(), &zookeeper::descriptor(), &hazelcast::descriptor()},
+                           {}};
   return r;
 }
 
 }  // namespace
 
-const std::vector<const ServiceDescriptor*>& service_registry() { return registry().all; }
+const std::vector<const ServiceDescriptor*>& service_registry() { return service_table().all; }
 
 std::optional<ScenarioProblem> ServiceDescriptor::validate(const Scenario&, const ScenarioSource&) const {
   return std::nullopt;
@@ -102,7 +102,7 @@ const ServiceDescriptor* find_service(const std::string& name) {
 }
 
 void register_service(std::unique_ptr<ServiceDescriptor> d) {
-  Registry& r = registry();
+  ServiceRegistry& r = service_table();
   for (const ServiceDescriptor* e : r.all) {
     if (e->kind() == d->kind() || e->name() == d->name()) {
       throw std::invalid_argument("lock service " + d->name() + " is registered already");

@@ -23,17 +23,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+bool is_redis_data_node(const std::string& name) { return name.rfind("redis-", 0) == 0 && name != "redis-primary"; }
+bool is_sentinel(const std::string& name) { return name.rfind("sentinel-", 0) == 0; }
+
+}  // namespace
+
 bool is_client(const Scenario& s, const std::string& name) {
   for (const ClientSpec& c : s.clients) {
     if (c.name == name) return true;
   }
   return false;
 }
-
-bool is_redis_data_node(const std::string& name) { return name.rfind("redis-", 0) == 0 && name != "redis-primary"; }
-bool is_sentinel(const std::string& name) { return name.rfind("sentinel-", 0) == 0; }
-
-}  // namespace
 
 std::string clock_unsupported_reason(const Scenario& s) {
   const RealService* svc = real_service(s.lock.service());

@@ -54,6 +54,10 @@ namespace fencesim::real {
 /// `lock.expiry_clock: monotonic`, which redis-server 7.0 does not have:
 /// its expiry compares an absolute wall-clock deadline with mstime(), i.e.
 /// gettimeofday, db.c keyIsExpired), or "" when it can.
+/// Whether `name` is one of the scenario's clients (a clock fault on it
+/// moves the runner's ClientClock, not a server's).
+bool is_client(const Scenario& s, const std::string& name);
+
 std::string clock_unsupported_reason(const Scenario& s);
 
 /// Whether the Redis process `name` (redis-N, sentinel-N) must start under

@@ -32,6 +32,7 @@
 #include "models/nemesis.hpp"
 #include "models/redis/redis.hpp"
 #include "real/client.hpp"
+#include "real/clocks.hpp"
 #include "real/fault_env.hpp"
 #include "real/locks.hpp"
 #include "real/run.hpp"
@@ -143,13 +144,6 @@ class SignalGuard {
   struct sigaction old_term_ {};
   struct sigaction old_pipe_ {};
 };
-
-bool is_client(const Scenario& s, const std::string& name) {
-  for (const ClientSpec& c : s.clients) {
-    if (c.name == name) return true;
-  }
-  return false;
-}
 
 /// The service's helpers (etcd's Go client) and, when a clock fault reaches
 /// a server, the clock shim (with a remark per server clock_jump: its step

@@ -43,14 +43,14 @@ struct PingPong {
   sim::Simulation s;
 };
 
-std::uint64_t fingerprint_of(std::uint64_t seed, bool trace = true, bool tell_bystander = false) {
+std::uint64_t traced_fingerprint_of(std::uint64_t seed, bool trace = true, bool tell_bystander = false) {
   PingPong w(seed, trace, tell_bystander);
   w.s.run_until(10s);
   return w.s.event_fingerprint();
 }
 
 TEST(EventFingerprint, EqualForTwoRunsOfOneSeed) {
-  EXPECT_EQ(fingerprint_of(5), fingerprint_of(5));
+  EXPECT_EQ(traced_fingerprint_of(5), traced_fingerprint_of(5));
   PingPong w(5);
   const std::uint64_t before = w.s.event_fingerprint();
   w.s.run_until(10s);
@@ -59,8 +59,8 @@ TEST(EventFingerprint, EqualForTwoRunsOfOneSeed) {
 }
 
 TEST(EventFingerprint, DiffersForAnotherSeed) {
-  const std::uint64_t base = fingerprint_of(5);
-  for (std::uint64_t seed : {6ULL, 7ULL, 0ULL}) EXPECT_NE(fingerprint_of(seed), base) << "seed " << seed;
+  const std::uint64_t base = traced_fingerprint_of(5);
+  for (std::uint64_t seed : {6ULL, 7ULL, 0ULL}) EXPECT_NE(traced_fingerprint_of(seed), base) << "seed " << seed;
 }
 
 TEST(EventFingerprint, IsTheSameWithTheTraceOff) {

@@ -11,7 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-CheckContext ctx(sim::Duration end = 60s) {
+CheckContext locks_ctx(sim::Duration end = 60s) {
   CheckContext c;
   c.run_end = end;
   return c;
@@ -30,12 +30,12 @@ History overlapping(const std::string& la, const std::string& lb) {
 }
 
 TEST(MultipleLocks, HoldersOfTwoLocksAtOnceAreNoViolation) {
-  EXPECT_EQ(check_mutual_exclusion(overlapping("row-1", "row-2"), ctx()).status, Status::kHolds);
-  const Verdict same = check_mutual_exclusion(overlapping("row-1", "row-1"), ctx());
+  EXPECT_EQ(check_mutual_exclusion(overlapping("row-1", "row-2"), locks_ctx()).status, Status::kHolds);
+  const Verdict same = check_mutual_exclusion(overlapping("row-1", "row-1"), locks_ctx());
   EXPECT_EQ(same.status, Status::kViolated);
   EXPECT_EQ(same.summary.rfind("A and B both believed they held lock row-1 from 2.000000s", 0), 0u) << same.summary;
   // One lock (empty names): the story says "the lock", as before.
-  EXPECT_NE(check_mutual_exclusion(overlapping("", ""), ctx()).summary.find("held the lock"), std::string::npos);
+  EXPECT_NE(check_mutual_exclusion(overlapping("", ""), locks_ctx()).summary.find("held the lock"), std::string::npos);
 }
 
 TEST(MultipleLocks, TokensIncreasePerLock) {

@@ -384,7 +384,9 @@ TEST(Table, ClientGo036ACancelledTrySendsNothingAfterItsRequestInFlight) {
   ASSERT_TRUE(a.end);
   EXPECT_LT(*a.end, 21s);
   for (const GrantRecord& g : r.history.grants) {
-    if (g.client == "A" && g.at > 1s) EXPECT_NE(g.value, a.value) << "a grant to the cancelled try at " << g.at.count();
+    if (g.client == "A" && g.at > 1s) {
+      EXPECT_NE(g.value, a.value) << "a grant to the cancelled try at " << g.at.count();
+    }
   }
 }
 
