@@ -30,7 +30,7 @@ def main():
             lanes += 1
         elif props.get("RESOURCE_GROUPS"):
             groups = props["RESOURCE_GROUPS"]
-            ok = any(r.get("name") == "cpus" and r.get("slots") == 1
+            ok = any(r.get(".type") == "cpus" and r.get("slots") == 1
                      for g in groups for r in g.get("requirements", []))
             if ok:
                 cores += 1
