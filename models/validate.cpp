@@ -1180,6 +1180,4 @@ std::optional<ScenarioProblem> validate_scenario(const Scenario& s, const Scenar
   return std::nullopt;
 }
 
-#undef FENCESIM_CHECK
-
 }  // namespace fencesim

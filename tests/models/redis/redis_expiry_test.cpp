@@ -12,8 +12,6 @@
 namespace fencesim::testing {
 namespace {
 
-const std::string kKey = "lock";
-
 TEST(RedisExpiry, OnTheWallClockALeaseEndsWhenThePrimarysWallClockReachesTheAbsoluteDeadline) {
   RedisHarness h(spec_with(0, 0), 10s);
   std::optional<Reply> got;

@@ -7,9 +7,6 @@
 namespace fencesim::testing {
 namespace {
 
-const std::string kFailoverKey = "lock";
-const std::string kCounter = "lock:token";
-
 RedisSpec sentinel_spec(int replicas, Duration down_after = 2s) {
   RedisSpec s = spec_with(replicas, 3);
   s.down_after = down_after;
@@ -168,8 +165,8 @@ TEST(RedisRestart, WithSentinelsACrashedPrimaryComesBackEmptyAsAReplicaOfTheNewP
   // It resynchronised from the new primary and follows its writes.
   ASSERT_TRUE(second.has_value());
   EXPECT_TRUE(second->nil) << "v1 was replicated before the crash and is still held";
-  ASSERT_NE(h.entry(0, kFailoverKey), nullptr);
-  EXPECT_EQ(h.entry(0, kFailoverKey)->value, "v1");
+  ASSERT_NE(h.entry(0, kKey), nullptr);
+  EXPECT_EQ(h.entry(0, kKey)->value, "v1");
   EXPECT_EQ(counter_on(h, 0), std::optional<std::int64_t>(1));
   EXPECT_EQ(h.server(0).offset(), h.server(1).offset());
 }
@@ -207,8 +204,8 @@ TEST(RedisRestart, WithSentinelsAReplicaThatRestartsResyncsFromThePrimary) {
   h.run(3s);
   EXPECT_EQ(h.svc->current_primary(), h.servers[0]);
   EXPECT_FALSE(h.server(1).is_primary());
-  ASSERT_NE(h.entry(1, kFailoverKey), nullptr);
-  EXPECT_EQ(h.entry(1, kFailoverKey)->value, "v1");
+  ASSERT_NE(h.entry(1, kKey), nullptr);
+  EXPECT_EQ(h.entry(1, kKey)->value, "v1");
 }
 
 TEST(RedisRestart, WithoutSentinelsACrashedPrimaryComesBackEmptyAsThePrimary) {
@@ -247,8 +244,8 @@ TEST(RedisRestart, WithoutSentinelsAPrimaryThatRestartsEmptyWipesItsReplicas) {
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->integer, 1);
   // And it follows the restarted primary's new writes.
-  ASSERT_NE(h.entry(1, kFailoverKey), nullptr);
-  EXPECT_EQ(h.entry(1, kFailoverKey)->value, "v2");
+  ASSERT_NE(h.entry(1, kKey), nullptr);
+  EXPECT_EQ(h.entry(1, kKey)->value, "v2");
   EXPECT_EQ(counter_on(h, 1), std::optional<std::int64_t>(1));
   EXPECT_EQ(h.server(1).offset(), h.server(0).offset());
 }
@@ -277,7 +274,7 @@ TEST(FailoverFault, PromotesTheBestReplicaNowAndTheOldPrimaryLosesItsUnreplicate
   EXPECT_EQ(h.server(2).following(), h.servers[1]);
   // The old primary resynchronised from the new one: the SET and INCR it
   // had acknowledged but not yet streamed are gone everywhere.
-  EXPECT_EQ(h.entry(0, kFailoverKey) != nullptr ? h.entry(0, kFailoverKey)->value : "", "v3");
+  EXPECT_EQ(h.entry(0, kKey) != nullptr ? h.entry(0, kKey)->value : "", "v3");
   EXPECT_EQ(counter_on(h, 0), std::optional<std::int64_t>(1));
   ASSERT_TRUE(granted && on_old && on_new);
   EXPECT_EQ(granted->integer, 1);
@@ -307,7 +304,7 @@ TEST(FailoverFault, AnOldPrimaryCutOffFromTheNewOneResyncsOnceItCanReachIt) {
   std::string why;
   h.observe(500ms, [&] { h.svc->failover_now(why); });
   bool stale_while_cut_off = false;
-  h.observe(2s, [&] { stale_while_cut_off = h.entry(0, kFailoverKey) != nullptr; });
+  h.observe(2s, [&] { stale_while_cut_off = h.entry(0, kKey) != nullptr; });
   std::optional<Reply> on_new;
   h.at(5s, [&](sim::Process& p) { on_new = h.send(p, 1, h.acquire("v2")); });
   h.run(10s);
@@ -315,8 +312,8 @@ TEST(FailoverFault, AnOldPrimaryCutOffFromTheNewOneResyncsOnceItCanReachIt) {
   EXPECT_TRUE(stale_while_cut_off) << "cut off, it still has the write it acknowledged";
   ASSERT_TRUE(on_new.has_value());
   EXPECT_EQ(on_new->integer, 1);
-  ASSERT_NE(h.entry(0, kFailoverKey), nullptr);
-  EXPECT_EQ(h.entry(0, kFailoverKey)->value, "v2") << "resynchronised and following the new primary";
+  ASSERT_NE(h.entry(0, kKey), nullptr);
+  EXPECT_EQ(h.entry(0, kKey)->value, "v2") << "resynchronised and following the new primary";
   EXPECT_EQ(counter_on(h, 0), std::optional<std::int64_t>(1));
   EXPECT_EQ(h.server(0).offset(), h.server(1).offset());
 }

@@ -40,6 +40,10 @@ using redis::Op;
 using redis::Reply;
 using namespace std::chrono_literals;
 
+/// The lock key and the token counter of the scenarios these tests build.
+inline const std::string kKey = "lock";
+inline const std::string kCounter = "lock:token";
+
 inline RedisSpec spec_with(int replicas, int sentinels) {
   RedisSpec s;
   s.replicas = replicas;

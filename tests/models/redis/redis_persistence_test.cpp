@@ -14,9 +14,6 @@
 namespace fencesim::testing {
 namespace {
 
-const std::string kKey = "lock";
-const std::string kCounter = "lock:token";
-
 RedisSpec persistent(RedisPersistence p) {
   RedisSpec s = spec_with(0, 0);
   s.persistence = p;
