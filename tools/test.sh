@@ -11,9 +11,4 @@ tools/node-deps.sh
 cmake -B build
 cmake --build build -j"$(nproc)"
 export FENCESIM_REQUIRE_TOOLS=1
-# As many computing tests at a time as cores, and beside them at most one
-# real-stack comparison of each lane, which mostly waits on real time
-# (tests/CMakeLists.txt "A core each").
-cores=$(nproc)
-printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpus": [{"id": "0", "slots": %d}]}]}\n' "$cores" >build/cpus.json
-ctest --test-dir build --output-on-failure -j"$((cores + 2))" --resource-spec-file "$PWD/build/cpus.json"
+ctest --test-dir build --output-on-failure -j"$(nproc)"
