@@ -273,6 +273,8 @@ void Child::start() {
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   posix_spawn_file_actions_addchdir_np(&fa, launch_.cwd.c_str());
+  // Only its three pipes: a sweep's other workers' pipes and sockets stay theirs.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setpgroup(&attr, 0);

@@ -204,6 +204,13 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& opt) : st
       const int e = ::open(err.empty() ? "/dev/null" : err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(e, 2);
     }
+    // Nothing else of the runner's: a socket of its (a proxy's, a client's
+    // connection) held open by a server started later would outlive its
+    // close() — no EOF reaches the other end, and a thread waiting on it
+    // for an answer waits forever (a Redis restarted mid-run did this).
+    if (::close_range(3, ~0U, 0) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    }
     ::signal(SIGPIPE, SIG_DFL);  // a runner that ignores it (fencesim-real) must not pass that on
     sigset_t none;
     sigemptyset(&none);

@@ -73,7 +73,8 @@ struct ChildOptions {
 };
 
 /// A child process, stopped (stop signal, then SIGKILL after a grace
-/// period) and reaped by its destructor.
+/// period) and reaped by its destructor. It inherits only its standard
+/// streams: every other descriptor of the parent is closed before exec.
 class Child {
  public:
   Child(const std::vector<std::string>& argv, const ChildOptions& opt);

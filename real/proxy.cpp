@@ -125,7 +125,7 @@ struct ProxyNet::State {
 
   void start_connect(Conn& cn) {
     const Link& l = links[cn.link];
-    cn.s = ::socket(AF_INET, SOCK_STREAM, 0);
+    cn.s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (cn.s < 0) {
       cn.dead = true;
       return;
@@ -203,7 +203,7 @@ struct ProxyNet::State {
   /// A listener is readable: every pending connection becomes a Conn.
   void accept_all(std::size_t link) {
     for (;;) {
-      const int fd = ::accept(links[link].listen_fd, nullptr, nullptr);
+      const int fd = ::accept4(links[link].listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) break;
       nonblock(fd);
       nodelay(fd);
@@ -342,7 +342,7 @@ ProxyNet::~ProxyNet() {
 }
 
 int ProxyNet::add_link(const std::string& from, const std::string& to, int target_port, bool drop_on_close) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("fencesim-real: socket() failed for the proxy");
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -417,9 +417,14 @@ void ProxyNet::close_all() {
     st_->poke();
   }
   if (st_->thread.joinable()) st_->thread.join();
+  // shutdown() first: the connection ends (EOF at both ends) even if some
+  // other process holds a copy of the socket.
   for (Conn& cn : st_->conns) {
-    if (cn.c >= 0) ::close(cn.c);
-    if (cn.s >= 0) ::close(cn.s);
+    for (const int fd : {cn.c, cn.s}) {
+      if (fd < 0) continue;
+      ::shutdown(fd, SHUT_RDWR);
+      ::close(fd);
+    }
   }
   st_->conns.clear();
   for (Link& l : st_->links) {

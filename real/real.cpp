@@ -261,6 +261,9 @@ struct Crew {
     r.start_cv.notify_all();
     for (auto& c : clients) c->gate.wake();
     for (auto& c : clients) c->gate.open();
+    // A client waiting for an answer that will not come (its request was
+    // in a proxy at the end) gets EOF now instead.
+    for (auto& c : clients) c->sockets.shutdown_all();
     // The Go helpers answer nothing more once killed: their readers see EOF.
     for (auto& c : clients) {
       if (c->helper) c->helper->child().signal(SIGCONT);

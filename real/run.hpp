@@ -11,6 +11,7 @@
 // (the runner).
 #pragma once
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -242,6 +243,7 @@ class RedisConn {
       return false;
     }
     redisSetTimeout(c_, tv);
+    ::fcntl(c_->fd, F_SETFD, FD_CLOEXEC);  // hiredis leaves it inheritable
     port_ = logical ? logical : port;
     if (owner_) owner_->add(c_->fd);
     return true;

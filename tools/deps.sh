@@ -8,6 +8,8 @@ pkgs=(cmake g++ make lld pkg-config libboost-context-dev libfmt-dev nlohmann-jso
 pkgs+=(liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-jsonschema chromium clang-format)
+  # a hung real-server test prints its threads' stacks (tests/support/hang_watchdog.hpp)
+  pkgs+=(gdb)
   # program clients (scenarios/programs, sdk/python): redis-py on the simulated Redis
   pkgs+=(python3-redis)
   # model conformance (tests/conformance): real servers and the Redis client library

@@ -1,5 +1,6 @@
 #include "tests/conformance/conformance.hpp"
 
+#include "tests/support/hang_watchdog.hpp"
 #include "tests/support/tier_tools.hpp"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,11 @@ static ::testing::Environment* const kTierTools = ::testing::AddGlobalTestEnviro
                                            {"etcdctl", "etcd-client"},
                                            {"/usr/share/zookeeper/bin/zkServer.sh", "zookeeper"},
                                            {"/usr/lib/python3/dist-packages/kazoo/__init__.py", "python3-kazoo"}}));
+
+// A test still running after 300 s (the longest takes about 20 s; CTest's
+// TIMEOUT is 600 s) prints the processes and its threads' stacks and aborts
+// (tests/support/hang_watchdog.hpp).
+static const bool kWatchdog = testing::install_hang_watchdog(std::chrono::seconds(300));
 
 // ============================================================= Transcript ==
 

@@ -21,12 +21,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "loader/loader.hpp"
 #include "models/world.hpp"
@@ -34,6 +37,7 @@
 #include "real/process.hpp"
 #include "real/proxy.hpp"
 #include "real/real.hpp"
+#include "tests/support/hang_watchdog.hpp"
 #include "tests/support/tier_tools.hpp"
 
 namespace fencesim::real {
@@ -68,6 +72,11 @@ class SharedPostgres : public ::testing::Environment {
   std::unique_ptr<PostgresServer> server_;
 };
 SharedPostgres* const kPostgres = static_cast<SharedPostgres*>(::testing::AddGlobalTestEnvironment(new SharedPostgres));
+
+// A comparison still running after 240 s (the longest takes about 45 s;
+// CTest's TIMEOUT is 300 s) prints the processes and its threads' stacks
+// and aborts (tests/support/hang_watchdog.hpp).
+const bool kWatchdog = fencesim::testing::install_hang_watchdog(std::chrono::seconds(240));
 
 Scenario load_shipped(const std::string& name) {
   LoadResult lr = load_scenario_file(std::string(FENCESIM_SOURCE_DIR) + "/scenarios/" + name + ".json");
@@ -428,6 +437,35 @@ std::string read_some(int fd, int timeout_ms) {
   char buf[256];
   const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : (n == 0 ? "<eof>" : "<error>");
+}
+
+// A server the runner starts (or restarts mid-run) holds none of the
+// runner's descriptors: a copy of a proxy's or a client's socket in a
+// restarted Redis kept a connection open after the runner closed it, and a
+// client waiting on it for PostgreSQL's answer waited forever
+// (redis-persistence-everysec-process-crash, 1 run in about 30).
+TEST(RealStack, ChildrenInheritOnlyTheirStandardStreams) {
+  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);  // inheritable, as hiredis's are
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);  // inheritable too
+  ASSERT_GE(sock, 3);
+  Child sleeper({"/bin/sleep", "30"}, ChildOptions{});
+  const std::string dir = "/proc/" + std::to_string(sleeper.pid()) + "/fd";
+  // Until the exec: the forked copy still has the parent's descriptors.
+  std::string exe;
+  for (int i = 0; i < 400 && exe.find("sleep") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::error_code ec;
+    exe = std::filesystem::read_symlink("/proc/" + std::to_string(sleeper.pid()) + "/exe", ec).string();
+  }
+  ASSERT_NE(exe.find("sleep"), std::string::npos) << "the child did not exec /bin/sleep";
+  std::vector<int> open_fds;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) open_fds.push_back(std::stoi(e.path().filename()));
+  std::sort(open_fds.begin(), open_fds.end());
+  EXPECT_EQ(open_fds, (std::vector<int>{0, 1, 2}));
+  ::close(sock);
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 TEST(RealStack, ProxyPassesHoldsAndReleasesBytes) {
