@@ -29,9 +29,7 @@ class Resource {
     if (PQstatus(pg_.c) != CONNECTION_OK) {
       throw std::runtime_error(std::string("fencesim-real: cannot connect to PostgreSQL: ") + PQerrorMessage(pg_.c));
     }
-    pg_.owner = &owner;
-    pg_.fd = PQsocket(pg_.c);
-    owner.add(pg_.fd);
+    pg_.register_in(owner);
   }
 
   /// Runs `sql` with params; the first row (accepted flag first).

@@ -14,9 +14,21 @@ namespace fencesim::real {
 struct PgConn {
   PGconn* c = nullptr;
   Sockets* owner = nullptr;  // a client's: registered while open
+  /// A copy of the connection's socket, registered in `owner`: libpq closes
+  /// its own descriptor when the server hangs up, and the number may then
+  /// be reused by another connection, which a later shutdown_all() must not
+  /// touch. The copy keeps the number ours until the destructor.
   int fd = -1;
+  void register_in(Sockets& s) {
+    owner = &s;
+    fd = ::fcntl(PQsocket(c), F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0) s.add(fd);
+  }
   ~PgConn() {
-    if (owner && fd >= 0) owner->remove(fd);
+    if (owner && fd >= 0) {
+      owner->remove(fd);
+      ::close(fd);
+    }
     if (c) PQfinish(c);
   }
 };
