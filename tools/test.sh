@@ -11,4 +11,5 @@ tools/node-deps.sh
 cmake -B build
 cmake --build build -j"$(nproc)"
 export FENCESIM_REQUIRE_TOOLS=1
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+# One real stack at a time beside the other tiers (tests/real/CMakeLists.txt).
+ctest --test-dir build --output-on-failure -j"$(nproc)" --resource-spec-file tests/real/one-real-stack.json
