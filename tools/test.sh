@@ -12,4 +12,4 @@ cmake -B build
 cmake --build build -j"$(nproc)"
 export FENCESIM_REQUIRE_TOOLS=1
 # One real stack at a time beside the other tiers (tests/real/CMakeLists.txt).
-ctest --test-dir build --output-on-failure -j"$(nproc)" --resource-spec-file tests/real/one-real-stack.json
+ctest --test-dir build --output-on-failure -j"$(nproc)" --resource-spec-file "$PWD/tests/real/one-real-stack.json"
